@@ -1,0 +1,27 @@
+package domain
+
+import "context"
+
+// Principal is an authenticated caller. Name is empty for anonymous callers in
+// trust mode. ActAs, when set, is the end user the gateway writes on behalf of
+// (the SASL authorization id in user identity mode).
+type Principal struct {
+	Name   string
+	Method string // the authentication method that produced it: trust, password, token, ...
+	ActAs  string
+}
+
+// Credentials are what an HTTP request presents: headers, client certificate
+// subject and the peer address. The identity adapters read only what they need.
+type Credentials struct {
+	Header     func(name string) string
+	RemoteAddr string
+	// ClientCertSubject is the verified client certificate's subject, if any.
+	ClientCertSubject string
+}
+
+// Identity authenticates a request's credentials. It returns an *Error of kind
+// KindUnauthenticated on failure; the message never contains the credential.
+type Identity interface {
+	Authenticate(ctx context.Context, c Credentials) (Principal, error)
+}
