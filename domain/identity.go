@@ -1,6 +1,9 @@
 package domain
 
-import "context"
+import (
+	"context"
+	"crypto/x509"
+)
 
 // Principal is an authenticated caller. Name is empty for anonymous callers in
 // trust mode. ActAs, when set, is the end user the gateway writes on behalf of
@@ -18,6 +21,11 @@ type Credentials struct {
 	RemoteAddr string
 	// ClientCertSubject is the verified client certificate's subject, if any.
 	ClientCertSubject string
+	// ClientCertificates is the verified client certificate chain, leaf
+	// first (tls.ConnectionState.VerifiedChains[0]); nil when the connection
+	// presented no certificate or it was not verified. Never put unverified
+	// PeerCertificates here: the mtls method trusts this chain as is.
+	ClientCertificates []*x509.Certificate
 }
 
 // Identity authenticates a request's credentials. It returns an *Error of kind
