@@ -1,0 +1,419 @@
+package admin_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/admin"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/flussfake"
+	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+)
+
+type env struct {
+	fake *flussfake.Cluster
+	rpc  *rpc.Client
+	cat  *admin.Catalog
+}
+
+func newEnv(t *testing.T, cc flussfake.ClusterConfig, rc rpc.Config) env {
+	t.Helper()
+	fc, err := flussfake.NewCluster(cc)
+	require.NoError(t, err)
+	t.Cleanup(fc.Close)
+	rc.BootstrapServers = []string{fc.BootstrapAddr()}
+	if rc.MetadataBackoff == 0 {
+		rc.MetadataBackoff = time.Millisecond
+	}
+	c, err := rpc.NewClient(rc)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return env{fake: fc, rpc: c, cat: admin.New(c)}
+}
+
+func requireKind(t *testing.T, err error, kind domain.Kind, res domain.Resource) *domain.Error {
+	t.Helper()
+	require.Error(t, err)
+	de := domain.AsError(err)
+	require.NotNil(t, de, "want *domain.Error, got %T: %v", err, err)
+	assert.Equal(t, kind, de.Kind, "kind of %v", err)
+	assert.Equal(t, res, de.Resource, "resource of %v", err)
+	return de
+}
+
+func TestDatabaseLifecycle(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	ctx := context.Background()
+	cat := e.cat
+
+	ok, err := cat.DatabaseExists(ctx, "sales")
+	require.NoError(t, err)
+	assert.False(t, ok)
+
+	desc := domain.DatabaseDescriptor{Comment: "c", CustomProperties: map[string]string{"k": "v"}}
+	require.NoError(t, cat.CreateDatabase(ctx, "sales", desc, false))
+	require.NoError(t, cat.CreateDatabase(ctx, "hr", domain.DatabaseDescriptor{}, false))
+	de := requireKind(t, cat.CreateDatabase(ctx, "sales", desc, false), domain.KindAlreadyExists, domain.ResourceDatabase)
+	assert.Equal(t, "database_already_exists", de.Code())
+	assert.False(t, de.Retryable)
+	require.NoError(t, cat.CreateDatabase(ctx, "sales", desc, true))
+
+	names, err := cat.ListDatabases(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"hr", "sales"}, names)
+
+	info, err := cat.GetDatabase(ctx, "sales")
+	require.NoError(t, err)
+	assert.Equal(t, "sales", info.Name)
+	assert.Equal(t, desc, info.Descriptor)
+	assert.WithinDuration(t, time.Now(), info.CreatedTime, time.Minute)
+	assert.Equal(t, time.UTC, info.CreatedTime.Location())
+
+	require.NoError(t, cat.DropDatabase(ctx, "sales", false, false))
+	de = requireKind(t, cat.DropDatabase(ctx, "sales", false, false), domain.KindNotFound, domain.ResourceDatabase)
+	assert.Equal(t, "database_not_found", de.Code())
+	require.NoError(t, cat.DropDatabase(ctx, "sales", true, false))
+	_, err = cat.GetDatabase(ctx, "sales")
+	requireKind(t, err, domain.KindNotFound, domain.ResourceDatabase)
+
+	// Every call went to the coordinator.
+	for _, ts := range e.fake.TabletServers {
+		assert.Zero(t, ts.Requests(wire.KeyListDatabases))
+		assert.Zero(t, ts.Requests(wire.KeyGetDatabaseInfo))
+	}
+	assert.Equal(t, 1, e.fake.Coordinator.Requests(wire.KeyListDatabases))
+}
+
+func TestCreateDatabaseSendsDescriptorJSON(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	var got *flusspb.CreateDatabaseRequest
+	e.fake.Coordinator.ControlOnce(wire.KeyCreateDatabase, func(_ context.Context, r *flussfake.Request) (proto.Message, error, bool) {
+		got = &flusspb.CreateDatabaseRequest{}
+		require.NoError(t, proto.Unmarshal(r.Body, got))
+		return &flusspb.CreateDatabaseResponse{}, nil, true
+	})
+	require.NoError(t, e.cat.CreateDatabase(context.Background(), "d", domain.DatabaseDescriptor{Comment: "hi"}, true))
+	require.NotNil(t, got)
+	assert.Equal(t, "d", got.GetDatabaseName())
+	assert.True(t, got.GetIgnoreIfExists())
+	// DatabaseDescriptorJsonSerde form (apache/fluss utils/json/): version,
+	// comment when present, custom_properties always.
+	assert.JSONEq(t, `{"version":1,"comment":"hi","custom_properties":{}}`, string(got.GetDatabaseJson()))
+}
+
+func TestDropDatabaseNotEmptyAndCascade(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	ctx := context.Background()
+	require.NoError(t, e.cat.CreateDatabase(ctx, "d", domain.DatabaseDescriptor{}, false))
+	require.NoError(t, e.cat.CreateTable(ctx, domain.TablePath{Database: "d", Table: "t"}, logTable(), false))
+
+	de := requireKind(t, e.cat.DropDatabase(ctx, "d", false, false), domain.KindNotEmpty, domain.ResourceDatabase)
+	assert.Equal(t, "database_not_empty", de.Code())
+	require.NoError(t, e.cat.DropDatabase(ctx, "d", false, true))
+	assert.Empty(t, e.fake.Catalog.Databases())
+}
+
+func logTable() domain.TableDescriptor {
+	return domain.TableDescriptor{
+		Schema: domain.Schema{Columns: []domain.Column{
+			{Name: "id", Type: domain.DataType{Root: domain.TypeBigInt, Nullable: true}, ID: domain.UnassignedFieldID},
+			{Name: "msg", Type: domain.DataType{Root: domain.TypeString, Nullable: true}, ID: domain.UnassignedFieldID},
+		}},
+		BucketCount: 3,
+	}
+}
+
+func TestTableLifecycle(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	ctx := context.Background()
+	cat := e.cat
+	path := domain.TablePath{Database: "d", Table: "events"}
+
+	requireKind(t, cat.CreateTable(ctx, path, logTable(), false), domain.KindNotFound, domain.ResourceDatabase)
+	require.NoError(t, cat.CreateDatabase(ctx, "d", domain.DatabaseDescriptor{}, false))
+	require.NoError(t, cat.CreateTable(ctx, path, logTable(), false))
+	requireKind(t, cat.CreateTable(ctx, path, logTable(), false), domain.KindAlreadyExists, domain.ResourceTable)
+	require.NoError(t, cat.CreateTable(ctx, path, logTable(), true))
+
+	ok, err := cat.TableExists(ctx, path)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	names, err := cat.ListTables(ctx, "d")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"events"}, names)
+	_, err = cat.ListTables(ctx, "nope")
+	requireKind(t, err, domain.KindNotFound, domain.ResourceDatabase)
+
+	info, err := cat.GetTable(ctx, path)
+	require.NoError(t, err)
+	assert.Equal(t, path, info.Path)
+	assert.Positive(t, info.TableID)
+	assert.Equal(t, 3, info.Descriptor.BucketCount)
+	require.Len(t, info.Descriptor.Schema.Columns, 2)
+	assert.Equal(t, domain.TypeString, info.Descriptor.Schema.Columns[1].Type.Root)
+
+	require.NoError(t, cat.DropTable(ctx, path, false))
+	requireKind(t, cat.DropTable(ctx, path, false), domain.KindNotFound, domain.ResourceTable)
+	require.NoError(t, cat.DropTable(ctx, path, true))
+	_, err = cat.GetTable(ctx, path)
+	requireKind(t, err, domain.KindNotFound, domain.ResourceTable)
+}
+
+func TestCreateTableRejectsUnwritableDescriptor(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	// Primary key equal to the partition keys: no default bucket key exists.
+	desc := domain.TableDescriptor{
+		Schema: domain.Schema{
+			Columns:    []domain.Column{{Name: "dt", Type: domain.DataType{Root: domain.TypeString}, ID: domain.UnassignedFieldID}},
+			PrimaryKey: []string{"dt"},
+		},
+		PartitionKeys: []string{"dt"},
+	}
+	err := e.cat.CreateTable(context.Background(), domain.TablePath{Database: "d", Table: "t"}, desc, false)
+	requireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
+	assert.Zero(t, e.fake.Coordinator.Requests(wire.KeyCreateTable), "nothing sent")
+}
+
+func TestAlterTableRequest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	var got *flusspb.AlterTableRequest
+	e.fake.Coordinator.Handle(wire.KeyAlterTable, flussfake.Typed(func(_ context.Context, _ *flussfake.Request, req *flusspb.AlterTableRequest) (proto.Message, error) {
+		got = req
+		return &flusspb.AlterTableResponse{}, nil
+	}))
+	path := domain.TablePath{Database: "d", Table: "t"}
+	err := e.cat.AlterTable(context.Background(), path, []domain.TableChange{
+		{Kind: domain.ChangeAddColumn, Column: domain.Column{Name: "c", Type: domain.DataType{Root: domain.TypeDecimal, Nullable: true, Precision: 10, Scale: 2}, Comment: "cc"}},
+		{Kind: domain.ChangeSetConfig, Key: "table.log.ttl", Value: "2d"},
+		{Kind: domain.ChangeResetConfig, Key: "table.datalake.freshness"},
+	}, true)
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	assert.Equal(t, "d", got.GetTablePath().GetDatabaseName())
+	assert.True(t, got.GetIgnoreIfNotExists())
+	require.Len(t, got.GetAddColumns(), 1)
+	add := got.GetAddColumns()[0]
+	assert.Equal(t, "c", add.GetColumnName())
+	assert.Equal(t, "cc", add.GetComment())
+	assert.Equal(t, int32(0), add.GetColumnPositionType(), "LAST")
+	assert.JSONEq(t, `{"type":"DECIMAL","precision":10,"scale":2}`, string(add.GetDataTypeJson()))
+	require.Len(t, got.GetConfigChanges(), 2)
+	assert.Equal(t, "table.log.ttl", got.GetConfigChanges()[0].GetConfigKey())
+	assert.Equal(t, "2d", got.GetConfigChanges()[0].GetConfigValue())
+	assert.Equal(t, int32(0), got.GetConfigChanges()[0].GetOpType(), "SET")
+	assert.Nil(t, got.GetConfigChanges()[1].ConfigValue)
+	assert.Equal(t, int32(1), got.GetConfigChanges()[1].GetOpType(), "DELETE")
+
+	err = e.cat.AlterTable(context.Background(), path, []domain.TableChange{{Kind: "rename_column"}}, false)
+	de := requireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
+	assert.Contains(t, de.Message, "changes[0].kind")
+}
+
+func TestPartitions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	ctx := context.Background()
+	cat := e.cat
+	require.NoError(t, cat.CreateDatabase(ctx, "d", domain.DatabaseDescriptor{}, false))
+	path := domain.TablePath{Database: "d", Table: "p"}
+	desc := logTable()
+	desc.Schema.Columns = append(desc.Schema.Columns,
+		domain.Column{Name: "dt", Type: domain.DataType{Root: domain.TypeString, Nullable: true}, ID: domain.UnassignedFieldID},
+		domain.Column{Name: "region", Type: domain.DataType{Root: domain.TypeString, Nullable: true}, ID: domain.UnassignedFieldID})
+	desc.PartitionKeys = []string{"dt", "region"}
+	require.NoError(t, cat.CreateTable(ctx, path, desc, false))
+
+	var sent *flusspb.CreatePartitionRequest
+	var mu sync.Mutex
+	e.fake.Coordinator.Control(wire.KeyCreatePartition, func(_ context.Context, r *flussfake.Request) (proto.Message, error, bool) {
+		m := &flusspb.CreatePartitionRequest{}
+		_ = proto.Unmarshal(r.Body, m)
+		mu.Lock()
+		sent = m
+		mu.Unlock()
+		return nil, nil, false
+	})
+
+	a := domain.PartitionSpec{{Key: "dt", Value: "20260822"}, {Key: "region", Value: "eu"}}
+	b := domain.PartitionSpec{{Key: "dt", Value: "20260821"}, {Key: "region", Value: "us"}}
+	require.NoError(t, cat.CreatePartition(ctx, path, a, false))
+	require.NoError(t, cat.CreatePartition(ctx, path, b, false))
+	requireKind(t, cat.CreatePartition(ctx, path, a, false), domain.KindAlreadyExists, domain.ResourcePartition)
+	require.NoError(t, cat.CreatePartition(ctx, path, a, true))
+	mu.Lock()
+	assert.True(t, sent.GetIgnoreIfNotExists(), "field 3 carries ignoreIfExists")
+	mu.Unlock()
+
+	parts, err := cat.ListPartitions(ctx, path)
+	require.NoError(t, err)
+	require.Len(t, parts, 2)
+	assert.Equal(t, "20260821$us", parts[0].Name)
+	assert.Equal(t, b, parts[0].Spec)
+	assert.Equal(t, "20260822$eu", parts[1].Name)
+
+	require.NoError(t, cat.DropPartition(ctx, path, a, false))
+	requireKind(t, cat.DropPartition(ctx, path, a, false), domain.KindNotFound, domain.ResourcePartition)
+	require.NoError(t, cat.DropPartition(ctx, path, a, true))
+
+	_, err = cat.ListPartitions(ctx, domain.TablePath{Database: "d", Table: "nope"})
+	requireKind(t, err, domain.KindNotFound, domain.ResourceTable)
+
+	require.NoError(t, cat.CreateTable(ctx, domain.TablePath{Database: "d", Table: "flat"}, logTable(), false))
+	_, err = cat.ListPartitions(ctx, domain.TablePath{Database: "d", Table: "flat"})
+	requireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
+}
+
+func TestAnsweredErrorMapping(t *testing.T) {
+	t.Parallel()
+	const stack = "org.apache.fluss.exception.FlussRuntimeException: Failed to get tables.\n" +
+		"\tat org.apache.fluss.server.X.y(X.java:1)\n" +
+		"Caused by: org.apache.fluss.exception.TableNotExistException: Table 'd.t' does not exist."
+	tests := []struct {
+		code      wire.ErrorCode
+		msg       string
+		kind      domain.Kind
+		res       domain.Resource
+		retryable bool
+		wireCode  string
+	}{
+		{wire.CodeDatabaseNotExist, "", domain.KindNotFound, domain.ResourceDatabase, false, "database_not_found"},
+		{wire.CodeDatabaseAlreadyExist, "", domain.KindAlreadyExists, domain.ResourceDatabase, false, "database_already_exists"},
+		{wire.CodeDatabaseNotEmpty, "", domain.KindNotEmpty, domain.ResourceDatabase, false, "database_not_empty"},
+		{wire.CodeTableNotExist, "", domain.KindNotFound, domain.ResourceTable, false, "table_not_found"},
+		{wire.CodeTableAlreadyExist, "", domain.KindAlreadyExists, domain.ResourceTable, false, "table_already_exists"},
+		{wire.CodePartitionNotExists, "", domain.KindNotFound, domain.ResourcePartition, false, "partition_not_found"},
+		{wire.CodePartitionAlreadyExists, "", domain.KindAlreadyExists, domain.ResourcePartition, false, "partition_already_exists"},
+		{wire.CodeInvalidDatabaseException, "bad name", domain.KindInvalidArgument, domain.ResourceNone, false, "invalid_argument"},
+		{wire.CodeInvalidTableException, "", domain.KindInvalidArgument, domain.ResourceNone, false, "invalid_argument"},
+		{wire.CodeInvalidConfigException, "", domain.KindInvalidArgument, domain.ResourceNone, false, "invalid_argument"},
+		{wire.CodeInvalidReplicationFactor, "", domain.KindInvalidArgument, domain.ResourceNone, false, "invalid_argument"},
+		{wire.CodePartitionMaxNumException, "", domain.KindFailedPrecondition, domain.ResourceNone, false, "failed_precondition"},
+		{wire.CodeAuthorizationException, "", domain.KindUnauthorized, domain.ResourceNone, false, "unauthorized"},
+		{wire.CodeAuthenticateException, "", domain.KindUnavailable, domain.ResourceNone, false, "unavailable"},
+		{wire.CodeSecurityDisabledException, "", domain.KindUnsupported, domain.ResourceNone, false, "unsupported"},
+		{wire.CodeRequestTimeOut, "", domain.KindTimeout, domain.ResourceNone, true, "timeout"},
+		{wire.CodeNotCoordinatorLeaderException, "", domain.KindUnavailable, domain.ResourceNone, true, "unavailable"},
+		{wire.CodeStorageException, "", domain.KindUnavailable, domain.ResourceNone, true, "unavailable"},
+		{wire.CodeUnknownServerError, "boom", domain.KindBackend, domain.ResourceNone, false, "backend"},
+		{wire.CodeUnknownServerError, stack, domain.KindNotFound, domain.ResourceTable, false, "table_not_found"},
+		{wire.CodeFencedLeaderEpochException, "", domain.KindBackend, domain.ResourceNone, false, "backend"},
+	}
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	var mu sync.Mutex // the cases share one server; run them in order
+	for _, tc := range tests {
+		t.Run(tc.code.String()+"/"+tc.wireCode, func(t *testing.T) {
+			mu.Lock()
+			defer mu.Unlock()
+			e.fake.Coordinator.ControlOnce(wire.KeyCreateDatabase, func(context.Context, *flussfake.Request) (proto.Message, error, bool) {
+				return nil, wire.NewServerError(tc.code, tc.msg), true
+			})
+			err := e.cat.CreateDatabase(context.Background(), "x", domain.DatabaseDescriptor{}, false)
+			de := requireKind(t, err, tc.kind, tc.res)
+			assert.Equal(t, tc.wireCode, de.Code())
+			assert.Equal(t, tc.retryable, de.Retryable)
+			assert.NotContains(t, de.Message, "\tat ", "no stack traces in API messages")
+			var se *wire.ServerError
+			assert.True(t, errors.As(err, &se), "cause chain keeps the Fluss error")
+		})
+	}
+}
+
+func TestAuthenticationFailureIsUnavailable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{SASLUsers: map[string]string{"admin": "admin-secret"}},
+		rpc.Config{SASL: &rpc.SASLConfig{Username: "admin", Password: "wrong"}})
+	_, err := e.cat.ListDatabases(context.Background())
+	de := requireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
+	assert.True(t, strings.HasPrefix(de.Message, "authentication to the Fluss cluster failed"), de.Message)
+	assert.False(t, de.Retryable)
+	assert.NotContains(t, de.Error(), "wrong")
+	assert.True(t, rpc.IsAuthentication(err))
+}
+
+func TestUnreachableClusterIsUnavailable(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	c, err := rpc.NewClient(rpc.Config{BootstrapServers: []string{addr}, MetadataBackoff: time.Millisecond})
+	require.NoError(t, err)
+	defer c.Close()
+
+	err = admin.New(c).CreateDatabase(context.Background(), "d", domain.DatabaseDescriptor{}, false)
+	de := requireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
+	assert.True(t, de.Retryable, "nothing was sent, so even DDL may be retried")
+}
+
+func TestTimeoutsAndCancellation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{RequestTimeout: 100 * time.Millisecond})
+	ctx := context.Background()
+	_, err := e.rpc.Cluster(ctx)
+	require.NoError(t, err)
+	e.fake.Coordinator.Control(0, func(context.Context, *flussfake.Request) (proto.Message, error, bool) {
+		return nil, flussfake.ErrDrop, true
+	})
+
+	tests := []struct {
+		name      string
+		call      func(context.Context) error
+		retryable bool
+		unknown   bool
+	}{
+		{"non-idempotent DDL", func(ctx context.Context) error {
+			return e.cat.CreateDatabase(ctx, "d", domain.DatabaseDescriptor{}, false)
+		}, false, true},
+		{"idempotent DDL", func(ctx context.Context) error {
+			return e.cat.CreateDatabase(ctx, "d", domain.DatabaseDescriptor{}, true)
+		}, true, false},
+		{"read", func(ctx context.Context) error { _, err := e.cat.ListDatabases(ctx); return err }, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			de := requireKind(t, tc.call(ctx), domain.KindTimeout, domain.ResourceNone)
+			assert.Equal(t, tc.retryable, de.Retryable)
+			assert.Equal(t, tc.unknown, strings.Contains(de.Message, "may or may not have been applied"), de.Message)
+		})
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	requireKind(t, e.cat.DropDatabase(cctx, "d", false, false), domain.KindCancelled, domain.ResourceNone)
+}
+
+func TestUnsupportedAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	e.fake.Coordinator.Unhandle(wire.KeyAlterTable) // fresh connections no longer list it
+	err := e.cat.AlterTable(context.Background(), domain.TablePath{Database: "d", Table: "t"},
+		[]domain.TableChange{{Kind: domain.ChangeSetConfig, Key: "k", Value: "v"}}, false)
+	requireKind(t, err, domain.KindUnsupported, domain.ResourceNone)
+}
+
+func TestCorruptJSONFromServerIsBackend(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	e.fake.Coordinator.ControlOnce(wire.KeyGetDatabaseInfo, func(context.Context, *flussfake.Request) (proto.Message, error, bool) {
+		return &flusspb.GetDatabaseInfoResponse{DatabaseJson: []byte(`{"version":1}`),
+			CreatedTime: proto.Int64(0), ModifiedTime: proto.Int64(0)}, nil, true
+	})
+	_, err := e.cat.GetDatabase(context.Background(), "d")
+	requireKind(t, err, domain.KindBackend, domain.ResourceNone)
+}

@@ -1,0 +1,480 @@
+//go:build integration
+
+// Integration tests of the Fluss protocol core (adapters/fluss/rpc) and the
+// catalog adapter (adapters/fluss/admin) against a real Fluss 0.9.1 cluster.
+//
+// Start one with `bash deployments/local/fluss-cluster.sh start`, then:
+//
+//	FLUSS_BOOTSTRAP=127.0.0.1:19123 FLUSS_SASL_BOOTSTRAP=127.0.0.1:19124 \
+//	  go test -tags integration ./tests/integration/ -run Fluss -v
+//
+// Tests skip when FLUSS_BOOTSTRAP (or, for SASL tests, FLUSS_SASL_BOOTSTRAP)
+// is unset. The SASL listener is expected to know admin/admin-secret and
+// alice/alice-secret.
+package integration
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/admin"
+	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+)
+
+func bootstrap(t *testing.T, env string) string {
+	t.Helper()
+	addr := os.Getenv(env)
+	if addr == "" {
+		t.Skipf("%s is not set; start a cluster with deployments/local/fluss-cluster.sh", env)
+	}
+	return addr
+}
+
+func flussClient(t *testing.T, addr string, sasl *rpc.SASLConfig) *rpc.Client {
+	t.Helper()
+	c, err := rpc.NewClient(rpc.Config{
+		BootstrapServers: []string{addr},
+		SASL:             sasl,
+		RequestTimeout:   20 * time.Second,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// uniqueName returns a database name no other run uses.
+func uniqueName(prefix string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+func requireKind(t *testing.T, err error, kind domain.Kind, res domain.Resource) *domain.Error {
+	t.Helper()
+	require.Error(t, err)
+	de := domain.AsError(err)
+	require.NotNil(t, de, "want *domain.Error, got %T: %v", err, err)
+	assert.Equal(t, kind, de.Kind, "kind of %v", err)
+	assert.Equal(t, res, de.Resource, "resource of %v", err)
+	return de
+}
+
+func dropDatabaseLater(t *testing.T, cat *admin.Catalog, name string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = cat.DropDatabase(ctx, name, true, true)
+	})
+}
+
+func TestFlussMetadataAndVersions(t *testing.T) {
+	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
+	ctx := testCtx(t)
+
+	cl, err := c.Cluster(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, cl.Coordinator, "metadata names the coordinator")
+	require.NotEmpty(t, cl.TabletServers, "metadata lists at least one tablet server")
+
+	ts, err := c.NodeConn(ctx, cl.TabletServers[0])
+	require.NoError(t, err)
+	assert.Equal(t, rpc.ServerTablet, ts.ServerType())
+	// Fluss 0.9.1: PUT_KV 0..1, LOOKUP 0..1; the client uses the highest.
+	v, ok := ts.Version(wire.KeyPutKv)
+	require.True(t, ok)
+	assert.Equal(t, int16(1), v)
+	r, ok := ts.Advertised(wire.KeyPutKv)
+	require.True(t, ok)
+	t.Logf("tablet server advertises PUT_KV %d..%d", r.Min, r.Max)
+	v, ok = ts.Version(wire.KeyLookup)
+	require.True(t, ok)
+	assert.Equal(t, int16(1), v)
+	_, ok = ts.Version(wire.KeyCreateDatabase)
+	assert.False(t, ok, "DDL is not served by tablet servers")
+
+	coord, err := c.NodeConn(ctx, *cl.Coordinator)
+	require.NoError(t, err)
+	assert.Equal(t, rpc.ServerCoordinator, coord.ServerType())
+	_, ok = coord.Version(wire.KeyCreateDatabase)
+	assert.True(t, ok)
+	_, ok = coord.Version(wire.KeyPutKv)
+	assert.False(t, ok, "the coordinator does not serve writes")
+
+	// Refused locally instead of waiting for a silent drop.
+	err = c.CallTabletServer(ctx, cl.TabletServers[0].ID, wire.KeyCreateDatabase, &flusspb.CreateDatabaseRequest{
+		DatabaseName: proto.String("never"), IgnoreIfExists: proto.Bool(true),
+	}, &flusspb.CreateDatabaseResponse{})
+	assert.ErrorIs(t, err, rpc.ErrUnsupportedAPI)
+	assert.True(t, rpc.IsNotSent(err))
+
+	// Metadata for a table that does not exist is a request-level error.
+	_, err = c.Metadata(ctx, &flusspb.MetadataRequest{TablePath: []*flusspb.PbTablePath{{
+		DatabaseName: proto.String("no_such_db_x"), TableName: proto.String("t"),
+	}}})
+	// Fluss 0.9.1 answers UNKNOWN_SERVER_ERROR (-1) here, not TABLE_NOT_EXIST:
+	// MetadataManager#getTables wraps the TableNotExistException in a
+	// FlussRuntimeException. The cause is recoverable from the stack trace.
+	code, ok := rpc.CodeOf(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, wire.CodeUnknownServerError, code)
+	var se *wire.ServerError
+	require.ErrorAs(t, err, &se)
+	assert.True(t, se.CausedBy("TableNotExistException"), se.Message)
+	assert.Equal(t, wire.CodeTableNotExist, se.EffectiveCode())
+	t.Logf("metadata for a missing table: %s", se.Summary())
+}
+
+func TestFlussPipelinedRequests(t *testing.T) {
+	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
+	ctx := testCtx(t)
+	cl, err := c.Cluster(ctx)
+	require.NoError(t, err)
+	conn, err := c.NodeConn(ctx, *cl.Coordinator)
+	require.NoError(t, err)
+
+	const n = 32
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			var resp flusspb.DatabaseExistsResponse
+			err := conn.Call(ctx, wire.KeyDatabaseExists, &flusspb.DatabaseExistsRequest{DatabaseName: proto.String("fluss")}, &resp)
+			errs <- err
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+}
+
+func TestFlussDatabaseLifecycle(t *testing.T) {
+	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
+	cat := admin.New(c)
+	ctx := testCtx(t)
+	name := uniqueName("gw_it_db")
+	dropDatabaseLater(t, cat, name)
+
+	ok, err := cat.DatabaseExists(ctx, name)
+	require.NoError(t, err)
+	assert.False(t, ok)
+
+	desc := domain.DatabaseDescriptor{Comment: "integration test", CustomProperties: map[string]string{"owner": "gw", "k": "v"}}
+	before := time.Now().Add(-time.Minute)
+	require.NoError(t, cat.CreateDatabase(ctx, name, desc, false))
+
+	err = cat.CreateDatabase(ctx, name, desc, false)
+	de := requireKind(t, err, domain.KindAlreadyExists, domain.ResourceDatabase)
+	assert.Equal(t, "database_already_exists", de.Code())
+	require.NoError(t, cat.CreateDatabase(ctx, name, desc, true), "ignoreIfExists")
+
+	ok, err = cat.DatabaseExists(ctx, name)
+	require.NoError(t, err)
+	assert.True(t, ok)
+
+	names, err := cat.ListDatabases(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, names, name)
+
+	info, err := cat.GetDatabase(ctx, name)
+	require.NoError(t, err)
+	assert.Equal(t, name, info.Name)
+	assert.Equal(t, desc.Comment, info.Descriptor.Comment)
+	assert.Equal(t, desc.CustomProperties, info.Descriptor.CustomProperties)
+	assert.True(t, info.CreatedTime.After(before), "created %v", info.CreatedTime)
+	assert.False(t, info.ModifiedTime.Before(info.CreatedTime))
+
+	// A database without comment or properties.
+	plain := name + "_p"
+	dropDatabaseLater(t, cat, plain)
+	require.NoError(t, cat.CreateDatabase(ctx, plain, domain.DatabaseDescriptor{}, false))
+	pinfo, err := cat.GetDatabase(ctx, plain)
+	require.NoError(t, err)
+	assert.Empty(t, pinfo.Descriptor.Comment)
+	assert.Empty(t, pinfo.Descriptor.CustomProperties)
+	require.NoError(t, cat.DropDatabase(ctx, plain, false, false))
+
+	require.NoError(t, cat.DropDatabase(ctx, name, false, false))
+	err = cat.DropDatabase(ctx, name, false, false)
+	de = requireKind(t, err, domain.KindNotFound, domain.ResourceDatabase)
+	assert.Equal(t, "database_not_found", de.Code())
+	require.NoError(t, cat.DropDatabase(ctx, name, true, false), "ignoreIfNotExists")
+
+	_, err = cat.GetDatabase(ctx, name)
+	requireKind(t, err, domain.KindNotFound, domain.ResourceDatabase)
+	_, err = cat.ListTables(ctx, name)
+	requireKind(t, err, domain.KindNotFound, domain.ResourceDatabase)
+	ok, err = cat.DatabaseExists(ctx, name)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+func TestFlussInvalidDatabaseName(t *testing.T) {
+	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
+	cat := admin.New(c)
+	ctx := testCtx(t)
+	for _, bad := range []string{"has space", "__internal", "dot.ted"} {
+		err := cat.CreateDatabase(ctx, bad, domain.DatabaseDescriptor{}, false)
+		de := requireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
+		assert.Contains(t, de.Message, "invalid", "%q: %v", bad, err)
+	}
+}
+
+func logTable() domain.TableDescriptor {
+	return domain.TableDescriptor{
+		Schema: domain.Schema{Columns: []domain.Column{
+			{Name: "id", Type: domain.DataType{Root: domain.TypeBigInt, Nullable: true}, ID: domain.UnassignedFieldID},
+			{Name: "msg", Type: domain.DataType{Root: domain.TypeString, Nullable: true}, ID: domain.UnassignedFieldID},
+		}},
+		BucketCount: 1,
+		Comment:     "log table",
+	}
+}
+
+func TestFlussDropDatabaseNotEmpty(t *testing.T) {
+	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
+	cat := admin.New(c)
+	ctx := testCtx(t)
+	name := uniqueName("gw_it_ne")
+	dropDatabaseLater(t, cat, name)
+	require.NoError(t, cat.CreateDatabase(ctx, name, domain.DatabaseDescriptor{}, false))
+	require.NoError(t, cat.CreateTable(ctx, domain.TablePath{Database: name, Table: "events"}, logTable(), false))
+
+	err := cat.DropDatabase(ctx, name, false, false)
+	de := requireKind(t, err, domain.KindNotEmpty, domain.ResourceDatabase)
+	assert.Equal(t, "database_not_empty", de.Code())
+
+	require.NoError(t, cat.DropDatabase(ctx, name, false, true), "cascade")
+	ok, err := cat.DatabaseExists(ctx, name)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+func TestFlussTableLifecycle(t *testing.T) {
+	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
+	cat := admin.New(c)
+	ctx := testCtx(t)
+	db := uniqueName("gw_it_tbl")
+	dropDatabaseLater(t, cat, db)
+	require.NoError(t, cat.CreateDatabase(ctx, db, domain.DatabaseDescriptor{}, false))
+
+	path := domain.TablePath{Database: db, Table: "users"}
+	desc := domain.TableDescriptor{
+		Schema: domain.Schema{
+			Columns: []domain.Column{
+				{Name: "id", Type: domain.DataType{Root: domain.TypeInteger, Nullable: false}, ID: domain.UnassignedFieldID},
+				{Name: "name", Type: domain.DataType{Root: domain.TypeString, Nullable: true}, Comment: "display name", ID: domain.UnassignedFieldID},
+				{Name: "amount", Type: domain.DataType{Root: domain.TypeDecimal, Nullable: true, Precision: 12, Scale: 2}, ID: domain.UnassignedFieldID},
+			},
+			PrimaryKey: []string{"id"},
+		},
+		BucketCount:      2,
+		Comment:          "users",
+		Properties:       map[string]string{"table.replication.factor": "1"},
+		CustomProperties: map[string]string{"owner": "gw"},
+	}
+	require.NoError(t, cat.CreateTable(ctx, path, desc, false))
+	err := cat.CreateTable(ctx, path, desc, false)
+	requireKind(t, err, domain.KindAlreadyExists, domain.ResourceTable)
+	require.NoError(t, cat.CreateTable(ctx, path, desc, true))
+
+	ok, err := cat.TableExists(ctx, path)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	tables, err := cat.ListTables(ctx, db)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"users"}, tables)
+
+	info, err := cat.GetTable(ctx, path)
+	require.NoError(t, err)
+	assert.Positive(t, info.TableID)
+	assert.Equal(t, int32(1), info.SchemaID)
+	assert.Equal(t, []string{"id"}, info.Descriptor.Schema.PrimaryKey)
+	require.Len(t, info.Descriptor.Schema.Columns, 3)
+	assert.Equal(t, "display name", info.Descriptor.Schema.Columns[1].Comment)
+	assert.Equal(t, 12, info.Descriptor.Schema.Columns[2].Type.Precision)
+	assert.Equal(t, 2, info.Descriptor.BucketCount)
+	assert.Equal(t, []string{"id"}, info.Descriptor.BucketKeys)
+	assert.Equal(t, "gw", info.Descriptor.CustomProperties["owner"])
+	assert.Equal(t, "1", info.Descriptor.Properties["table.replication.factor"])
+
+	// The table shows up in metadata with two buckets that have leaders.
+	md, err := c.Metadata(ctx, &flusspb.MetadataRequest{TablePath: []*flusspb.PbTablePath{{
+		DatabaseName: proto.String(db), TableName: proto.String("users"),
+	}}})
+	require.NoError(t, err)
+	require.Len(t, md.GetTableMetadata(), 1)
+	assert.Equal(t, info.TableID, md.GetTableMetadata()[0].GetTableId())
+	assert.Len(t, md.GetTableMetadata()[0].GetBucketMetadata(), 2)
+
+	require.NoError(t, cat.AlterTable(ctx, path, []domain.TableChange{
+		{Kind: domain.ChangeAddColumn, Column: domain.Column{Name: "email", Type: domain.DataType{Root: domain.TypeString, Nullable: true}, Comment: "added"}},
+	}, false))
+	info2, err := cat.GetTable(ctx, path)
+	require.NoError(t, err)
+	require.Len(t, info2.Descriptor.Schema.Columns, 4)
+	assert.Equal(t, "email", info2.Descriptor.Schema.Columns[3].Name)
+	assert.Greater(t, info2.SchemaID, info.SchemaID)
+
+	err = cat.AlterTable(ctx, path, []domain.TableChange{
+		{Kind: domain.ChangeAddColumn, Column: domain.Column{Name: "email", Type: domain.DataType{Root: domain.TypeString, Nullable: true}}},
+	}, false)
+	de := requireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
+	t.Logf("adding a duplicate column: %v", de)
+
+	err = cat.AlterTable(ctx, domain.TablePath{Database: db, Table: "nope"}, []domain.TableChange{
+		{Kind: domain.ChangeSetConfig, Key: "table.log.ttl", Value: "2d"},
+	}, false)
+	requireKind(t, err, domain.KindNotFound, domain.ResourceTable)
+
+	require.NoError(t, cat.DropTable(ctx, path, false))
+	err = cat.DropTable(ctx, path, false)
+	requireKind(t, err, domain.KindNotFound, domain.ResourceTable)
+	require.NoError(t, cat.DropTable(ctx, path, true))
+	_, err = cat.GetTable(ctx, path)
+	requireKind(t, err, domain.KindNotFound, domain.ResourceTable)
+
+	err = cat.CreateTable(ctx, domain.TablePath{Database: db + "_missing", Table: "t"}, logTable(), false)
+	requireKind(t, err, domain.KindNotFound, domain.ResourceDatabase)
+}
+
+func TestFlussPartitions(t *testing.T) {
+	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
+	cat := admin.New(c)
+	ctx := testCtx(t)
+	db := uniqueName("gw_it_part")
+	dropDatabaseLater(t, cat, db)
+	require.NoError(t, cat.CreateDatabase(ctx, db, domain.DatabaseDescriptor{}, false))
+
+	path := domain.TablePath{Database: db, Table: "sales"}
+	require.NoError(t, cat.CreateTable(ctx, path, domain.TableDescriptor{
+		Schema: domain.Schema{Columns: []domain.Column{
+			{Name: "id", Type: domain.DataType{Root: domain.TypeBigInt, Nullable: true}, ID: domain.UnassignedFieldID},
+			{Name: "dt", Type: domain.DataType{Root: domain.TypeString, Nullable: true}, ID: domain.UnassignedFieldID},
+			{Name: "region", Type: domain.DataType{Root: domain.TypeString, Nullable: true}, ID: domain.UnassignedFieldID},
+		}},
+		PartitionKeys: []string{"dt", "region"},
+		BucketCount:   1,
+	}, false))
+
+	spec := domain.PartitionSpec{{Key: "dt", Value: "20260822"}, {Key: "region", Value: "eu"}}
+	require.NoError(t, cat.CreatePartition(ctx, path, spec, false))
+	err := cat.CreatePartition(ctx, path, spec, false)
+	requireKind(t, err, domain.KindAlreadyExists, domain.ResourcePartition)
+	require.NoError(t, cat.CreatePartition(ctx, path, spec, true), "ignoreIfExists")
+
+	parts, err := cat.ListPartitions(ctx, path)
+	require.NoError(t, err)
+	require.Len(t, parts, 1)
+	assert.Equal(t, "20260822$eu", parts[0].Name)
+	assert.Equal(t, spec, parts[0].Spec)
+	assert.GreaterOrEqual(t, parts[0].ID, int64(0))
+
+	// Partition metadata by name.
+	md, err := c.Metadata(ctx, &flusspb.MetadataRequest{PartitionsPath: []*flusspb.PbPhysicalTablePath{{
+		DatabaseName: proto.String(db), TableName: proto.String("sales"), PartitionName: proto.String("20260822$eu"),
+	}}})
+	require.NoError(t, err)
+	require.Len(t, md.GetPartitionMetadata(), 1)
+	assert.Equal(t, parts[0].ID, md.GetPartitionMetadata()[0].GetPartitionId())
+
+	_, err = c.Metadata(ctx, &flusspb.MetadataRequest{PartitionsPath: []*flusspb.PbPhysicalTablePath{{
+		DatabaseName: proto.String(db), TableName: proto.String("sales"), PartitionName: proto.String("20260823$eu"),
+	}}})
+	var se *wire.ServerError
+	require.ErrorAs(t, err, &se)
+	t.Logf("metadata for a missing partition: %s: %s", se.Code, se.Summary())
+	assert.Equal(t, wire.CodePartitionNotExists, se.EffectiveCode())
+
+	require.NoError(t, cat.DropPartition(ctx, path, spec, false))
+	err = cat.DropPartition(ctx, path, spec, false)
+	requireKind(t, err, domain.KindNotFound, domain.ResourcePartition)
+	require.NoError(t, cat.DropPartition(ctx, path, spec, true))
+
+	_, err = cat.ListPartitions(ctx, domain.TablePath{Database: db, Table: "nope"})
+	requireKind(t, err, domain.KindNotFound, domain.ResourceTable)
+}
+
+func TestFlussSASL(t *testing.T) {
+	addr := bootstrap(t, "FLUSS_SASL_BOOTSTRAP")
+	ctx := testCtx(t)
+
+	for _, user := range []struct{ name, password string }{{"admin", "admin-secret"}, {"alice", "alice-secret"}} {
+		c := flussClient(t, addr, &rpc.SASLConfig{Username: user.name, Password: user.password})
+		cl, err := c.Cluster(ctx)
+		require.NoError(t, err, user.name)
+		require.NotEmpty(t, cl.TabletServers)
+		// Tablet servers are reached through their SASL listener too.
+		ts, err := c.NodeConn(ctx, cl.TabletServers[0])
+		require.NoError(t, err, user.name)
+		assert.Equal(t, rpc.ServerTablet, ts.ServerType())
+	}
+
+	admin := admin.New(flussClient(t, addr, &rpc.SASLConfig{Username: "admin", Password: "admin-secret"}))
+	names, err := admin.ListDatabases(ctx)
+	require.NoError(t, err)
+	t.Logf("databases visible to admin: %d", len(names))
+
+	// impersonation (authzid == username is allowed).
+	self := flussClient(t, addr, &rpc.SASLConfig{Username: "alice", Password: "alice-secret", AuthorizationID: "alice"})
+	_, err = self.Cluster(ctx)
+	require.NoError(t, err)
+}
+
+func TestFlussSASLWrongPassword(t *testing.T) {
+	addr := bootstrap(t, "FLUSS_SASL_BOOTSTRAP")
+	ctx := testCtx(t)
+	c := flussClient(t, addr, &rpc.SASLConfig{Username: "alice", Password: "not-her-password"})
+	_, err := c.Cluster(ctx)
+	require.Error(t, err)
+	assert.True(t, rpc.IsAuthentication(err), "%v", err)
+	e := rpc.AsError(err)
+	require.NotNil(t, e)
+	assert.True(t, e.NotSent())
+	assert.False(t, e.Retriable())
+	assert.Equal(t, wire.CodeAuthenticateException, e.Code)
+	assert.Contains(t, err.Error(), "authentication failed")
+	assert.NotContains(t, err.Error(), "not-her-password")
+	t.Logf("wrong password: %v", err)
+
+	_, err = admin.New(c).ListDatabases(ctx)
+	de := requireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
+	assert.Contains(t, de.Message, "authentication")
+	assert.False(t, de.Retryable)
+}
+
+func TestFlussSASLImpersonationRefused(t *testing.T) {
+	addr := bootstrap(t, "FLUSS_SASL_BOOTSTRAP")
+	ctx := testCtx(t)
+	// Fluss 0.9.1 rejects an authzid other than the username (no act-as yet).
+	c := flussClient(t, addr, &rpc.SASLConfig{Username: "alice", Password: "alice-secret", AuthorizationID: "bob"})
+	_, err := c.Cluster(ctx)
+	require.Error(t, err)
+	assert.True(t, rpc.IsAuthentication(err), "%v", err)
+	t.Logf("act-as: %v", err)
+}
+
+func TestFlussSASLListenerWithoutCredentials(t *testing.T) {
+	addr := bootstrap(t, "FLUSS_SASL_BOOTSTRAP")
+	ctx := testCtx(t)
+	c := flussClient(t, addr, nil)
+	_, err := c.Cluster(ctx)
+	require.Error(t, err)
+	assert.True(t, rpc.IsAuthentication(err), "%v", err)
+	assert.True(t, strings.Contains(err.Error(), "authentication"), "%v", err)
+}
