@@ -1,0 +1,165 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Wire codes that exist only at the HTTP layer, in addition to the codes of
+// domain.Error.Code (apache/fluss: fluss-gateway/src/error.rs).
+const (
+	codeMethodNotAllowed     = "method_not_allowed"
+	codeNotAcceptable        = "not_acceptable"
+	codeUnsupportedMediaType = "unsupported_media_type"
+)
+
+// envelope is the error response body.
+type envelope struct {
+	Error envelopeBody `json:"error"`
+}
+
+type envelopeBody struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id"`
+}
+
+// httpError is a failure of the HTTP protocol itself (route, method, media
+// type) that has no domain kind.
+type httpError struct {
+	status  int
+	code    string
+	message string
+}
+
+// Error returns the client-facing message.
+func (e *httpError) Error() string { return e.message }
+
+func newHTTPError(status int, code, format string, args ...any) *httpError {
+	return &httpError{status: status, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+// statusOf maps a domain kind to its HTTP status, as the official gateway does.
+func statusOf(k domain.Kind) int {
+	switch k {
+	case domain.KindInvalidArgument:
+		return fiber.StatusBadRequest
+	case domain.KindUnauthenticated:
+		return fiber.StatusUnauthorized
+	case domain.KindUnauthorized:
+		return fiber.StatusForbidden
+	case domain.KindNotFound:
+		return fiber.StatusNotFound
+	case domain.KindAlreadyExists, domain.KindFailedPrecondition, domain.KindNotEmpty:
+		return fiber.StatusConflict
+	case domain.KindLimitExceeded:
+		return fiber.StatusRequestEntityTooLarge
+	case domain.KindResourceExhausted:
+		return fiber.StatusTooManyRequests
+	case domain.KindCancelled:
+		return 499
+	case domain.KindUnsupported:
+		return fiber.StatusNotImplemented
+	case domain.KindUnavailable:
+		return fiber.StatusServiceUnavailable
+	case domain.KindTimeout:
+		return fiber.StatusGatewayTimeout
+	default: // KindInternal, KindBackend
+		return fiber.StatusInternalServerError
+	}
+}
+
+// classify turns any error into the status, code and client-safe message of
+// its envelope. internal reports whether the real cause must stay in the log.
+func classify(c *fiber.Ctx, err error, maxBody int64) (status int, code, message string, retryAfter int64, internal bool) {
+	var he *httpError
+	var fe *fiber.Error
+	switch de := domain.AsError(err); {
+	case de != nil:
+		status, code, message = statusOf(de.Kind), de.Code(), de.Message
+		if de.Kind == domain.KindInternal {
+			message, internal = "internal error", true
+		}
+		if de.Kind == domain.KindUnavailable || de.Kind == domain.KindResourceExhausted {
+			retryAfter = max(1, (de.RetryAfterMillis+999)/1000)
+		}
+		return status, code, message, retryAfter, internal
+	case errors.As(err, &he):
+		return he.status, he.code, he.message, 0, false
+	case errors.Is(err, context.DeadlineExceeded):
+		return fiber.StatusGatewayTimeout, "timeout", "request deadline exceeded", 0, false
+	case errors.Is(err, context.Canceled):
+		return 499, "cancelled", "request cancelled", 0, false
+	case errors.As(err, &fe):
+		return classifyFramework(c, fe, maxBody)
+	default:
+		return fiber.StatusInternalServerError, "internal", "internal error", 0, true
+	}
+}
+
+// classifyFramework maps the errors fiber and fasthttp raise themselves.
+func classifyFramework(c *fiber.Ctx, fe *fiber.Error, maxBody int64) (int, string, string, int64, bool) {
+	switch fe.Code {
+	case fiber.StatusNotFound:
+		return fiber.StatusNotFound, "not_found", fmt.Sprintf("no route for %s %s", c.Method(), c.Path()), 0, false
+	case fiber.StatusMethodNotAllowed:
+		return fiber.StatusMethodNotAllowed, codeMethodNotAllowed, fmt.Sprintf("method %s is not allowed for %s", c.Method(), c.Path()), 0, false
+	case fiber.StatusRequestEntityTooLarge:
+		return fiber.StatusRequestEntityTooLarge, "limit_exceeded", fmt.Sprintf("request body exceeds the limit of %d bytes", maxBody), 0, false
+	case fiber.StatusRequestHeaderFieldsTooLarge:
+		return fiber.StatusRequestEntityTooLarge, "limit_exceeded", "request headers are too large", 0, false
+	case fiber.StatusRequestTimeout:
+		return fiber.StatusGatewayTimeout, "timeout", "timed out reading the request", 0, false
+	case fiber.StatusUnsupportedMediaType:
+		return fe.Code, codeUnsupportedMediaType, "unsupported media type", 0, false
+	case fiber.StatusServiceUnavailable:
+		return fe.Code, "unavailable", "service unavailable", 1, false
+	}
+	if fe.Code >= 500 {
+		return fiber.StatusInternalServerError, "internal", "internal error", 0, true
+	}
+	return fiber.StatusBadRequest, "invalid_argument", "malformed request", 0, false
+}
+
+// writeError answers err as the error envelope. Internal causes are logged
+// with the request id and never sent.
+func (a *api) writeError(c *fiber.Ctx, err error) {
+	status, code, message, retryAfter, internal := classify(c, err, a.opts.MaxRequestBytes)
+	id := requestID(c)
+	if internal {
+		a.log.ErrorContext(c.UserContext(), "request failed", "request_id", id, "error", err)
+	}
+	if retryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(retryAfter, 10))
+	}
+	if status == fiber.StatusMethodNotAllowed {
+		if allow := a.routes.allowed(c.Path()); allow != "" {
+			c.Set(fiber.HeaderAllow, allow)
+		}
+	}
+	c.Status(status)
+	if werr := writeJSONBody(c, envelope{Error: envelopeBody{Code: code, Message: message, RequestID: id}}); werr != nil {
+		a.log.ErrorContext(c.UserContext(), "cannot encode error envelope", "request_id", id, "error", werr)
+	}
+}
+
+// errorHandler is fiber's last-resort handler. It sees the errors fasthttp
+// raises before any middleware runs (body too large, malformed request line)
+// and anything a middleware could not answer.
+func (a *api) errorHandler(c *fiber.Ctx, err error) error {
+	first := c.Locals(localRequestID) == nil
+	if first {
+		assignRequestID(c)
+	}
+	a.writeError(c, err)
+	if first {
+		a.accessLog(c)
+	}
+	return nil
+}

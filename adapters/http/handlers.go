@@ -1,0 +1,443 @@
+package http
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fluss-gateway/fluss-gateway-go/application"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+type healthResponse struct {
+	Status   string `json:"status"`
+	UptimeMS int64  `json:"uptime_ms"`
+}
+
+type readyResponse struct {
+	Status string `json:"status"`
+}
+
+// health is liveness: 200 while the process answers, draining included.
+func (a *api) health(c *fiber.Ctx) error {
+	return writeJSONBody(c, healthResponse{Status: "ok", UptimeMS: time.Since(a.started).Milliseconds()})
+}
+
+// ready is 200 only while application traffic is accepted, so load balancers
+// stop routing as soon as shutdown begins. It reflects the process lifecycle
+// only: cluster availability surfaces through request errors.
+func (a *api) ready(c *fiber.Ctx) error {
+	if err := a.readiness.ensureAccepting(); err != nil {
+		return err
+	}
+	return writeJSONBody(c, readyResponse{Status: "ready"})
+}
+
+func (a *api) openAPI(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(a.openapi)
+}
+
+func (a *api) listClusters(c *fiber.Ctx) error {
+	if _, err := a.principal(c); err != nil {
+		return err
+	}
+	ids := a.catalog.Clusters()
+	out := clusterListResponse{Clusters: make([]clusterSummary, len(ids))}
+	for i, id := range ids {
+		out.Clusters[i] = clusterSummary{ClusterID: id}
+	}
+	return writeJSONBody(c, out)
+}
+
+func (a *api) listDatabases(c *fiber.Ctx) error {
+	scope, err := a.scope(c)
+	if err != nil {
+		return err
+	}
+	page, err := pageRequest(c)
+	if err != nil {
+		return err
+	}
+	res, err := a.catalog.ListDatabases(c.UserContext(), scope, page)
+	if err != nil {
+		return err
+	}
+	out := databaseListResponse{Databases: make([]databaseSummary, len(res.Items)), NextPageToken: res.NextPageToken}
+	for i, name := range res.Items {
+		out.Databases[i] = databaseSummary{DatabaseName: name}
+	}
+	return writeJSONBody(c, out)
+}
+
+func (a *api) createDatabase(c *fiber.Ctx) error {
+	scope, err := a.scope(c)
+	if err != nil {
+		return err
+	}
+	var req createDatabaseRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	info, created, err := a.catalog.CreateDatabase(c.UserContext(), scope, application.CreateDatabase{
+		Name:           req.DatabaseName,
+		Descriptor:     domain.DatabaseDescriptor{Comment: req.Comment, CustomProperties: req.CustomProperties},
+		IgnoreIfExists: req.IgnoreIfExists,
+	})
+	if err != nil {
+		return err
+	}
+	return writeCreated(c, created, resourcePath(pathDatabase, scope.Cluster, info.Name), newDatabaseResponse(info))
+}
+
+func (a *api) getDatabase(c *fiber.Ctx) error {
+	scope, db, err := a.databaseScope(c)
+	if err != nil {
+		return err
+	}
+	info, err := a.catalog.GetDatabase(c.UserContext(), scope, db)
+	if err != nil {
+		return err
+	}
+	return writeJSONBody(c, newDatabaseResponse(info))
+}
+
+func (a *api) databaseExists(c *fiber.Ctx) error {
+	scope, db, err := a.databaseScope(c)
+	if err != nil {
+		return err
+	}
+	ok, err := a.catalog.DatabaseExists(c.UserContext(), scope, db)
+	if err != nil {
+		return err
+	}
+	return existence(c, ok, domain.ResourceDatabase, "database `%s` does not exist", db)
+}
+
+func (a *api) dropDatabase(c *fiber.Ctx) error {
+	scope, db, err := a.databaseScope(c)
+	if err != nil {
+		return err
+	}
+	ignore, err := queryBool(c, "ignore_if_not_exists")
+	if err != nil {
+		return err
+	}
+	cascade, err := queryBool(c, "cascade")
+	if err != nil {
+		return err
+	}
+	if err := a.catalog.DropDatabase(c.UserContext(), scope, application.DropDatabase{Name: db, IgnoreIfNotExists: ignore, Cascade: cascade}); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (a *api) listTables(c *fiber.Ctx) error {
+	scope, db, err := a.databaseScope(c)
+	if err != nil {
+		return err
+	}
+	page, err := pageRequest(c)
+	if err != nil {
+		return err
+	}
+	res, err := a.catalog.ListTables(c.UserContext(), scope, db, page)
+	if err != nil {
+		return err
+	}
+	out := tableListResponse{Tables: make([]tableSummary, len(res.Items)), NextPageToken: res.NextPageToken}
+	for i, name := range res.Items {
+		out.Tables[i] = tableSummary{TableName: name}
+	}
+	return writeJSONBody(c, out)
+}
+
+func (a *api) createTable(c *fiber.Ctx) error {
+	scope, db, err := a.databaseScope(c)
+	if err != nil {
+		return err
+	}
+	var req createTableRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	cmd, err := req.toCommand(db)
+	if err != nil {
+		return err
+	}
+	info, created, err := a.catalog.CreateTable(c.UserContext(), scope, cmd)
+	if err != nil {
+		return err
+	}
+	if cmd.ValidateOnly {
+		return writeJSONBody(c, newTableResponse(info, false))
+	}
+	return writeCreated(c, created, resourcePath(pathTable, scope.Cluster, db, info.Path.Table), newTableResponse(info, true))
+}
+
+func (a *api) getTable(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	info, err := a.catalog.GetTable(c.UserContext(), scope, path)
+	if err != nil {
+		return err
+	}
+	return writeJSONBody(c, newTableResponse(info, true))
+}
+
+func (a *api) tableExists(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	ok, err := a.catalog.TableExists(c.UserContext(), scope, path)
+	if err != nil {
+		return err
+	}
+	return existence(c, ok, domain.ResourceTable, "table `%s` does not exist", path)
+}
+
+func (a *api) alterTable(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	var req alterTableRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	changes, err := req.toChanges()
+	if err != nil {
+		return err
+	}
+	info, found, err := a.catalog.AlterTable(c.UserContext(), scope, application.AlterTable{Path: path, Changes: changes, IgnoreIfNotExists: req.IgnoreIfNotExists})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return writeJSONBody(c, newTableResponse(info, true))
+}
+
+func (a *api) dropTable(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	ignore, err := queryBool(c, "ignore_if_not_exists")
+	if err != nil {
+		return err
+	}
+	if err := a.catalog.DropTable(c.UserContext(), scope, path, ignore); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (a *api) listPartitions(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	page, err := pageRequest(c)
+	if err != nil {
+		return err
+	}
+	res, err := a.catalog.ListPartitions(c.UserContext(), scope, path, page)
+	if err != nil {
+		return err
+	}
+	out := partitionListResponse{Partitions: make([]partitionResponse, len(res.Items)), NextPageToken: res.NextPageToken}
+	for i, p := range res.Items {
+		out.Partitions[i] = newPartitionResponse(p)
+	}
+	return writeJSONBody(c, out)
+}
+
+func (a *api) createPartition(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	var req createPartitionRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	spec, err := specOf(req.PartitionSpec)
+	if err != nil {
+		return err
+	}
+	info, created, err := a.catalog.CreatePartition(c.UserContext(), scope, application.CreatePartition{Path: path, Spec: spec, IgnoreIfExists: req.IgnoreIfExists})
+	if err != nil {
+		return err
+	}
+	return writeCreated(c, created, resourcePath(pathPartition, scope.Cluster, path.Database, path.Table, info.Name), newPartitionResponse(info))
+}
+
+func (a *api) dropPartition(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	name, err := pathParam(c, "partition")
+	if err != nil {
+		return err
+	}
+	ignore, err := queryBool(c, "ignore_if_not_exists")
+	if err != nil {
+		return err
+	}
+	if err := a.catalog.DropPartition(c.UserContext(), scope, application.DropPartition{Path: path, Name: name, IgnoreIfNotExists: ignore}); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// principal authenticates the caller; without an Identity every caller is an
+// anonymous principal of the trust mode.
+func (a *api) principal(c *fiber.Ctx) (domain.Principal, error) {
+	if a.identity == nil {
+		return domain.Principal{Method: "trust"}, nil
+	}
+	return a.identity.Authenticate(c.UserContext(), domain.Credentials{
+		Header:     func(name string) string { return c.Get(name) },
+		RemoteAddr: c.Context().RemoteAddr().String(),
+	})
+}
+
+func (a *api) scope(c *fiber.Ctx) (application.Scope, error) {
+	cluster, err := pathParam(c, "cluster")
+	if err != nil {
+		return application.Scope{}, err
+	}
+	p, err := a.principal(c)
+	if err != nil {
+		return application.Scope{}, err
+	}
+	return application.Scope{Cluster: cluster, Principal: p}, nil
+}
+
+func (a *api) databaseScope(c *fiber.Ctx) (application.Scope, string, error) {
+	scope, err := a.scope(c)
+	if err != nil {
+		return application.Scope{}, "", err
+	}
+	db, err := pathParam(c, "database")
+	return scope, db, err
+}
+
+func (a *api) tableScope(c *fiber.Ctx) (application.Scope, domain.TablePath, error) {
+	scope, db, err := a.databaseScope(c)
+	if err != nil {
+		return application.Scope{}, domain.TablePath{}, err
+	}
+	table, err := pathParam(c, "table")
+	return scope, domain.TablePath{Database: db, Table: table}, err
+}
+
+// pathParam returns a percent-decoded path segment. Segments are decoded
+// here rather than by the router, so that an encoded '/' cannot change the
+// route and a partition name may carry an encoded '$' (%24).
+func pathParam(c *fiber.Ctx, name string) (string, error) {
+	v, err := url.PathUnescape(c.Params(name))
+	if err != nil {
+		return "", domain.InvalidArgument("{%s}: invalid percent-encoding in the path segment", name)
+	}
+	return v, nil
+}
+
+// checkQuery rejects query parameters the operation does not define and
+// repeated ones.
+func checkQuery(allowed []string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		var err error
+		seen := map[string]bool{}
+		c.Request().URI().QueryArgs().VisitAll(func(k, _ []byte) {
+			key := string(k)
+			switch {
+			case err != nil:
+			case !contains(allowed, key):
+				err = domain.InvalidArgument("unknown query parameter %q", key)
+			case seen[key]:
+				err = domain.InvalidArgument("%s: query parameter given more than once", key)
+			}
+			seen[key] = true
+		})
+		if err != nil {
+			return err
+		}
+		return c.Next()
+	}
+}
+
+func queryBool(c *fiber.Ctx, name string) (bool, error) {
+	args := c.Request().URI().QueryArgs()
+	if !args.Has(name) {
+		return false, nil
+	}
+	switch string(args.Peek(name)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, domain.InvalidArgument("%s: expected true or false", name)
+}
+
+func pageRequest(c *fiber.Ctx) (application.PageRequest, error) {
+	args := c.Request().URI().QueryArgs()
+	var page application.PageRequest
+	if args.Has("max_results") {
+		n, err := strconv.Atoi(string(args.Peek("max_results")))
+		if err != nil || n < 1 || n > application.MaxPageSize {
+			return page, domain.InvalidArgument("max_results: expected an integer between 1 and %d", application.MaxPageSize)
+		}
+		page.MaxResults = n
+	}
+	if args.Has("page_token") {
+		page.PageToken = string(args.Peek("page_token"))
+		if page.PageToken == "" {
+			return page, domain.InvalidArgument("page_token: must not be empty; omit it for the first page")
+		}
+	}
+	return page, nil
+}
+
+// existence answers a HEAD: 200 when the resource exists, else the
+// resource-specific 404 (whose envelope HEAD does not transmit).
+func existence(c *fiber.Ctx, ok bool, res domain.Resource, format string, arg any) error {
+	if !ok {
+		return domain.NotFound(res, format, arg)
+	}
+	return c.SendStatus(fiber.StatusOK)
+}
+
+// writeCreated answers 201 with a Location for a created resource, or 200
+// when the resource already existed and the request said to ignore that.
+func writeCreated(c *fiber.Ctx, created bool, location string, body any) error {
+	c.Set(fiber.HeaderLocation, location)
+	if created {
+		c.Status(fiber.StatusCreated)
+	}
+	return writeJSONBody(c, body)
+}
+
+// resourcePath fills a path template's parameters in order, escaping each.
+func resourcePath(template string, values ...string) string {
+	segs := strings.Split(template, "/")
+	next := 0
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && next < len(values) {
+			segs[i] = url.PathEscape(values[next])
+			next++
+		}
+	}
+	return strings.Join(segs, "/")
+}

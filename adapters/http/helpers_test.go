@@ -1,0 +1,171 @@
+package http
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	nethttp "net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/memory"
+	"github.com/fluss-gateway/fluss-gateway-go/application"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// testMaxBody is the body limit of the component-test gateway.
+const testMaxBody = 16 << 10
+
+// gateway is a REST API over in-memory clusters "default" and "other".
+type gateway struct {
+	t         *testing.T
+	app       *fiber.App
+	clusters  *memory.Clusters
+	readiness *Readiness
+	logs      *syncWriter
+}
+
+type gatewayOption func(*Options, *Deps)
+
+func withTimeout(d time.Duration) gatewayOption {
+	return func(o *Options, _ *Deps) { o.RequestTimeout = d }
+}
+
+// withReadiness replaces the gateway's readiness, which otherwise starts serving.
+func withReadiness(r *Readiness) gatewayOption {
+	return func(_ *Options, d *Deps) { d.Readiness = r }
+}
+
+func withIdentity(id domain.Identity) gatewayOption {
+	return func(_ *Options, d *Deps) { d.Identity = id }
+}
+
+func newGateway(t *testing.T, opts ...gatewayOption) *gateway {
+	t.Helper()
+	clusters := memory.NewClusters("default", "other")
+	readiness := NewReadiness()
+	readiness.SetServing()
+	logs := &syncWriter{}
+	o := Options{
+		RequestTimeout:  5 * time.Second,
+		MaxRequestBytes: testMaxBody,
+		Logger:          slog.New(slog.NewJSONHandler(logs, nil)),
+	}
+	d := Deps{Catalog: application.NewCatalogService(clusters), Readiness: readiness}
+	for _, opt := range opts {
+		opt(&o, &d)
+	}
+	app, err := New(o, d)
+	require.NoError(t, err)
+	return &gateway{t: t, app: app, clusters: clusters, readiness: readiness, logs: logs}
+}
+
+// syncWriter lets the handler goroutine write the log while the test reads it.
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// response is a decoded reply.
+type response struct {
+	status int
+	header nethttp.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(r.body, &m), "body: %s", r.body)
+	return m
+}
+
+// errorCode returns the envelope's code after checking the envelope shape and
+// its request id against the header.
+func (r response) errorCode(t *testing.T) string {
+	t.Helper()
+	m := r.json(t)
+	require.Len(t, m, 1, "envelope has one member: %s", r.body)
+	e, ok := m["error"].(map[string]any)
+	require.True(t, ok, "envelope: %s", r.body)
+	require.Len(t, e, 3, "envelope body: %s", r.body)
+	require.Equal(t, r.header.Get(HeaderRequestID), e["request_id"])
+	require.NotEmpty(t, e["message"])
+	return e["code"].(string)
+}
+
+func (r response) message(t *testing.T) string {
+	t.Helper()
+	return r.json(t)["error"].(map[string]any)["message"].(string)
+}
+
+// call sends a request; a non-empty body is sent as application/json unless
+// headers set a Content-Type.
+func (g *gateway) call(method, path, body string, headers ...string) response {
+	g.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, "/", rd)
+	// The request line carries path verbatim, so tests control its encoding.
+	req.RequestURI = path
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := g.app.Test(req, -1)
+	require.NoError(g.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(g.t, err)
+	require.NotEmpty(g.t, resp.Header.Get(HeaderRequestID), "%s %s has no request id", method, path)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+const db = "/v1/clusters/default/databases"
+
+func (g *gateway) mustCreateDatabase(name string) {
+	g.t.Helper()
+	r := g.call("POST", db, `{"database_name":"`+name+`"}`)
+	require.Equal(g.t, 201, r.status, string(r.body))
+}
+
+func (g *gateway) mustCreateTable(database, body string) {
+	g.t.Helper()
+	r := g.call("POST", db+"/"+database+"/tables", body)
+	require.Equal(g.t, 201, r.status, string(r.body))
+}
+
+// partitionedTable is a primary-key table partitioned by dt and region.
+const partitionedTable = `{
+  "table_name": "events",
+  "columns": [
+    {"name": "id", "data_type": {"type": "BIGINT"}},
+    {"name": "dt", "data_type": {"type": "STRING"}},
+    {"name": "region", "data_type": {"type": "STRING"}},
+    {"name": "payload", "data_type": {"type": "BYTES"}}
+  ],
+  "primary_key": ["id", "dt", "region"],
+  "partitioned_by": ["dt", "region"]
+}`

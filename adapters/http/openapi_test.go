@@ -1,0 +1,184 @@
+package http
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+type openAPIDoc struct {
+	Paths      map[string]map[string]yaml.Node `yaml:"paths"`
+	Components struct {
+		Parameters map[string]openAPIParameter `yaml:"parameters"`
+		Schemas    map[string]struct {
+			Enum []string `yaml:"enum"`
+		} `yaml:"schemas"`
+	} `yaml:"components"`
+}
+
+type openAPIParameter struct {
+	Ref  string `yaml:"$ref"`
+	Name string `yaml:"name"`
+	In   string `yaml:"in"`
+}
+
+type openAPIOperation struct {
+	OperationID string             `yaml:"operationId"`
+	Parameters  []openAPIParameter `yaml:"parameters"`
+	Responses   map[string]any     `yaml:"responses"`
+}
+
+func loadOpenAPI(t *testing.T) openAPIDoc {
+	t.Helper()
+	var doc openAPIDoc
+	require.NoError(t, yaml.Unmarshal(openAPIYAML, &doc))
+	return doc
+}
+
+func (d openAPIDoc) resolve(t *testing.T, p openAPIParameter) openAPIParameter {
+	t.Helper()
+	if p.Ref == "" {
+		return p
+	}
+	name := strings.TrimPrefix(p.Ref, "#/components/parameters/")
+	resolved, ok := d.Components.Parameters[name]
+	require.True(t, ok, "unresolved parameter %s", p.Ref)
+	return resolved
+}
+
+// operations returns every documented operation keyed "METHOD path", with
+// path-level parameters merged into each.
+func (d openAPIDoc) operations(t *testing.T) map[string]openAPIOperation {
+	t.Helper()
+	out := map[string]openAPIOperation{}
+	for path, item := range d.Paths {
+		var shared []openAPIParameter
+		if n, ok := item["parameters"]; ok {
+			require.NoError(t, n.Decode(&shared))
+		}
+		for method, n := range item {
+			if method == "parameters" {
+				continue
+			}
+			var op openAPIOperation
+			require.NoError(t, n.Decode(&op))
+			op.Parameters = append(slices.Clone(shared), op.Parameters...)
+			out[strings.ToUpper(method)+" "+path] = op
+		}
+	}
+	return out
+}
+
+// TestOpenAPIMatchesTheRegisteredRoutes fails when a route is added, removed
+// or changed in fiber without the document following, or the reverse.
+func TestOpenAPIMatchesTheRegisteredRoutes(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	doc := loadOpenAPI(t)
+	documented := doc.operations(t)
+
+	var registered []string
+	for _, r := range g.app.GetRoutes(true) {
+		registered = append(registered, r.Method+" "+openAPIPath(r.Path))
+	}
+	sort.Strings(registered)
+	var want []string
+	for k := range documented {
+		want = append(want, k)
+	}
+	sort.Strings(want)
+	assert.Equal(t, want, registered, "fiber routes and openapi.yaml paths/methods differ")
+
+	for _, r := range allRoutes() {
+		key := r.method + " " + r.path
+		op, ok := documented[key]
+		if !assert.True(t, ok, "%s is not documented", key) {
+			continue
+		}
+		assert.Equal(t, r.operationID, op.OperationID, key)
+		assert.NotEmpty(t, op.Responses, key)
+
+		var query, pathParams []string
+		for _, p := range op.Parameters {
+			p = doc.resolve(t, p)
+			switch p.In {
+			case "query":
+				query = append(query, p.Name)
+			case "path":
+				pathParams = append(pathParams, p.Name)
+			}
+		}
+		assert.ElementsMatch(t, r.query, query, "%s: documented query parameters differ from the accepted ones", key)
+		assert.ElementsMatch(t, templateParams(r.path), pathParams, "%s: path parameters", key)
+	}
+}
+
+func TestOpenAPIDeclaresEveryErrorCode(t *testing.T) {
+	t.Parallel()
+	enum := loadOpenAPI(t).Components.Schemas["ErrorCode"].Enum
+	require.NotEmpty(t, enum)
+	codes := []string{codeMethodNotAllowed, codeNotAcceptable, codeUnsupportedMediaType}
+	resources := []domain.Resource{domain.ResourceNone, domain.ResourceCluster, domain.ResourceDatabase, domain.ResourceTable, domain.ResourcePartition}
+	for k := domain.KindInternal; k <= domain.KindTimeout; k++ {
+		for _, r := range resources {
+			codes = append(codes, (&domain.Error{Kind: k, Resource: r}).Code())
+		}
+	}
+	for _, c := range codes {
+		assert.Contains(t, enum, c)
+	}
+	assert.True(t, sort.StringsAreSorted(enum), "keep the enum sorted")
+}
+
+func TestOpenAPIReferencesResolve(t *testing.T) {
+	t.Parallel()
+	var root yaml.Node
+	require.NoError(t, yaml.Unmarshal(openAPIYAML, &root))
+	var doc map[string]any
+	require.NoError(t, root.Decode(&doc))
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		for i, c := range n.Content {
+			if n.Kind == yaml.MappingNode && i%2 == 0 && c.Value == "$ref" {
+				ref := n.Content[i+1].Value
+				require.True(t, strings.HasPrefix(ref, "#/"), ref)
+				cur := any(doc)
+				for _, seg := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+					m, ok := cur.(map[string]any)
+					require.True(t, ok, "unresolved %s", ref)
+					cur, ok = m[seg]
+					require.True(t, ok, "unresolved %s", ref)
+				}
+			}
+			walk(c)
+		}
+	}
+	walk(&root)
+}
+
+func openAPIPath(fiberPath string) string {
+	segs := strings.Split(fiberPath, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, ":") {
+			segs[i] = "{" + s[1:] + "}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+func templateParams(template string) []string {
+	var out []string
+	for _, s := range strings.Split(template, "/") {
+		if strings.HasPrefix(s, "{") {
+			out = append(out, strings.Trim(s, "{}"))
+		}
+	}
+	return out
+}

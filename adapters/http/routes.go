@@ -1,0 +1,122 @@
+package http
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// routeSpec is one REST operation. path uses the OpenAPI template syntax
+// (`{cluster}`); query lists the query parameters the operation accepts,
+// any other one being rejected.
+type routeSpec struct {
+	method      string
+	path        string
+	operationID string
+	query       []string
+	handler     func(*api, *fiber.Ctx) error
+	// open routes bypass the acceptance guard: probes must answer while the
+	// gateway starts and drains.
+	open bool
+}
+
+// Path templates of the REST API.
+const (
+	pathHealth     = "/health"
+	pathReady      = "/ready"
+	pathOpenAPI    = "/v1/openapi.json"
+	pathClusters   = "/v1/clusters"
+	pathDatabases  = "/v1/clusters/{cluster}/databases"
+	pathDatabase   = pathDatabases + "/{database}"
+	pathTables     = pathDatabase + "/tables"
+	pathTable      = pathTables + "/{table}"
+	pathPartitions = pathTable + "/partitions"
+	pathPartition  = pathPartitions + "/{partition}"
+)
+
+var (
+	pageQuery = []string{"max_results", "page_token"}
+	dropQuery = []string{"ignore_if_not_exists"}
+)
+
+// routeTable lists every operation; registration, the 405 Allow header and
+// the OpenAPI drift test all read it.
+type routeTable []routeSpec
+
+func allRoutes() routeTable {
+	return routeTable{
+		{method: fiber.MethodGet, path: pathHealth, operationID: "getHealth", handler: (*api).health, open: true},
+		{method: fiber.MethodGet, path: pathReady, operationID: "getReady", handler: (*api).ready, open: true},
+		{method: fiber.MethodGet, path: pathOpenAPI, operationID: "getOpenApi", handler: (*api).openAPI},
+		{method: fiber.MethodGet, path: pathClusters, operationID: "listClusters", handler: (*api).listClusters},
+
+		{method: fiber.MethodGet, path: pathDatabases, operationID: "listDatabases", query: pageQuery, handler: (*api).listDatabases},
+		{method: fiber.MethodPost, path: pathDatabases, operationID: "createDatabase", handler: (*api).createDatabase},
+		{method: fiber.MethodGet, path: pathDatabase, operationID: "getDatabase", handler: (*api).getDatabase},
+		{method: fiber.MethodHead, path: pathDatabase, operationID: "databaseExists", handler: (*api).databaseExists},
+		{method: fiber.MethodDelete, path: pathDatabase, operationID: "dropDatabase", query: []string{"ignore_if_not_exists", "cascade"}, handler: (*api).dropDatabase},
+
+		{method: fiber.MethodGet, path: pathTables, operationID: "listTables", query: pageQuery, handler: (*api).listTables},
+		{method: fiber.MethodPost, path: pathTables, operationID: "createTable", handler: (*api).createTable},
+		{method: fiber.MethodGet, path: pathTable, operationID: "getTable", handler: (*api).getTable},
+		{method: fiber.MethodHead, path: pathTable, operationID: "tableExists", handler: (*api).tableExists},
+		{method: fiber.MethodPatch, path: pathTable, operationID: "alterTable", handler: (*api).alterTable},
+		{method: fiber.MethodDelete, path: pathTable, operationID: "dropTable", query: dropQuery, handler: (*api).dropTable},
+
+		{method: fiber.MethodGet, path: pathPartitions, operationID: "listPartitions", query: pageQuery, handler: (*api).listPartitions},
+		{method: fiber.MethodPost, path: pathPartitions, operationID: "createPartition", handler: (*api).createPartition},
+		{method: fiber.MethodDelete, path: pathPartition, operationID: "dropPartition", query: dropQuery, handler: (*api).dropPartition},
+	}
+}
+
+// fiberPath turns `{name}` segments into fiber's `:name`.
+func fiberPath(template string) string {
+	segs := strings.Split(template, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			segs[i] = ":" + s[1:len(s)-1]
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// matches reports whether a request path fits a template.
+func matches(template, path string) bool {
+	ts, ps := strings.Split(template, "/"), strings.Split(path, "/")
+	if len(ts) != len(ps) {
+		return false
+	}
+	for i := range ts {
+		if strings.HasPrefix(ts[i], "{") {
+			if ps[i] == "" {
+				return false
+			}
+		} else if ts[i] != ps[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// allowed lists the methods of the templates a path fits, for the Allow
+// header of a 405.
+func (t routeTable) allowed(path string) string {
+	var methods []string
+	for _, r := range t {
+		if matches(r.path, path) && !slices.Contains(methods, r.method) {
+			methods = append(methods, r.method)
+		}
+	}
+	return strings.Join(methods, ", ")
+}
+
+// isOpen reports whether path is served outside the acceptance guard.
+func (t routeTable) isOpen(path string) bool {
+	for _, r := range t {
+		if r.open && r.path == path {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,150 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/contrib/otelfiber/v2"
+	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/fluss-gateway/fluss-gateway-go/application"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Catalog is what the handlers need from the catalog use cases; it is
+// implemented by *application.CatalogService.
+type Catalog interface {
+	Clusters() []string
+	ListDatabases(ctx context.Context, scope application.Scope, page application.PageRequest) (application.Page[string], error)
+	GetDatabase(ctx context.Context, scope application.Scope, name string) (domain.DatabaseInfo, error)
+	DatabaseExists(ctx context.Context, scope application.Scope, name string) (bool, error)
+	CreateDatabase(ctx context.Context, scope application.Scope, cmd application.CreateDatabase) (domain.DatabaseInfo, bool, error)
+	DropDatabase(ctx context.Context, scope application.Scope, cmd application.DropDatabase) error
+	ListTables(ctx context.Context, scope application.Scope, database string, page application.PageRequest) (application.Page[string], error)
+	GetTable(ctx context.Context, scope application.Scope, path domain.TablePath) (domain.TableInfo, error)
+	TableExists(ctx context.Context, scope application.Scope, path domain.TablePath) (bool, error)
+	CreateTable(ctx context.Context, scope application.Scope, cmd application.CreateTable) (domain.TableInfo, bool, error)
+	AlterTable(ctx context.Context, scope application.Scope, cmd application.AlterTable) (domain.TableInfo, bool, error)
+	DropTable(ctx context.Context, scope application.Scope, path domain.TablePath, ignoreIfNotExists bool) error
+	ListPartitions(ctx context.Context, scope application.Scope, path domain.TablePath, page application.PageRequest) (application.Page[domain.PartitionInfo], error)
+	CreatePartition(ctx context.Context, scope application.Scope, cmd application.CreatePartition) (domain.PartitionInfo, bool, error)
+	DropPartition(ctx context.Context, scope application.Scope, cmd application.DropPartition) error
+}
+
+var _ Catalog = (*application.CatalogService)(nil)
+
+// Options configure the REST API.
+type Options struct {
+	// RequestTimeout is every request's deadline (gateway.rest.write.request-timeout).
+	RequestTimeout time.Duration
+	// MaxRequestBytes caps request bodies (gateway.rest.write.max-request-bytes).
+	MaxRequestBytes int64
+	// ReadTimeout bounds reading one request, and the keep-alive idle time
+	// (gateway.rest.header-read-timeout); fasthttp cannot bound the head alone.
+	ReadTimeout time.Duration
+	// Logger receives access and error logs; nil uses slog.Default().
+	Logger *slog.Logger
+	// TracerProvider, MeterProvider and Propagators instrument every route
+	// through otelfiber; nil uses the OpenTelemetry globals.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	Propagators    propagation.TextMapPropagator
+}
+
+// Deps are the ports and state the API serves.
+type Deps struct {
+	Catalog   Catalog
+	Readiness *Readiness
+	// Identity authenticates callers of the /v1/clusters routes; nil trusts
+	// every caller as an anonymous principal (gateway.security.authentication: trust).
+	Identity domain.Identity
+}
+
+type api struct {
+	opts      Options
+	log       *slog.Logger
+	catalog   Catalog
+	readiness *Readiness
+	identity  domain.Identity
+	routes    routeTable
+	started   time.Time
+	openapi   []byte
+}
+
+// New builds the fiber application serving the REST API. It does not
+// listen; call Listener or Test on the result.
+func New(opts Options, deps Deps) (*fiber.App, error) {
+	if deps.Catalog == nil || deps.Readiness == nil {
+		return nil, errors.New("http: Deps.Catalog and Deps.Readiness are required")
+	}
+	if opts.RequestTimeout <= 0 || opts.MaxRequestBytes <= 0 {
+		return nil, errors.New("http: Options.RequestTimeout and Options.MaxRequestBytes must be positive")
+	}
+	doc, err := openAPIJSON()
+	if err != nil {
+		return nil, err
+	}
+	a := &api{
+		opts:      opts,
+		log:       opts.Logger,
+		catalog:   deps.Catalog,
+		readiness: deps.Readiness,
+		identity:  deps.Identity,
+		routes:    allRoutes(),
+		started:   time.Now(),
+		openapi:   doc,
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	bodyLimit := int(min(opts.MaxRequestBytes, int64(^uint(0)>>1)))
+	app := fiber.New(fiber.Config{
+		AppName:               "fluss-gateway",
+		BodyLimit:             bodyLimit,
+		ReadTimeout:           opts.ReadTimeout,
+		CaseSensitive:         true,
+		StrictRouting:         true,
+		Immutable:             true,
+		DisableStartupMessage: true,
+		ErrorHandler:          a.errorHandler,
+	})
+
+	otelOpts := []otelfiber.Option{
+		// Probes would flood traces; they are still counted by the access log.
+		otelfiber.WithNext(func(c *fiber.Ctx) bool { return a.routes.isOpen(c.Path()) }),
+		// Span names use the OpenAPI route template, so traces and the
+		// document speak the same language.
+		otelfiber.WithSpanNameFormatter(func(c *fiber.Ctx) string {
+			if r, ok := c.Locals(localRoute).(string); ok {
+				return c.Method() + " " + r
+			}
+			return c.Method() + " <unmatched>"
+		}),
+	}
+	if opts.TracerProvider != nil {
+		otelOpts = append(otelOpts, otelfiber.WithTracerProvider(opts.TracerProvider))
+	}
+	if opts.MeterProvider != nil {
+		otelOpts = append(otelOpts, otelfiber.WithMeterProvider(opts.MeterProvider))
+	}
+	if opts.Propagators != nil {
+		otelOpts = append(otelOpts, otelfiber.WithPropagators(opts.Propagators))
+	}
+
+	app.Use(a.requestContext)
+	app.Use(otelfiber.Middleware(otelOpts...))
+	app.Use(a.errorsAndPanics)
+	app.Use(acceptJSON)
+	app.Use(a.acceptance)
+	app.Use(a.deadline)
+	for _, r := range a.routes {
+		h := r.handler
+		app.Add(r.method, fiberPath(r.path), route(r.path, checkQuery(r.query)), func(c *fiber.Ctx) error { return h(a, c) })
+	}
+	return app, nil
+}

@@ -1,0 +1,279 @@
+package bootstrap
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/memory"
+	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+)
+
+// The tests here install the OpenTelemetry globals, so they do not run in
+// parallel.
+
+func testConfig(t *testing.T, env map[string]string) *config.Config {
+	t.Helper()
+	base := map[string]string{
+		"FLUSS_GATEWAY__REST__LISTEN":                          "127.0.0.1:0",
+		"FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN": "127.0.0.1:0",
+		"FLUSS_GATEWAY__SHUTDOWN__DRAIN_TIMEOUT":               "5s",
+		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BACKEND":             "memory",
+	}
+	for k, v := range env {
+		if v == "" {
+			delete(base, k)
+		} else {
+			base[k] = v
+		}
+	}
+	cfg, err := config.Load(config.Options{Env: base})
+	require.NoError(t, err)
+	return cfg
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+func TestLifecycle(t *testing.T) {
+	cfg := testConfig(t, nil)
+	var (
+		rest    *RESTServer
+		metrics *MetricsServer
+	)
+	app := fxtest.New(t, Options(cfg, discard()), fx.Populate(&rest, &metrics))
+	assert.False(t, rest.Readiness().Accepting(), "not ready before start")
+	app.RequireStart()
+
+	base := "http://" + rest.Addr().String()
+	status, body := get(t, base+"/ready")
+	assert.Equal(t, 200, status, body)
+	status, body = get(t, base+"/v1/clusters")
+	assert.Equal(t, 200, status)
+	assert.JSONEq(t, `{"clusters":[{"cluster_id":"default"}]}`, body)
+
+	resp, err := http.Post(base+"/v1/clusters/default/databases", "application/json", strings.NewReader(`{"database_name":"d"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 201, resp.StatusCode)
+
+	require.NotNil(t, metrics.Addr())
+	status, body = get(t, "http://"+metrics.Addr().String()+"/metrics")
+	assert.Equal(t, 200, status)
+	assert.True(t, strings.Contains(body, "http_server_duration"), "otelfiber metrics reach the Prometheus exposition")
+	assert.True(t, strings.Contains(body, `http_route="/v1/clusters/:cluster/databases",http_scheme="http",http_status_code="201"`),
+		"requests are labelled by route template and status")
+
+	app.RequireStop()
+	assert.False(t, rest.Readiness().Accepting())
+	_, err = net.DialTimeout("tcp", rest.Addr().String(), time.Second)
+	assert.Error(t, err, "the REST listener is closed")
+	_, err = net.DialTimeout("tcp", metrics.Addr().String(), time.Second)
+	assert.Error(t, err, "the metrics listener is closed")
+}
+
+func TestMetricsListenerIsOptional(t *testing.T) {
+	cfg := testConfig(t, map[string]string{"FLUSS_GATEWAY__METRICS__ENABLED": "false"})
+	var metrics *MetricsServer
+	app := fxtest.New(t, Options(cfg, discard()), fx.Populate(&metrics))
+	app.RequireStart()
+	assert.Nil(t, metrics.Addr())
+	app.RequireStop()
+}
+
+func TestStartFailures(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+
+	cases := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{
+			name: "fluss backend not wired",
+			env:  map[string]string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__BACKEND": ""},
+			want: []string{"gateway.cluster.default.backend", "OpenFlussCluster", "not wired"},
+		},
+		{
+			name: "REST port taken",
+			env:  map[string]string{"FLUSS_GATEWAY__REST__LISTEN": taken.Addr().String()},
+			want: []string{"gateway.rest.listen", taken.Addr().String()},
+		},
+		{
+			name: "metrics port taken",
+			env:  map[string]string{"FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN": taken.Addr().String()},
+			want: []string{"address already in use"},
+		},
+		{
+			name: "identity not wired",
+			env: map[string]string{
+				"FLUSS_GATEWAY__SECURITY__AUTHENTICATION": "token",
+				"FLUSS_GATEWAY__SECURITY__TOKENS":         "t0k3n:alice",
+			},
+			want: []string{"gateway.security.authentication token", "NewIdentity"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			app := fx.New(Options(testConfig(t, tc.env), discard()))
+			err := app.Err()
+			if err == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				err = app.Start(ctx)
+				if err == nil {
+					require.NoError(t, app.Stop(ctx))
+				}
+			}
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.NotContains(t, err.Error(), "t0k3n")
+		})
+	}
+}
+
+// TestGracefulDrain plugs a memory cluster in through the ClusterFactory,
+// exactly where the Fluss adapter goes, holds a request inside the backend
+// and stops the gateway: the request completes, /ready turns 503 meanwhile
+// and new connections are refused.
+func TestGracefulDrain(t *testing.T) {
+	cluster := memory.NewCluster()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	cluster.Catalog().SetHook(func(ctx context.Context, op string) error {
+		if op == "ListDatabases" {
+			once.Do(func() { close(entered) })
+			<-release
+		}
+		return nil
+	})
+	cfg := testConfig(t, map[string]string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__BACKEND": ""})
+	var rest *RESTServer
+	app := fxtest.New(t, Options(cfg, discard()),
+		fx.Decorate(func() ClusterFactory {
+			return func(context.Context, config.Cluster, *slog.Logger) (ClusterBackend, error) { return cluster, nil }
+		}),
+		fx.Populate(&rest),
+	)
+	app.RequireStart()
+	base := "http://" + rest.Addr().String()
+
+	type result struct {
+		status int
+		err    error
+	}
+	inflight := make(chan result, 1)
+	go func() {
+		resp, err := http.Get(base + "/v1/clusters/default/databases")
+		if err != nil {
+			inflight <- result{err: err}
+			return
+		}
+		resp.Body.Close()
+		inflight <- result{status: resp.StatusCode}
+	}()
+	<-entered
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- app.Stop(context.Background()) }()
+	require.Eventually(t, func() bool { return !rest.Readiness().Accepting() }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", rest.Addr().String(), 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, 5*time.Second, 10*time.Millisecond, "the listener closes while the request is in flight")
+
+	close(release)
+	r := <-inflight
+	require.NoError(t, r.err)
+	assert.Equal(t, 200, r.status, "the in-flight request completes")
+	require.NoError(t, <-stopped)
+}
+
+func TestMain_(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		environ  []string
+		wantCode int
+		stdout   []string
+		stderr   []string
+		hidden   []string
+	}{
+		{
+			name: "print config redacts secrets",
+			args: []string{"--print-config", "--bind-address", "127.0.0.1:18080"},
+			environ: []string{
+				"FLUSS_GATEWAY__CLUSTER__DEFAULT__CONNECTION__SERVICE__ACCOUNT=svc",
+				"FLUSS_GATEWAY__CLUSTER__DEFAULT__CONNECTION__SERVICE__SECRET=hunter2",
+			},
+			wantCode: ExitOK,
+			stdout:   []string{`gateway.rest.listen: "127.0.0.1:18080"`, `gateway.cluster.default.connection.service.secret: "******"`, `connection.security.protocol: "SASL"`},
+			hidden:   []string{"hunter2"},
+		},
+		{
+			name:     "bad configuration",
+			environ:  []string{"FLUSS_GATEWAY__REST__LISTN=1"},
+			wantCode: ExitUsage,
+			stderr:   []string{"FLUSS_GATEWAY__REST__LISTN"},
+		},
+		{
+			name:     "missing config file from the environment",
+			environ:  []string{"FLUSS_GATEWAY_CONFIG=/nonexistent/gateway.yaml"},
+			wantCode: ExitUsage,
+			stderr:   []string{"/nonexistent/gateway.yaml"},
+		},
+		{name: "unknown flag", args: []string{"--nope"}, wantCode: ExitUsage},
+		{name: "stray argument", args: []string{"serve"}, wantCode: ExitUsage, stderr: []string{"unexpected arguments"}},
+		{name: "bad log level", args: []string{"--log-level", "loud"}, wantCode: ExitUsage, stderr: []string{"--log-level"}},
+		{
+			name:     "start failure",
+			environ:  []string{"FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:0", "FLUSS_GATEWAY__METRICS__ENABLED=false"},
+			wantCode: ExitFailed,
+			stderr:   []string{"failed to start", "not wired"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Main(tc.args, tc.environ, &stdout, &stderr)
+			assert.Equal(t, tc.wantCode, code, "stderr: %s", stderr.String())
+			for _, w := range tc.stdout {
+				assert.Contains(t, stdout.String(), w)
+			}
+			for _, w := range tc.stderr {
+				assert.Contains(t, stderr.String(), w)
+			}
+			for _, h := range tc.hidden {
+				assert.NotContains(t, stdout.String()+stderr.String(), h)
+			}
+		})
+	}
+}

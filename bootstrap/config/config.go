@@ -1,0 +1,259 @@
+// Package config loads, validates and renders the gateway configuration.
+//
+// The format matches the official Fluss gateway (apache/fluss:
+// fluss-gateway/src/config.rs): a YAML file whose top level is a mapping of
+// flat dotted keys under `gateway.`, for example
+//
+//	gateway.rest.listen: 127.0.0.1:8080
+//	gateway.clusters: default,analytics
+//	gateway.cluster.analytics.bootstrap.servers: fluss-1:9123,fluss-2:9123
+//
+// Sources are applied with the precedence command line > environment > file >
+// defaults. Every key has an environment variable: drop the `gateway.`
+// prefix, upper-case each dotted segment with `-` turned into `_`, join the
+// segments with `__` and prepend `FLUSS_GATEWAY__`. So `gateway.rest.listen`
+// is FLUSS_GATEWAY__REST__LISTEN, `gateway.rest.write.max-request-bytes` is
+// FLUSS_GATEWAY__REST__WRITE__MAX_REQUEST_BYTES and
+// `gateway.cluster.eu.connection.service.secret` is
+// FLUSS_GATEWAY__CLUSTER__EU__CONNECTION__SERVICE__SECRET (the cluster id is
+// lower-cased back). `gateway.clusters` takes a comma-separated list, in the
+// file also a YAML list. The file path comes from `--config` or, failing
+// that, FLUSS_GATEWAY_CONFIG (one underscore: it is not a key).
+//
+// Unknown keys and unknown FLUSS_GATEWAY__* variables are rejected naming the
+// key; invalid values name the key and, for the environment, the variable.
+// Credentials are Secret values that render as "******" everywhere; error
+// messages never quote them.
+package config
+
+import "time"
+
+// Config is the validated gateway configuration.
+type Config struct {
+	// InstanceID optionally identifies this gateway process in logs and
+	// telemetry (`gateway.instance-id`).
+	InstanceID string
+	REST       REST
+	Metrics    Metrics
+	Shutdown   Shutdown
+	Security   Security
+	Limits     Limits
+	// Clusters are the declared clusters in `gateway.clusters` order.
+	Clusters []Cluster
+}
+
+// REST configures the HTTP listener (`gateway.rest.*`).
+type REST struct {
+	// Listen is the IP:port of the REST listener. Loopback by default because
+	// the gateway terminates no TLS.
+	Listen string
+	// HeaderReadTimeout bounds reading a request from the connection.
+	HeaderReadTimeout time.Duration
+	// RequestTimeout is the per-request server-side deadline; exceeding it
+	// answers 504 timeout.
+	RequestTimeout time.Duration
+	// MaxRequestBytes caps request bodies; larger ones answer 413.
+	MaxRequestBytes int64
+}
+
+// Metrics configures the Prometheus listener (`gateway.metrics.*`).
+type Metrics struct {
+	Enabled bool
+	// Exporter is the metrics exporter; only "prometheus" exists.
+	Exporter string
+	// PrometheusListen is the IP:port serving GET /metrics.
+	PrometheusListen string
+}
+
+// Shutdown configures graceful shutdown (`gateway.shutdown.*`).
+type Shutdown struct {
+	// DrainTimeout bounds the whole shutdown, in-flight request drain included.
+	DrainTimeout time.Duration
+}
+
+// AuthenticationMode is how HTTP callers are authenticated.
+type AuthenticationMode string
+
+// Authentication modes (`gateway.security.authentication`).
+const (
+	AuthTrust         AuthenticationMode = "trust"
+	AuthPassword      AuthenticationMode = "password"
+	AuthToken         AuthenticationMode = "token"
+	AuthTrustedHeader AuthenticationMode = "trusted-header"
+)
+
+// Security configures caller authentication (`gateway.security.*`).
+type Security struct {
+	Authentication AuthenticationMode
+	// Users is the password-mode table `principal:secret` or
+	// `principal:bcrypt:<hash>`, comma-separated.
+	Users Secret
+	// Tokens is the token-mode table `<token>:<principal>` or
+	// `sha256:<hex>:<principal>`, comma-separated.
+	Tokens Secret
+	// TrustedHeaderName is the header carrying the principal in
+	// trusted-header mode.
+	TrustedHeaderName string
+}
+
+// Limits are the admission limits of the data-plane APIs
+// (`gateway.rest.write.*`, `gateway.rest.lookup.*`,
+// `gateway.rest.prefix-lookup.*`).
+type Limits struct {
+	WriteMaxRows                      int
+	WriteMaxConcurrentRequests        int
+	WriteRateLimitEnabled             bool
+	WriteRateLimitRequestsPerSecond   int
+	WriteRateLimitBytesPerSecond      int64
+	LookupMaxKeys                     int
+	LookupMaxKeyBytes                 int64
+	LookupMaxConcurrentRequests       int
+	PrefixLookupMaxPrefixes           int
+	PrefixLookupMaxRowsPerPrefix      int
+	PrefixLookupMaxConcurrentRequests int
+}
+
+// IdentityMode is how the gateway derives the Fluss principal of a request.
+type IdentityMode string
+
+// Identity modes (`gateway.cluster.<id>.connection.identity-mode`).
+const (
+	// IdentityService shares one connection authenticated as the service account.
+	IdentityService IdentityMode = "service"
+	// IdentityUser authenticates as the service account and acts as the caller.
+	IdentityUser IdentityMode = "user"
+)
+
+// SecurityProtocol is the transport security towards a Fluss cluster.
+type SecurityProtocol string
+
+// Security protocols (`gateway.cluster.<id>.connection.security.protocol`).
+const (
+	ProtocolPlaintext SecurityProtocol = "PLAINTEXT"
+	ProtocolSASL      SecurityProtocol = "SASL"
+)
+
+// Backend selects the implementation behind a cluster id.
+type Backend string
+
+// Cluster backends (`gateway.cluster.<id>.backend`).
+const (
+	// BackendFluss is a real Fluss cluster.
+	BackendFluss Backend = "fluss"
+	// BackendMemory is an in-process catalog for development and tests.
+	BackendMemory Backend = "memory"
+)
+
+// Cluster configures one Fluss cluster (`gateway.cluster.<id>.*`).
+type Cluster struct {
+	// ID is the `{cluster}` path segment: a lower-case letter, then lower-case
+	// letters, digits or underscores, 63 characters at most.
+	ID string
+	// BootstrapServers are the host:port seeds.
+	BootstrapServers []string
+	ConnectTimeout   time.Duration
+	// ServiceAccount and ServiceSecret are the SASL/PLAIN credentials of the
+	// gateway (`connection.service.account` / `connection.service.secret`).
+	ServiceAccount string
+	ServiceSecret  Secret
+	// SecurityProtocol is SASL when credentials are configured and PLAINTEXT
+	// otherwise, unless set explicitly (a gateway-go extension key that must
+	// agree with the credentials).
+	SecurityProtocol SecurityProtocol
+	IdentityMode     IdentityMode
+	// ConnectionMax caps pooled per-user connections (user mode); 0 is unset.
+	ConnectionMax int
+	// ConnectionIdleTimeout reclaims idle per-user connections (user mode);
+	// 0 is unset.
+	ConnectionIdleTimeout time.Duration
+	// Backend is a gateway-go extension key; see Backend.
+	Backend Backend
+}
+
+// Defaults, as in the official gateway.
+const (
+	DefaultRESTListen        = "127.0.0.1:8080"
+	DefaultMetricsListen     = "127.0.0.1:9095"
+	DefaultClusterID         = "default"
+	DefaultBootstrapServers  = "127.0.0.1:9123"
+	DefaultTrustedHeaderName = "x-forwarded-user"
+	// MaxDuration bounds every configured duration to keep deadline
+	// arithmetic safe.
+	MaxDuration = 365 * 24 * time.Hour
+)
+
+// Default returns the configuration used when no source sets anything: one
+// cluster `default` at 127.0.0.1:9123.
+func Default() Config {
+	return Config{
+		REST: REST{
+			Listen:            DefaultRESTListen,
+			HeaderReadTimeout: 10 * time.Second,
+			RequestTimeout:    30 * time.Second,
+			MaxRequestBytes:   32 << 20,
+		},
+		Metrics: Metrics{
+			Enabled:          true,
+			Exporter:         "prometheus",
+			PrometheusListen: DefaultMetricsListen,
+		},
+		Shutdown: Shutdown{DrainTimeout: 30 * time.Second},
+		Security: Security{Authentication: AuthTrust},
+		Limits: Limits{
+			WriteMaxRows:                      10_000,
+			WriteMaxConcurrentRequests:        64,
+			WriteRateLimitRequestsPerSecond:   1000,
+			WriteRateLimitBytesPerSecond:      64 << 20,
+			LookupMaxKeys:                     128,
+			LookupMaxKeyBytes:                 1 << 20,
+			LookupMaxConcurrentRequests:       64,
+			PrefixLookupMaxPrefixes:           16,
+			PrefixLookupMaxRowsPerPrefix:      1000,
+			PrefixLookupMaxConcurrentRequests: 32,
+		},
+		Clusters: []Cluster{DefaultCluster(DefaultClusterID)},
+	}
+}
+
+// DefaultCluster returns the settings of a declared cluster none of whose
+// keys are set.
+func DefaultCluster(id string) Cluster {
+	return Cluster{
+		ID:               id,
+		BootstrapServers: []string{DefaultBootstrapServers},
+		ConnectTimeout:   10 * time.Second,
+		IdentityMode:     IdentityService,
+		Backend:          BackendFluss,
+	}
+}
+
+// Cluster returns the cluster with the given id.
+func (c *Config) Cluster(id string) (Cluster, bool) {
+	for _, cl := range c.Clusters {
+		if cl.ID == id {
+			return cl, true
+		}
+	}
+	return Cluster{}, false
+}
+
+// ClusterIDs returns the declared cluster ids in order.
+func (c *Config) ClusterIDs() []string {
+	ids := make([]string, len(c.Clusters))
+	for i, cl := range c.Clusters {
+		ids[i] = cl.ID
+	}
+	return ids
+}
+
+// EffectiveSecurityProtocol is the explicit protocol, or SASL when service
+// credentials are configured and PLAINTEXT otherwise.
+func (c Cluster) EffectiveSecurityProtocol() SecurityProtocol {
+	if c.SecurityProtocol != "" {
+		return c.SecurityProtocol
+	}
+	if c.ServiceAccount != "" && c.ServiceSecret.IsSet() {
+		return ProtocolSASL
+	}
+	return ProtocolPlaintext
+}

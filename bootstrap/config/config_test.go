@@ -1,0 +1,589 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func writeFile(t *testing.T, contents string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(contents), 0o600))
+	return path
+}
+
+func loadFile(t *testing.T, contents string) (*Config, error) {
+	t.Helper()
+	return Load(Options{Path: writeFile(t, contents)})
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:8080", cfg.REST.Listen)
+	assert.Equal(t, 30*time.Second, cfg.REST.RequestTimeout)
+	assert.Equal(t, 10*time.Second, cfg.REST.HeaderReadTimeout)
+	assert.Equal(t, int64(32<<20), cfg.REST.MaxRequestBytes)
+	assert.Equal(t, 10_000, cfg.Limits.WriteMaxRows)
+	assert.Equal(t, 30*time.Second, cfg.Shutdown.DrainTimeout)
+	assert.True(t, cfg.Metrics.Enabled)
+	assert.Equal(t, "127.0.0.1:9095", cfg.Metrics.PrometheusListen)
+	assert.Equal(t, AuthTrust, cfg.Security.Authentication)
+	require.Len(t, cfg.Clusters, 1)
+	cl := cfg.Clusters[0]
+	assert.Equal(t, "default", cl.ID)
+	assert.Equal(t, []string{"127.0.0.1:9123"}, cl.BootstrapServers)
+	assert.Equal(t, IdentityService, cl.IdentityMode)
+	assert.Equal(t, BackendFluss, cl.Backend)
+	assert.Equal(t, ProtocolPlaintext, cl.EffectiveSecurityProtocol())
+	assert.Empty(t, cfg.Warnings())
+}
+
+func TestFileOptionsAreLoaded(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadFile(t, `
+gateway.instance-id: gateway-1
+gateway.rest.listen: 0.0.0.0:8081
+gateway.rest.header-read-timeout: 5 s
+gateway.rest.write.request-timeout: 1500ms
+gateway.rest.write.max-request-bytes: 4MiB
+gateway.rest.write.max-rows: 500
+gateway.rest.write.rate-limit.enabled: true
+gateway.rest.lookup.max-key-bytes: 2048
+gateway.rest.prefix-lookup.max-rows-per-prefix: "77"
+gateway.metrics.enabled: false
+gateway.shutdown.drain-timeout: 2m
+gateway.clusters: [default, analytics]
+gateway.cluster.analytics.bootstrap.servers: " fluss-1:9123 , fluss-2:9123 "
+gateway.cluster.analytics.connection.service.account: gateway_svc
+gateway.cluster.analytics.connection.service.secret: s3cr3t
+gateway.cluster.default.backend: memory
+`)
+	require.NoError(t, err)
+	assert.Equal(t, "gateway-1", cfg.InstanceID)
+	assert.Equal(t, "0.0.0.0:8081", cfg.REST.Listen)
+	assert.Equal(t, 5*time.Second, cfg.REST.HeaderReadTimeout)
+	assert.Equal(t, 1500*time.Millisecond, cfg.REST.RequestTimeout)
+	assert.Equal(t, int64(4<<20), cfg.REST.MaxRequestBytes)
+	assert.Equal(t, 500, cfg.Limits.WriteMaxRows)
+	assert.True(t, cfg.Limits.WriteRateLimitEnabled)
+	assert.Equal(t, int64(2048), cfg.Limits.LookupMaxKeyBytes)
+	assert.Equal(t, 77, cfg.Limits.PrefixLookupMaxRowsPerPrefix)
+	assert.False(t, cfg.Metrics.Enabled)
+	assert.Equal(t, 2*time.Minute, cfg.Shutdown.DrainTimeout)
+	assert.Equal(t, []string{"default", "analytics"}, cfg.ClusterIDs())
+	analytics, ok := cfg.Cluster("analytics")
+	require.True(t, ok)
+	assert.Equal(t, []string{"fluss-1:9123", "fluss-2:9123"}, analytics.BootstrapServers)
+	assert.Equal(t, "gateway_svc", analytics.ServiceAccount)
+	assert.Equal(t, "s3cr3t", analytics.ServiceSecret.Reveal())
+	assert.Equal(t, ProtocolSASL, analytics.EffectiveSecurityProtocol())
+	def, _ := cfg.Cluster("default")
+	assert.Equal(t, BackendMemory, def.Backend)
+}
+
+func TestUnknownFileKeysAreNamed(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{
+		"gateway.rest.listenn",
+		"rest.listen",
+		"gateway.rest.lookup.max-keyz",
+		"gateway.telemetry.endpoint",
+		"gateway.cluster.default.bootstrap.serverz",
+		"gateway.cluster.default.request-timeout",
+		"gateway.cluster.default.connection.security.protocl",
+		"gateway.cluster.default",
+	} {
+		t.Run(key, func(t *testing.T) {
+			t.Parallel()
+			_, err := loadFile(t, key+": x\n")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), key)
+		})
+	}
+}
+
+func TestNestedYAMLGetsAHint(t *testing.T) {
+	t.Parallel()
+	_, err := loadFile(t, "gateway:\n  rest:\n    listen: 127.0.0.1:1\n")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "unknown configuration key: gateway")
+	assert.Contains(t, err.Error(), "flat and dotted")
+}
+
+func TestInvalidValuesNameTheKey(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		contents string
+		want     []string
+	}{
+		{"bad duration", "gateway.rest.write.request-timeout: 30\n", []string{"gateway.rest.write.request-timeout", "unit must be one of"}},
+		{"zero duration", "gateway.shutdown.drain-timeout: 0s\n", []string{"gateway.shutdown.drain-timeout", "greater than zero"}},
+		{"huge duration", "gateway.shutdown.drain-timeout: 366d\n", []string{"gateway.shutdown.drain-timeout", "must not exceed"}},
+		{"bad size", "gateway.rest.write.max-request-bytes: 3 parsecs\n", []string{"gateway.rest.write.max-request-bytes", "unit must be one of"}},
+		{"zero size", "gateway.rest.write.max-request-bytes: 0\n", []string{"gateway.rest.write.max-request-bytes", "non-zero"}},
+		{"bad bool", "gateway.metrics.enabled: yes please\n", []string{"gateway.metrics.enabled", "expected true or false"}},
+		{"negative count", "gateway.rest.write.max-rows: -1\n", []string{"gateway.rest.write.max-rows", "non-negative integer"}},
+		{"zero count", "gateway.rest.write.max-rows: 0\n", []string{"gateway.rest.write.max-rows must be greater than zero"}},
+		{"host name listener", "gateway.rest.listen: localhost:8080\n", []string{"gateway.rest.listen", "IP socket address"}},
+		{"compound value", "gateway.rest.listen: [127.0.0.1:8080]\n", []string{"gateway.rest.listen", "scalar"}},
+		{"missing value", "gateway.instance-id:\n", []string{"gateway.instance-id", "value is missing"}},
+		{"bad identity mode", "gateway.cluster.default.connection.identity-mode: admin\n", []string{"gateway.cluster.default.connection.identity-mode", "expected service or user"}},
+		{"bad protocol", "gateway.cluster.default.connection.security.protocol: TLS\n", []string{"gateway.cluster.default.connection.security.protocol", "PLAINTEXT or SASL"}},
+		{"bad backend", "gateway.cluster.default.backend: sqlite\n", []string{"gateway.cluster.default.backend", "fluss or memory"}},
+		{"bad exporter", "gateway.metrics.exporters: otlp\n", []string{"gateway.metrics.exporters", "expected prometheus"}},
+		{"bad bootstrap", "gateway.cluster.default.bootstrap.servers: fluss\n", []string{"gateway.cluster.default.bootstrap.servers", "invalid server"}},
+		{"empty bootstrap", "gateway.cluster.default.bootstrap.servers: \" \"\n", []string{"gateway.cluster.default.bootstrap.servers", "at least one server"}},
+		{"port clash", "gateway.metrics.exporter.prometheus.listen: 127.0.0.1:8080\n", []string{"must differ from gateway.rest.listen"}},
+		{"wildcard clash", "gateway.rest.listen: 0.0.0.0:9095\n", []string{"must differ from gateway.rest.listen"}},
+		{"bad instance id", "gateway.instance-id: \"a b\"\n", []string{"gateway.instance-id must be"}},
+		{"duplicate key", "gateway.rest.listen: 127.0.0.1:1\ngateway.rest.listen: 127.0.0.1:2\n", []string{"duplicate key gateway.rest.listen"}},
+		{"malformed yaml", "gateway.rest.listen: [1\n", []string{"line"}},
+		{"not a mapping", "- a\n- b\n", []string{"mapping of flat dotted keys"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := loadFile(t, tc.contents)
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestClusterDeclarations(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		contents string
+		env      map[string]string
+		wantIDs  []string
+		wantErr  string
+	}{
+		{name: "implicit default", contents: "gateway.cluster.default.bootstrap.servers: only:9123\n", wantIDs: []string{"default"}},
+		{name: "csv", contents: "gateway.clusters: a, b_2\n", wantIDs: []string{"a", "b_2"}},
+		{name: "yaml list", contents: "gateway.clusters:\n  - x\n  - y\n", wantIDs: []string{"x", "y"}},
+		{name: "undeclared cluster key", contents: "gateway.cluster.analytics.bootstrap.servers: eu:9123\n", wantErr: "analytics is not declared in gateway.clusters"},
+		{name: "upper case id", contents: "gateway.clusters: Default\n", wantErr: "invalid cluster ID"},
+		{name: "leading digit", contents: "gateway.clusters: 1st\n", wantErr: "invalid cluster ID"},
+		{name: "hyphen", contents: "gateway.clusters: eu-west\n", wantErr: "invalid cluster ID"},
+		{name: "too long", contents: "gateway.clusters: a" + strings.Repeat("b", 63) + "\n", wantErr: "invalid cluster ID"},
+		{name: "max length", contents: "gateway.clusters: a" + strings.Repeat("b", 62) + "\n", wantIDs: []string{"a" + strings.Repeat("b", 62)}},
+		{name: "duplicate", contents: "gateway.clusters: a,a\n", wantErr: "duplicate cluster ID"},
+		{name: "env replaces file list", contents: "gateway.clusters: a\n", env: map[string]string{"FLUSS_GATEWAY__CLUSTERS": "b,c"}, wantIDs: []string{"b", "c"}},
+		{
+			name:     "env list must cover file cluster keys",
+			contents: "gateway.clusters: a\ngateway.cluster.a.connect-timeout: 1s\n",
+			env:      map[string]string{"FLUSS_GATEWAY__CLUSTERS": "b"},
+			wantErr:  "a is not declared",
+		},
+		{name: "reserved client options", contents: "gateway.cluster.default.client.writer.batch-size: do-not-leak\n", wantErr: "not supported yet"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Load(Options{Path: writeFile(t, tc.contents), Env: tc.env})
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				assert.NotContains(t, err.Error(), "do-not-leak")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantIDs, cfg.ClusterIDs())
+		})
+	}
+}
+
+func TestPrecedenceIsCLIThenEnvThenFileThenDefaults(t *testing.T) {
+	t.Parallel()
+	path := writeFile(t, `
+gateway.rest.listen: not-an-address
+gateway.metrics.enabled: true
+gateway.rest.write.max-rows: 7
+gateway.cluster.default.connection.max: not-a-number
+`)
+	cfg, err := Load(Options{
+		Path: path,
+		Env: map[string]string{
+			"FLUSS_GATEWAY__REST__LISTEN":                      "also-not-an-address",
+			"FLUSS_GATEWAY__METRICS__ENABLED":                  "false",
+			"FLUSS_GATEWAY__CLUSTER__DEFAULT__CONNECTION__MAX": "10",
+			"PATH": "/usr/bin",
+		},
+		BindAddress: "127.0.0.1:38080",
+	})
+	require.NoError(t, err, "losing sources are not parsed")
+	assert.Equal(t, "127.0.0.1:38080", cfg.REST.Listen)
+	assert.False(t, cfg.Metrics.Enabled)
+	assert.Equal(t, 7, cfg.Limits.WriteMaxRows, "the file wins over defaults")
+	assert.Equal(t, 10, cfg.Clusters[0].ConnectionMax)
+}
+
+func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
+	t.Parallel()
+	sample := func(key string) (file, env string) {
+		switch {
+		case strings.HasSuffix(key, "enabled"):
+			return "true", "false"
+		case key == "gateway.metrics.exporters":
+			return "prometheus", "prometheus"
+		case key == KeySecurityAuth:
+			return "trusted-header", "trust"
+		case strings.HasSuffix(key, "listen"):
+			if key == KeyRESTListen {
+				return "127.0.0.1:11111", "127.0.0.1:22222"
+			}
+			return "127.0.0.1:11112", "127.0.0.1:22223"
+		case strings.Contains(key, "timeout"):
+			return "11s", "22s"
+		case strings.Contains(key, "bytes"):
+			return "1MiB", "2MiB"
+		case strings.Contains(key, "max-") || strings.Contains(key, "per-second"):
+			return "11", "22"
+		}
+		return "file-value", "env-value"
+	}
+	for _, e := range globalEntries {
+		t.Run(e.key, func(t *testing.T) {
+			t.Parallel()
+			fileValue, envValue := sample(e.key)
+			path := writeFile(t, fmt.Sprintf("%s: %q\n", e.key, fileValue))
+			fromFile, err := Load(Options{Path: path})
+			require.NoError(t, err)
+			env := map[string]string{EnvVar(e.key): envValue}
+			fromEnv, err := Load(Options{Path: path, Env: env})
+			require.NoError(t, err)
+			onlyEnv, err := Load(Options{Env: env})
+			require.NoError(t, err)
+			// The dump redacts credentials, so compare them revealed as well.
+			fingerprint := func(c *Config) string {
+				return c.Redacted() + c.Security.Users.Reveal() + "|" + c.Security.Tokens.Reveal()
+			}
+			if fileValue != envValue {
+				assert.NotEqual(t, fingerprint(fromFile), fingerprint(fromEnv), "%s ignores %s", e.key, EnvVar(e.key))
+			}
+			assert.Equal(t, fingerprint(onlyEnv), fingerprint(fromEnv))
+		})
+	}
+}
+
+func TestEnvironmentVariables(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		env     map[string]string
+		check   func(t *testing.T, cfg *Config)
+		wantErr []string
+	}{
+		{
+			name: "documented mapping",
+			env: map[string]string{
+				"FLUSS_GATEWAY__REST__LISTEN":                                     "127.0.0.1:9999",
+				"FLUSS_GATEWAY__REST__WRITE__MAX_REQUEST_BYTES":                   "1KiB",
+				"FLUSS_GATEWAY__CLUSTERS":                                         "eu_west",
+				"FLUSS_GATEWAY__CLUSTER__EU_WEST__BOOTSTRAP__SERVERS":             "eu:9123",
+				"FLUSS_GATEWAY__CLUSTER__EU_WEST__CONNECTION__SECURITY__PROTOCOL": "plaintext",
+			},
+			check: func(t *testing.T, cfg *Config) {
+				assert.Equal(t, "127.0.0.1:9999", cfg.REST.Listen)
+				assert.Equal(t, int64(1024), cfg.REST.MaxRequestBytes)
+				require.Equal(t, []string{"eu_west"}, cfg.ClusterIDs())
+				assert.Equal(t, []string{"eu:9123"}, cfg.Clusters[0].BootstrapServers)
+				assert.Equal(t, ProtocolPlaintext, cfg.Clusters[0].SecurityProtocol)
+			},
+		},
+		{
+			name:    "unknown variable",
+			env:     map[string]string{"FLUSS_GATEWAY__REST__LISTN": "x"},
+			wantErr: []string{"unknown configuration environment variable: FLUSS_GATEWAY__REST__LISTN"},
+		},
+		{
+			name:    "unknown cluster option",
+			env:     map[string]string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__NOPE": "x"},
+			wantErr: []string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__NOPE"},
+		},
+		{
+			name:    "bad value names variable and key",
+			env:     map[string]string{"FLUSS_GATEWAY__SHUTDOWN__DRAIN_TIMEOUT": "soon"},
+			wantErr: []string{"FLUSS_GATEWAY__SHUTDOWN__DRAIN_TIMEOUT (gateway.shutdown.drain-timeout)", "invalid duration"},
+		},
+		{
+			name:    "client option variable",
+			env:     map[string]string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__CLIENT__WRITER__BATCH_SIZE": "do-not-leak"},
+			wantErr: []string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__CLIENT__WRITER__BATCH_SIZE", "gateway.cluster.default.client.writer.batch-size", "not supported yet"},
+		},
+		{
+			name:  "config path variable is not a key",
+			env:   map[string]string{ConfigPathEnv: "/nonexistent"},
+			check: func(t *testing.T, cfg *Config) { assert.Equal(t, DefaultRESTListen, cfg.REST.Listen) },
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Load(Options{Env: tc.env})
+			if len(tc.wantErr) > 0 {
+				require.Error(t, err)
+				for _, w := range tc.wantErr {
+					assert.Contains(t, err.Error(), w)
+				}
+				assert.NotContains(t, err.Error(), "do-not-leak")
+				return
+			}
+			require.NoError(t, err)
+			tc.check(t, cfg)
+		})
+	}
+}
+
+func TestEnvVarNames(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"gateway.rest.listen":                          "FLUSS_GATEWAY__REST__LISTEN",
+		"gateway.rest.write.max-request-bytes":         "FLUSS_GATEWAY__REST__WRITE__MAX_REQUEST_BYTES",
+		"gateway.metrics.exporter.prometheus.listen":   "FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN",
+		"gateway.cluster.eu.connection.service.secret": "FLUSS_GATEWAY__CLUSTER__EU__CONNECTION__SERVICE__SECRET",
+		"gateway.clusters":                             "FLUSS_GATEWAY__CLUSTERS",
+	}
+	for key, want := range cases {
+		assert.Equal(t, want, EnvVar(key), key)
+	}
+	seen := map[string]string{}
+	for _, e := range globalEntries {
+		v := EnvVar(e.key)
+		prev, dup := seen[v]
+		assert.False(t, dup, "%s and %s share %s", prev, e.key, v)
+		seen[v] = e.key
+	}
+}
+
+func TestCrossFieldValidation(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		contents string
+		wantErr  string
+	}{
+		{"account without secret", "gateway.cluster.default.connection.service.account: svc\n", "must be set together"},
+		{"secret without account", "gateway.cluster.default.connection.service.secret: pw\n", "must be set together"},
+		{"blank secret", "gateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: \" \"\n", "must not be blank"},
+		{"zero connection max", "gateway.cluster.default.connection.max: 0\n", ""},
+		{"sasl without credentials", "gateway.cluster.default.connection.security.protocol: SASL\n", "SASL requires"},
+		{"plaintext with credentials", "gateway.cluster.default.connection.security.protocol: PLAINTEXT\ngateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: pw\n", "PLAINTEXT contradicts"},
+		{"user mode under trust", "gateway.cluster.default.connection.identity-mode: user\ngateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: pw\n", "requires verified client identities"},
+		{"user mode without credentials", "gateway.security.authentication: password\ngateway.security.users: alice:pw\ngateway.cluster.default.connection.identity-mode: user\n", "user requires"},
+		{"password without users", "gateway.security.authentication: password\n", "at least one user"},
+		{"token without tokens", "gateway.security.authentication: token\n", "at least one token"},
+		{"malformed user entry", "gateway.security.authentication: password\ngateway.security.users: alice\n", "user entry 0"},
+		{"duplicate user", "gateway.security.authentication: password\ngateway.security.users: alice:a,alice:b\n", "duplicates"},
+		{"bad bcrypt", "gateway.security.authentication: password\ngateway.security.users: alice:bcrypt:nope\n", "malformed bcrypt"},
+		{"bad digest", "gateway.security.authentication: token\ngateway.security.tokens: sha256:abc:alice\n", "malformed sha256"},
+		{"bad trusted header", "gateway.security.authentication: trusted-header\ngateway.security.trusted-header.name: \"bad header\"\n", "legal HTTP header name"},
+		{"valid user mode", "gateway.security.authentication: token\ngateway.security.tokens: tok:alice\ngateway.cluster.default.connection.identity-mode: user\ngateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: pw\n", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := loadFile(t, tc.contents)
+			if tc.name == "zero connection max" {
+				// 0 parses as "unset" for the optional pool cap.
+				require.NoError(t, err)
+				return
+			}
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+}
+
+func TestProgrammaticConfigIsValidated(t *testing.T) {
+	t.Parallel()
+	cfg := Default()
+	cfg.Clusters = nil
+	cfg.REST.RequestTimeout = 0
+	err := cfg.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "gateway.clusters must declare at least one cluster")
+	assert.Contains(t, err.Error(), "gateway.rest.write.request-timeout must be greater than zero")
+}
+
+func TestSecretsAreRedacted(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadFile(t, `
+gateway.cluster.default.connection.service.account: canonical-user
+gateway.cluster.default.connection.service.secret: canonical-secret
+gateway.security.authentication: password
+gateway.security.users: alice:user-secret
+gateway.security.tokens: token-secret:alice
+`)
+	require.NoError(t, err)
+
+	var logged strings.Builder
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "secret", cfg.Clusters[0].ServiceSecret, "cluster", cfg.Clusters[0])
+	asJSON, err := json.Marshal(cfg)
+	require.NoError(t, err)
+
+	for _, rendering := range []string{
+		cfg.Redacted(), cfg.String(),
+		fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", *cfg), fmt.Sprintf("%#v", cfg), fmt.Sprintf("%#v", *cfg),
+		string(asJSON), logged.String(),
+	} {
+		for _, secret := range []string{"canonical-secret", "user-secret", "token-secret"} {
+			assert.NotContains(t, rendering, secret)
+		}
+		assert.Contains(t, rendering, Redacted)
+	}
+	assert.Contains(t, cfg.Redacted(), "canonical-user", "identities are not credentials")
+	assert.Equal(t, "canonical-secret", cfg.Clusters[0].ServiceSecret.Reveal())
+	assert.Equal(t, "alice:user-secret", cfg.Security.Users.Reveal())
+
+	_, err = loadFile(t, `
+gateway.security.authentication: token
+gateway.security.tokens: do-not-leak
+gateway.cluster.default.connection.service.secret: also-secret
+gateway.cluster.default.client.writer.unknown-knob: 0
+`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "writer.unknown-knob")
+	assert.NotContains(t, err.Error(), "do-not-leak")
+	assert.NotContains(t, err.Error(), "also-secret")
+}
+
+func TestRedactedDumpReloads(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadFile(t, "gateway.clusters: a,b\ngateway.cluster.b.backend: memory\ngateway.rest.write.max-request-bytes: 1048577\n")
+	require.NoError(t, err)
+	again, err := loadFile(t, cfg.Redacted())
+	require.NoError(t, err, cfg.Redacted())
+	assert.Equal(t, cfg.Redacted(), again.Redacted())
+}
+
+func TestMissingFile(t *testing.T) {
+	t.Parallel()
+	_, err := Load(Options{Path: filepath.Join(t.TempDir(), "absent.yaml")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cannot read configuration file")
+}
+
+func TestResolvePath(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{ConfigPathEnv: "/from/env.yaml"}
+	assert.Equal(t, "/from/flag.yaml", ResolvePath("/from/flag.yaml", env))
+	assert.Equal(t, "/from/env.yaml", ResolvePath("", env))
+	assert.Equal(t, "", ResolvePath("", nil))
+	assert.Equal(t, map[string]string{"A": "1", "B": "x=y"}, EnvMap([]string{"A=1", "B=x=y", "junk"}))
+}
+
+func TestParseDuration(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in      string
+		want    time.Duration
+		wantErr string
+	}{
+		{"30s", 30 * time.Second, ""},
+		{" 250 ms ", 250 * time.Millisecond, ""},
+		{"2M", 2 * time.Minute, ""},
+		{"1h", time.Hour, ""},
+		{"365d", 365 * 24 * time.Hour, ""},
+		{"366d", 0, "must not exceed"},
+		{"0ms", 0, "greater than zero"},
+		{"1.5s", 0, "unit must be one of"},
+		{"s", 0, "expected <integer>"},
+		{"-1s", 0, "expected <integer>"},
+		{"10", 0, "unit must be one of"},
+		{"99999999999999999999s", 0, "out of range"},
+	}
+	for _, tc := range cases {
+		got, err := ParseDuration(tc.in)
+		if tc.wantErr != "" {
+			require.Error(t, err, tc.in)
+			assert.Contains(t, err.Error(), tc.wantErr, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+		back, err := ParseDuration(FormatDuration(got))
+		require.NoError(t, err)
+		assert.Equal(t, got, back)
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in      string
+		want    int64
+		wantErr string
+	}{
+		{"32MiB", 32 << 20, ""},
+		{"32 mb", 32 << 20, ""},
+		{"1k", 1024, ""},
+		{"7", 7, ""},
+		{"2 bytes", 2, ""},
+		{"1TiB", 1 << 40, ""},
+		{"0", 0, "non-zero"},
+		{"1PB", 0, "unit must be one of"},
+		{"MiB", 0, "expected <integer>"},
+		{"9999999999TiB", 0, "too large"},
+	}
+	for _, tc := range cases {
+		got, err := ParseByteSize(tc.in)
+		if tc.wantErr != "" {
+			require.Error(t, err, tc.in)
+			assert.Contains(t, err.Error(), tc.wantErr, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+		back, err := ParseByteSize(FormatByteSize(got))
+		require.NoError(t, err)
+		assert.Equal(t, got, back)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadFile(t, "gateway.rest.listen: 0.0.0.0:8080\ngateway.cluster.default.connection.max: 4\ngateway.cluster.default.backend: memory\n")
+	require.NoError(t, err)
+	w := strings.Join(cfg.Warnings(), "\n")
+	assert.Contains(t, w, "accepts unauthenticated requests")
+	assert.Contains(t, w, "ignored because gateway.cluster.default.connection.identity-mode is service")
+	assert.Contains(t, w, "gateway.cluster.default.backend is memory")
+}
+
+// TestShippedConfigsLoad keeps configs/ in step with the key registry.
+func TestShippedConfigsLoad(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"local.yaml", "gateway.example.yaml"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Load(Options{Path: filepath.Join("..", "..", "configs", name)})
+			require.NoError(t, err)
+			def, ok := cfg.Cluster("default")
+			require.True(t, ok)
+			assert.Equal(t, ProtocolPlaintext, def.EffectiveSecurityProtocol())
+		})
+	}
+	cfg, err := Load(Options{Path: filepath.Join("..", "..", "configs", "local.yaml")})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"127.0.0.1:19123"}, cfg.Clusters[0].BootstrapServers)
+}

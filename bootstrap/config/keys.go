@@ -1,0 +1,375 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Key prefixes and the cluster declaration key.
+const (
+	KeyPrefix        = "gateway."
+	ClustersKey      = "gateway.clusters"
+	ClusterKeyPrefix = "gateway.cluster."
+	// EnvPrefix starts every override variable.
+	EnvPrefix = "FLUSS_GATEWAY__"
+	// ConfigPathEnv names the configuration file when --config is absent.
+	ConfigPathEnv = "FLUSS_GATEWAY_CONFIG"
+	// clientOptionPrefix is reserved (as in the official gateway) for native
+	// Fluss client options, which are not supported yet.
+	clientOptionPrefix = "client."
+)
+
+// Keys referenced outside the registry.
+const (
+	KeyRESTListen       = "gateway.rest.listen"
+	KeyMetricsListen    = "gateway.metrics.exporter.prometheus.listen"
+	KeySecurityAuth     = "gateway.security.authentication"
+	KeyInstanceID       = "gateway.instance-id"
+	clusterKeyBackend   = "backend"
+	clusterKeyServers   = "bootstrap.servers"
+	clusterKeyAccount   = "connection.service.account"
+	clusterKeySecret    = "connection.service.secret"
+	clusterKeyIdentity  = "connection.identity-mode"
+	clusterKeyProtocol  = "connection.security.protocol"
+	clusterKeyConnMax   = "connection.max"
+	clusterKeyConnIdle  = "connection.idle-timeout"
+	clusterKeyConnectTO = "connect-timeout"
+)
+
+// scalar is one configured value: YAML scalar text with its resolved tag
+// (!!str, !!int, !!bool, !!float, !!null), or an environment or command-line
+// string with an empty tag.
+type scalar struct {
+	text string
+	tag  string
+}
+
+func (v scalar) str() (string, error) {
+	if v.tag == "!!null" {
+		return "", errors.New("value is missing")
+	}
+	return v.text, nil
+}
+
+func (v scalar) boolean() (bool, error) {
+	s, err := v.str()
+	if err != nil {
+		return false, err
+	}
+	switch s {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, errors.New("expected true or false")
+}
+
+func (v scalar) count() (int, error) {
+	s, err := v.str()
+	if err != nil {
+		return 0, err
+	}
+	if v.tag != "" && v.tag != "!!int" && v.tag != "!!str" {
+		return 0, errors.New("expected a non-negative integer")
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, errors.New("expected a non-negative integer")
+	}
+	if n > math.MaxUint32 {
+		return 0, fmt.Errorf("must not exceed %d", uint64(math.MaxUint32))
+	}
+	return int(n), nil
+}
+
+func (v scalar) duration() (time.Duration, error) {
+	s, err := v.str()
+	if err != nil {
+		return 0, err
+	}
+	return ParseDuration(s)
+}
+
+func (v scalar) byteSize() (int64, error) {
+	s, err := v.str()
+	if err != nil {
+		return 0, err
+	}
+	return ParseByteSize(s)
+}
+
+func (v scalar) oneOf(allowed ...string) (string, error) {
+	s, err := v.str()
+	if err != nil {
+		return "", err
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("expected %s", orList(allowed))
+}
+
+func orList(items []string) string {
+	if len(items) == 1 {
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// entry is one key of the registry: how to apply a value and how to render
+// the effective value for a dump. T is Config for global keys and Cluster for
+// per-cluster keys (whose key is the suffix after `gateway.cluster.<id>.`).
+type entry[T any] struct {
+	key    string
+	secret bool
+	apply  func(*T, scalar) error
+	render func(*T) string
+}
+
+func stringEntry[T any](key string, field func(*T) *string) entry[T] {
+	return entry[T]{
+		key:    key,
+		apply:  func(t *T, v scalar) (err error) { *field(t), err = v.str(); return err },
+		render: func(t *T) string { return *field(t) },
+	}
+}
+
+func secretEntry[T any](key string, field func(*T) *Secret) entry[T] {
+	return entry[T]{
+		key:    key,
+		secret: true,
+		apply: func(t *T, v scalar) error {
+			s, err := v.str()
+			if err != nil {
+				return err
+			}
+			*field(t) = NewSecret(s)
+			return nil
+		},
+		render: func(t *T) string { return field(t).String() },
+	}
+}
+
+func boolEntry[T any](key string, field func(*T) *bool) entry[T] {
+	return entry[T]{
+		key:    key,
+		apply:  func(t *T, v scalar) (err error) { *field(t), err = v.boolean(); return err },
+		render: func(t *T) string { return strconv.FormatBool(*field(t)) },
+	}
+}
+
+func countEntry[T any](key string, field func(*T) *int) entry[T] {
+	return entry[T]{
+		key:    key,
+		apply:  func(t *T, v scalar) (err error) { *field(t), err = v.count(); return err },
+		render: func(t *T) string { return strconv.Itoa(*field(t)) },
+	}
+}
+
+func durationEntry[T any](key string, field func(*T) *time.Duration) entry[T] {
+	return entry[T]{
+		key:    key,
+		apply:  func(t *T, v scalar) (err error) { *field(t), err = v.duration(); return err },
+		render: func(t *T) string { return FormatDuration(*field(t)) },
+	}
+}
+
+func sizeEntry[T any](key string, field func(*T) *int64) entry[T] {
+	return entry[T]{
+		key:    key,
+		apply:  func(t *T, v scalar) (err error) { *field(t), err = v.byteSize(); return err },
+		render: func(t *T) string { return FormatByteSize(*field(t)) },
+	}
+}
+
+func listenEntry[T any](key string, field func(*T) *string) entry[T] {
+	return entry[T]{
+		key: key,
+		apply: func(t *T, v scalar) error {
+			s, err := v.str()
+			if err != nil {
+				return err
+			}
+			if err := checkSocketAddress(s); err != nil {
+				return err
+			}
+			*field(t) = s
+			return nil
+		},
+		render: func(t *T) string { return *field(t) },
+	}
+}
+
+// globalEntries are the keys outside `gateway.cluster.<id>.` and
+// `gateway.clusters`, as in the official gateway.
+var globalEntries = []entry[Config]{
+	stringEntry(KeyInstanceID, func(c *Config) *string { return &c.InstanceID }),
+	listenEntry(KeyRESTListen, func(c *Config) *string { return &c.REST.Listen }),
+	durationEntry("gateway.rest.header-read-timeout", func(c *Config) *time.Duration { return &c.REST.HeaderReadTimeout }),
+	durationEntry("gateway.rest.write.request-timeout", func(c *Config) *time.Duration { return &c.REST.RequestTimeout }),
+	sizeEntry("gateway.rest.write.max-request-bytes", func(c *Config) *int64 { return &c.REST.MaxRequestBytes }),
+	countEntry("gateway.rest.write.max-rows", func(c *Config) *int { return &c.Limits.WriteMaxRows }),
+	countEntry("gateway.rest.write.max-concurrent-requests", func(c *Config) *int { return &c.Limits.WriteMaxConcurrentRequests }),
+	boolEntry("gateway.rest.write.rate-limit.enabled", func(c *Config) *bool { return &c.Limits.WriteRateLimitEnabled }),
+	countEntry("gateway.rest.write.rate-limit.requests-per-second", func(c *Config) *int { return &c.Limits.WriteRateLimitRequestsPerSecond }),
+	sizeEntry("gateway.rest.write.rate-limit.bytes-per-second", func(c *Config) *int64 { return &c.Limits.WriteRateLimitBytesPerSecond }),
+	countEntry("gateway.rest.lookup.max-keys", func(c *Config) *int { return &c.Limits.LookupMaxKeys }),
+	sizeEntry("gateway.rest.lookup.max-key-bytes", func(c *Config) *int64 { return &c.Limits.LookupMaxKeyBytes }),
+	countEntry("gateway.rest.lookup.max-concurrent-requests", func(c *Config) *int { return &c.Limits.LookupMaxConcurrentRequests }),
+	countEntry("gateway.rest.prefix-lookup.max-prefixes", func(c *Config) *int { return &c.Limits.PrefixLookupMaxPrefixes }),
+	countEntry("gateway.rest.prefix-lookup.max-rows-per-prefix", func(c *Config) *int { return &c.Limits.PrefixLookupMaxRowsPerPrefix }),
+	countEntry("gateway.rest.prefix-lookup.max-concurrent-requests", func(c *Config) *int { return &c.Limits.PrefixLookupMaxConcurrentRequests }),
+	boolEntry("gateway.metrics.enabled", func(c *Config) *bool { return &c.Metrics.Enabled }),
+	{
+		key: "gateway.metrics.exporters",
+		apply: func(c *Config, v scalar) (err error) {
+			s, err := v.str()
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(s) != "prometheus" {
+				return errors.New("expected prometheus")
+			}
+			c.Metrics.Exporter = "prometheus"
+			return nil
+		},
+		render: func(c *Config) string { return c.Metrics.Exporter },
+	},
+	listenEntry(KeyMetricsListen, func(c *Config) *string { return &c.Metrics.PrometheusListen }),
+	durationEntry("gateway.shutdown.drain-timeout", func(c *Config) *time.Duration { return &c.Shutdown.DrainTimeout }),
+	{
+		key: KeySecurityAuth,
+		apply: func(c *Config, v scalar) error {
+			s, err := v.oneOf(string(AuthTrust), string(AuthPassword), string(AuthToken), string(AuthTrustedHeader))
+			c.Security.Authentication = AuthenticationMode(s)
+			return err
+		},
+		render: func(c *Config) string { return string(c.Security.Authentication) },
+	},
+	secretEntry("gateway.security.users", func(c *Config) *Secret { return &c.Security.Users }),
+	secretEntry("gateway.security.tokens", func(c *Config) *Secret { return &c.Security.Tokens }),
+	stringEntry("gateway.security.trusted-header.name", func(c *Config) *string { return &c.Security.TrustedHeaderName }),
+}
+
+// clusterEntries are the keys under `gateway.cluster.<id>.`. The last two are
+// gateway-go extensions: `connection.security.protocol` makes the transport
+// explicit, and `backend` selects the in-memory development backend.
+var clusterEntries = []entry[Cluster]{
+	{
+		key: clusterKeyServers,
+		apply: func(c *Cluster, v scalar) error {
+			s, err := v.str()
+			if err != nil {
+				return err
+			}
+			c.BootstrapServers = splitList(s)
+			return nil
+		},
+		render: func(c *Cluster) string { return strings.Join(c.BootstrapServers, ",") },
+	},
+	durationEntry(clusterKeyConnectTO, func(c *Cluster) *time.Duration { return &c.ConnectTimeout }),
+	stringEntry(clusterKeyAccount, func(c *Cluster) *string { return &c.ServiceAccount }),
+	secretEntry(clusterKeySecret, func(c *Cluster) *Secret { return &c.ServiceSecret }),
+	{
+		key: clusterKeyIdentity,
+		apply: func(c *Cluster, v scalar) error {
+			s, err := v.oneOf(string(IdentityService), string(IdentityUser))
+			c.IdentityMode = IdentityMode(s)
+			return err
+		},
+		render: func(c *Cluster) string { return string(c.IdentityMode) },
+	},
+	countEntry(clusterKeyConnMax, func(c *Cluster) *int { return &c.ConnectionMax }),
+	durationEntry(clusterKeyConnIdle, func(c *Cluster) *time.Duration { return &c.ConnectionIdleTimeout }),
+	{
+		key: clusterKeyProtocol,
+		apply: func(c *Cluster, v scalar) error {
+			s, err := v.str()
+			if err != nil {
+				return err
+			}
+			switch p := SecurityProtocol(strings.ToUpper(strings.TrimSpace(s))); p {
+			case ProtocolPlaintext, ProtocolSASL:
+				c.SecurityProtocol = p
+				return nil
+			}
+			return errors.New("expected PLAINTEXT or SASL")
+		},
+		render: func(c *Cluster) string { return string(c.EffectiveSecurityProtocol()) },
+	},
+	{
+		key: clusterKeyBackend,
+		apply: func(c *Cluster, v scalar) error {
+			s, err := v.oneOf(string(BackendFluss), string(BackendMemory))
+			c.Backend = Backend(s)
+			return err
+		},
+		render: func(c *Cluster) string { return string(c.Backend) },
+	},
+}
+
+// ClusterKey returns the full key of a per-cluster option, for messages.
+func ClusterKey(id, suffix string) string { return ClusterKeyPrefix + id + "." + suffix }
+
+// EnvVar returns the environment variable that overrides a full key.
+func EnvVar(key string) string {
+	return EnvPrefix + envSuffix(strings.TrimPrefix(key, KeyPrefix))
+}
+
+func envSuffix(dotted string) string {
+	segs := strings.Split(dotted, ".")
+	for i, s := range segs {
+		segs[i] = strings.ToUpper(strings.ReplaceAll(s, "-", "_"))
+	}
+	return strings.Join(segs, "__")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if p := strings.TrimSpace(part); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func findGlobal(key string) *entry[Config] {
+	for i := range globalEntries {
+		if globalEntries[i].key == key {
+			return &globalEntries[i]
+		}
+	}
+	return nil
+}
+
+func findCluster(suffix string) *entry[Cluster] {
+	for i := range clusterEntries {
+		if clusterEntries[i].key == suffix {
+			return &clusterEntries[i]
+		}
+	}
+	return nil
+}
+
+// validClusterID reports whether id is a lower-case letter followed by at most
+// 62 lower-case letters, digits or underscores.
+func validClusterID(id string) bool {
+	if id == "" || len(id) > 63 || id[0] < 'a' || id[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		b := id[i]
+		if !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,132 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"go.uber.org/fx"
+
+	httpadapter "github.com/fluss-gateway/fluss-gateway-go/adapters/http"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/telemetry"
+	"github.com/fluss-gateway/fluss-gateway-go/application"
+	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// RESTModule serves the REST API on `gateway.rest.listen`: it binds in
+// OnStart (so a taken port fails startup), serves in a goroutine, flips
+// readiness to serving once listening, and on stop flips it to draining and
+// lets in-flight requests finish within `gateway.shutdown.drain-timeout`.
+var RESTModule = fx.Module("rest",
+	fx.Provide(
+		httpadapter.NewReadiness,
+		application.NewCatalogService,
+		func() IdentityFactory { return NewIdentity },
+		newRESTServer,
+	),
+	fx.Invoke(func(*RESTServer) {}),
+)
+
+// RESTServer runs the REST API's fiber application on its listener.
+type RESTServer struct {
+	app       *fiber.App
+	readiness *httpadapter.Readiness
+	listen    string
+	drain     time.Duration
+	log       *slog.Logger
+	ln        net.Listener
+	done      chan error
+}
+
+// Addr is the bound address once started (useful with port 0).
+func (s *RESTServer) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Readiness is the lifecycle state the server reports on /ready.
+func (s *RESTServer) Readiness() *httpadapter.Readiness { return s.readiness }
+
+type restParams struct {
+	fx.In
+	Lifecycle fx.Lifecycle
+	Config    *config.Config
+	Catalog   *application.CatalogService
+	Clusters  domain.Clusters
+	Readiness *httpadapter.Readiness
+	Telemetry *telemetry.Providers
+	Identity  IdentityFactory
+	Logger    *slog.Logger
+}
+
+func newRESTServer(p restParams) (*RESTServer, error) {
+	identity, err := p.Identity(p.Config.Security, p.Logger)
+	if err != nil {
+		return nil, err
+	}
+	app, err := httpadapter.New(httpadapter.Options{
+		RequestTimeout:  p.Config.REST.RequestTimeout,
+		MaxRequestBytes: p.Config.REST.MaxRequestBytes,
+		ReadTimeout:     p.Config.REST.HeaderReadTimeout,
+		Logger:          p.Logger,
+		TracerProvider:  p.Telemetry.TracerProvider,
+		MeterProvider:   p.Telemetry.MeterProvider,
+		Propagators:     p.Telemetry.Propagators,
+	}, httpadapter.Deps{Catalog: p.Catalog, Readiness: p.Readiness, Identity: identity})
+	if err != nil {
+		return nil, err
+	}
+	s := &RESTServer{
+		app:       app,
+		readiness: p.Readiness,
+		listen:    p.Config.REST.Listen,
+		drain:     p.Config.Shutdown.DrainTimeout,
+		log:       p.Logger,
+	}
+	p.Lifecycle.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
+	return s, nil
+}
+
+func (s *RESTServer) start(context.Context) error {
+	ln, err := net.Listen("tcp", s.listen)
+	if err != nil {
+		return fmt.Errorf("REST listener on %s (%s): %w", s.listen, config.KeyRESTListen, err)
+	}
+	s.ln, s.done = ln, make(chan error, 1)
+	go func() { s.done <- s.app.Listener(ln) }()
+	s.readiness.SetServing()
+	s.log.Info("REST listener serving", "address", ln.Addr().String())
+	return nil
+}
+
+// stop drains: /ready turns 503 at once, the listener closes, and in-flight
+// requests get until the drain timeout to finish.
+func (s *RESTServer) stop(ctx context.Context) error {
+	s.readiness.BeginDraining()
+	defer s.readiness.SetStopped()
+	started := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, s.drain)
+	defer cancel()
+	err := s.app.ShutdownWithContext(ctx)
+	// Closing the listener also ends a Serve that had not registered it yet.
+	_ = s.ln.Close()
+	select {
+	case serveErr := <-s.done:
+		err = errors.Join(err, serveErr)
+	case <-ctx.Done():
+		err = errors.Join(err, ctx.Err())
+	}
+	if err != nil {
+		s.log.Warn("REST listener stopped before every request finished", "after", time.Since(started).String(), "error", err)
+		return fmt.Errorf("draining the REST listener: %w", err)
+	}
+	s.log.Info("REST listener drained", "after", time.Since(started).String())
+	return nil
+}

@@ -1,0 +1,94 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.uber.org/fx"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/telemetry"
+	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+)
+
+// TelemetryModule sets up the OpenTelemetry SDK from the OTEL_* environment,
+// installs it as the global providers, serves the Prometheus exposition on
+// `gateway.metrics.exporter.prometheus.listen` when `gateway.metrics.enabled`,
+// and flushes everything on stop.
+var TelemetryModule = fx.Module("telemetry",
+	fx.Provide(newTelemetry, newMetricsServer),
+	fx.Invoke(func(*MetricsServer) {}),
+)
+
+func newTelemetry(lc fx.Lifecycle, cfg *config.Config, log *slog.Logger) (*telemetry.Providers, error) {
+	p, err := telemetry.Setup(context.Background(), telemetry.Options{
+		ServiceVersion: Version,
+		InstanceID:     cfg.InstanceID,
+		Prometheus:     cfg.Metrics.Enabled,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Export failures surface in the gateway's own JSON log.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("opentelemetry", "error", err)
+	}))
+	otel.SetTracerProvider(p.TracerProvider)
+	otel.SetMeterProvider(p.MeterProvider)
+	otel.SetTextMapPropagator(p.Propagators)
+	lc.Append(fx.StopHook(p.Shutdown))
+	return p, nil
+}
+
+// MetricsServer serves GET /metrics on its own listener. Addr is nil when
+// the listener is disabled.
+type MetricsServer struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan error
+}
+
+// Addr is the bound address, or nil when metrics are disabled.
+func (m *MetricsServer) Addr() net.Addr {
+	if m.ln == nil {
+		return nil
+	}
+	return m.ln.Addr()
+}
+
+func newMetricsServer(lc fx.Lifecycle, cfg *config.Config, p *telemetry.Providers, log *slog.Logger) *MetricsServer {
+	m := &MetricsServer{}
+	if !cfg.Metrics.Enabled || p.MetricsHandler == nil {
+		return m
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", p.MetricsHandler)
+	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: cfg.REST.HeaderReadTimeout}
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			// Bind before returning so a taken port fails startup.
+			ln, err := net.Listen("tcp", cfg.Metrics.PrometheusListen)
+			if err != nil {
+				return err
+			}
+			m.ln, m.done = ln, make(chan error, 1)
+			go func() { m.done <- m.srv.Serve(ln) }()
+			log.Info("metrics listener serving", "address", ln.Addr().String(), "path", "/metrics")
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			err := m.srv.Shutdown(ctx)
+			if serveErr := <-m.done; !errors.Is(serveErr, http.ErrServerClosed) {
+				err = errors.Join(err, serveErr)
+			}
+			return err
+		},
+	})
+	return m
+}
