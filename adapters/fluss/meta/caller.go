@@ -1,0 +1,90 @@
+package meta
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+)
+
+// DestKind selects the server a call goes to.
+type DestKind uint8
+
+// Destinations. DDL goes to the coordinator, metadata and writer-id requests
+// to any server, data requests to the leader of the bucket.
+const (
+	// ToAny is any live server, preferably a tablet server (GetMetadata,
+	// GetTableInfo, GetTableSchema, InitWriter).
+	ToAny DestKind = iota + 1
+	// ToCoordinator is the coordinator (CreatePartition).
+	ToCoordinator
+	// ToNode is the server with id Node (PutKv, ProduceLog to a bucket leader).
+	ToNode
+)
+
+// Dest is the destination of one call. Addr is filled in for ToNode when the
+// cache knows the node's address, so that a Caller that pools connections by
+// address needs no node table of its own.
+type Dest struct {
+	Kind DestKind
+	Node int32
+	Addr string
+}
+
+// Any, Coordinator and Node build destinations.
+func Any() Dest          { return Dest{Kind: ToAny} }
+func Coordinator() Dest  { return Dest{Kind: ToCoordinator} }
+func Node(id int32) Dest { return Dest{Kind: ToNode, Node: id} }
+
+// Caller sends one request and decodes its answer into resp. It is the seam
+// between the metadata cache and writer on one side and the connection layer
+// (package rpc) on the other; tests implement it with fakes.
+//
+// Errors should satisfy Classified (every rpc error does); an error that does
+// not is treated as a connection-level failure whose outcome is unknown.
+type Caller interface {
+	Call(ctx context.Context, to Dest, key wire.APIKey, req, resp proto.Message) error
+}
+
+// Classified is the error classification of package rpc (rpc.Classified),
+// declared here with standard types only so that fakes can implement it.
+type Classified interface {
+	error
+	NotSent() bool
+	Ambiguous() bool
+	Retriable() bool
+	FlussErrorCode() int32
+}
+
+// ErrorCode returns the Fluss error code carried by err (0 when none).
+func ErrorCode(err error) wire.ErrorCode {
+	var c Classified
+	if errors.As(err, &c) {
+		return wire.ErrorCode(c.FlussErrorCode())
+	}
+	return wire.CodeNone
+}
+
+// NotSent reports whether err says the server cannot have seen the request.
+func NotSent(err error) bool {
+	var c Classified
+	return errors.As(err, &c) && c.NotSent()
+}
+
+// Answered reports whether the server answered the request with an error
+// (neither not-sent nor ambiguous).
+func Answered(err error) bool {
+	var c Classified
+	return errors.As(err, &c) && !c.NotSent() && !c.Ambiguous()
+}
+
+// Retriable reports whether the same request may succeed later.
+func Retriable(err error) bool {
+	var c Classified
+	if errors.As(err, &c) {
+		return c.Retriable()
+	}
+	return false
+}

@@ -1,0 +1,367 @@
+package arrowlog
+
+import (
+	"encoding/binary"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	flatbuffers "github.com/google/flatbuffers/go"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// serializer turns arrow-go arrays into the encapsulated RecordBatch message
+// exactly as Fluss 0.9.1's Java client does (ArrowWriter.serializeToOutputView
+// with Arrow Java 15):
+//
+//   - VectorUnloader(root, includeNullCount=true, codec, alignBuffers=true):
+//     one FieldNode (length, null count) per field, depth first, and the
+//     field's buffers as TypeLayout lists them, each sized by its writer
+//     index: validity ceil(n/8) bytes (all ones when there is no null, as
+//     Java sets a bit per written value), values n*width (a bit per value
+//     for BOOLEAN), offsets 4*(n+1), data up to the last offset; every buffer
+//     of a field with no values is empty.
+//   - AbstractCompressionCodec.compress per buffer (when compressing): an
+//     empty buffer becomes 8 zero bytes; otherwise the int64 LE uncompressed
+//     length and the codec's frame, or -1 and the raw bytes when the frame is
+//     larger than the raw buffer.
+//   - ArrowRecordBatch: buffers laid out at 8-byte aligned offsets.
+//   - MessageSerializer.serialize with IpcOption.DEFAULT: the flatbuffer
+//     Message built with the same FlatBufferBuilder calls in the same order
+//     as ArrowRecordBatch.writeTo and MessageSerializer.serializeMessage, the
+//     0xFFFFFFFF marker, the metadata length padded so the body starts
+//     8-aligned, then the buffers with zero padding.
+//
+// arrow-go's own IPC writer produces a valid but different message (no
+// validity bitmap without nulls, no 8-byte prefix for empty compressed
+// buffers, other flatbuffer field order) and compresses through a
+// concurrent streaming zstd encoder that is slow for many small buffers, so
+// the message is assembled here.
+type serializer struct {
+	codec Compression
+
+	nodes []FieldNode
+	bufs  []span // one per Arrow buffer, into the arrays or into scratch
+	// scratch holds generated validity bitmaps and compressed buffers.
+	scratch []byte
+	layout  []Buffer
+
+	fb   *flatbuffers.Builder
+	zstd *zstd.Encoder
+	lz4  lz4.CompressorCCompat
+}
+
+// span is a buffer: either a slice of array memory (b != nil) or a range of
+// the scratch arena (which may move while it grows).
+type span struct {
+	b          []byte
+	start, end int
+}
+
+func (s *serializer) bytes(sp span) []byte {
+	if sp.b != nil {
+		return sp.b
+	}
+	return s.scratch[sp.start:sp.end]
+}
+
+func newSerializer(codec Compression, level int) (*serializer, error) {
+	s := &serializer{codec: codec, fb: flatbuffers.NewBuilder(1024)}
+	if codec == CompressionZstd {
+		enc, err := zstd.NewWriter(nil,
+			zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
+			zstd.WithEncoderConcurrency(1),
+			// zstd-jni's Zstd.compressDirectByteBuffer writes no checksum.
+			zstd.WithEncoderCRC(false))
+		if err != nil {
+			return nil, internal("arrowlog: zstd encoder: %v", err)
+		}
+		s.zstd = enc
+	}
+	return s, nil
+}
+
+// appendMessage appends the message for rec to dst.
+func (s *serializer) appendMessage(dst []byte, rec arrow.RecordBatch, nodes []node) ([]byte, error) {
+	s.nodes, s.bufs, s.scratch, s.layout = s.nodes[:0], s.bufs[:0], s.scratch[:0], s.layout[:0]
+	for i := range nodes {
+		if err := s.unload(rec.Column(i), &nodes[i]); err != nil {
+			return dst, prefix(err, "column %d", i)
+		}
+	}
+	if s.codec != CompressionNone {
+		for i := range s.bufs {
+			s.bufs[i] = s.compress(s.bufs[i])
+		}
+	}
+	var off int64
+	for i := range s.bufs {
+		n := int64(len(s.bytes(s.bufs[i])))
+		s.layout = append(s.layout, Buffer{Offset: off, Length: n})
+		off = align8(off + n)
+	}
+	bodyLen := off
+
+	meta := s.metadata(rec.NumRows(), bodyLen)
+	metaLen := len(meta)
+	if pad := (8 + metaLen) % 8; pad != 0 {
+		metaLen += 8 - pad
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, ContinuationMarker)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(metaLen))
+	dst = append(dst, meta...)
+	dst = appendZeros(dst, metaLen-len(meta))
+	for i := range s.bufs {
+		b := s.bytes(s.bufs[i])
+		dst = append(dst, b...)
+		dst = appendZeros(dst, int(align8(int64(len(b))))-len(b))
+	}
+	return dst, nil
+}
+
+// metadata builds the flatbuffer Message with Java's call sequence.
+func (s *serializer) metadata(rows, bodyLen int64) []byte {
+	b := s.fb
+	b.Reset()
+	// ArrowRecordBatch.writeTo
+	b.StartVector(16, len(s.nodes), 8) // RecordBatch.startNodesVector
+	for i := len(s.nodes) - 1; i >= 0; i-- { // FBSerializables.writeAllStructsToVector
+		b.Prep(8, 16) // FieldNode.createFieldNode
+		b.PlaceInt64(s.nodes[i].NullCount)
+		b.PlaceInt64(s.nodes[i].Length)
+	}
+	nodesOff := b.EndVector(len(s.nodes))
+	b.StartVector(16, len(s.layout), 8) // RecordBatch.startBuffersVector
+	for i := len(s.layout) - 1; i >= 0; i-- {
+		b.Prep(8, 16) // Buffer.createBuffer
+		b.PlaceInt64(s.layout[i].Length)
+		b.PlaceInt64(s.layout[i].Offset)
+	}
+	buffersOff := b.EndVector(len(s.layout))
+	var compOff flatbuffers.UOffsetT
+	if s.codec != CompressionNone {
+		// BodyCompression.createBodyCompression(builder, codec, method BUFFER)
+		b.StartObject(2)
+		b.PrependByteSlot(1, 0, 0)                      // addMethod
+		b.PrependByteSlot(0, arrowCodecID(s.codec), 0) // addCodec
+		compOff = b.EndObject()
+	}
+	b.StartObject(5)                 // RecordBatch.startRecordBatch
+	b.PrependInt64Slot(0, rows, 0)   // addLength
+	b.PrependUOffsetTSlot(1, nodesOff, 0)
+	b.PrependUOffsetTSlot(2, buffersOff, 0)
+	if s.codec != CompressionNone {
+		b.PrependUOffsetTSlot(3, compOff, 0)
+	}
+	header := b.EndObject()
+	// MessageSerializer.serializeMessage
+	b.StartObject(5)
+	b.PrependByteSlot(1, headerRecordBatch, 0)       // addHeaderType
+	b.PrependUOffsetTSlot(2, header, 0)              // addHeader
+	b.PrependInt16Slot(0, metadataV5, 0)             // addVersion
+	b.PrependInt64Slot(3, bodyLen, 0)                // addBodyLength
+	b.Finish(b.EndObject())
+	return b.FinishedBytes()
+}
+
+func arrowCodecID(c Compression) byte {
+	if c == CompressionZstd {
+		return 1
+	}
+	return 0 // LZ4_FRAME
+}
+
+func align8(n int64) int64 { return (n + 7) &^ 7 }
+
+func appendZeros(dst []byte, n int) []byte {
+	for ; n > 0; n-- {
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+// unload appends the field nodes and buffers of one array, depth first.
+func (s *serializer) unload(a arrow.Array, n *node) error {
+	d := a.Data()
+	if d.Offset() != 0 {
+		return internal("arrowlog: sliced %s array", n)
+	}
+	L := a.Len()
+	s.nodes = append(s.nodes, FieldNode{Length: int64(L), NullCount: int64(a.NullN())})
+	s.validity(d, L, a.NullN())
+	bufs := d.Buffers()
+	switch n.kind {
+	case kBool:
+		s.bitmap(bufs[1], L)
+	case kUtf8, kBinary:
+		end, err := s.offsets(bufs[1], L)
+		if err != nil {
+			return err
+		}
+		s.slice(bufs[2], end)
+	case kList:
+		end, err := s.offsets(bufs[1], L)
+		if err != nil {
+			return err
+		}
+		child := a.(*array.List).ListValues()
+		if child.Len() != end {
+			child = array.NewSlice(child, 0, int64(end))
+			defer child.Release()
+		}
+		return s.unload(child, n.elem)
+	case kMap:
+		end, err := s.offsets(bufs[1], L)
+		if err != nil {
+			return err
+		}
+		entries := a.(*array.Map).ListValues().(*array.Struct)
+		if entries.Len() != end || entries.NullN() != 0 {
+			return internal("arrowlog: map entries of length %d with %d nulls, want %d without", entries.Len(), entries.NullN(), end)
+		}
+		// The "entries" struct: Java's MapWriter defines every slot.
+		s.nodes = append(s.nodes, FieldNode{Length: int64(end)})
+		s.validity(entries.Data(), end, 0)
+		if err := s.unload(entries.Field(0), n.elem); err != nil {
+			return err
+		}
+		return s.unload(entries.Field(1), n.value)
+	case kStruct:
+		st := a.(*array.Struct)
+		for i := range n.fields {
+			if err := s.unload(st.Field(i), &n.fields[i]); err != nil {
+				return err
+			}
+		}
+	default: // fixed width
+		s.slice(bufs[1], L*n.width)
+	}
+	return nil
+}
+
+// validity appends the validity buffer: ceil(L/8) bytes, the array's bitmap
+// when it has nulls, else all L bits set.
+func (s *serializer) validity(d arrow.ArrayData, L, nulls int) {
+	if nulls > 0 {
+		s.bitmap(d.Buffers()[0], L)
+		return
+	}
+	nb := (L + 7) / 8
+	start := len(s.scratch)
+	for i := 0; i < nb; i++ {
+		s.scratch = append(s.scratch, 0xFF)
+	}
+	if r := L % 8; r != 0 {
+		s.scratch[len(s.scratch)-1] = byte(1)<<r - 1
+	}
+	s.bufs = append(s.bufs, span{start: start, end: len(s.scratch)})
+}
+
+// bitmap appends the first L bits of a bitmap, copying it when bits beyond L
+// are set (Java's are never set).
+func (s *serializer) bitmap(buf interface{ Bytes() []byte }, L int) {
+	nb := (L + 7) / 8
+	if nb == 0 {
+		s.bufs = append(s.bufs, span{b: []byte{}})
+		return
+	}
+	b := buf.Bytes()[:nb]
+	if r := L % 8; r != 0 && b[nb-1]&^(byte(1)<<r-1) != 0 {
+		start := len(s.scratch)
+		s.scratch = append(s.scratch, b...)
+		s.scratch[len(s.scratch)-1] &= byte(1)<<r - 1
+		s.bufs = append(s.bufs, span{start: start, end: len(s.scratch)})
+		return
+	}
+	s.bufs = append(s.bufs, span{b: b})
+}
+
+// offsets appends an int32 offsets buffer (none for an empty field) and
+// returns the last offset.
+func (s *serializer) offsets(buf interface{ Bytes() []byte }, L int) (int, error) {
+	if L == 0 {
+		s.bufs = append(s.bufs, span{b: []byte{}})
+		return 0, nil
+	}
+	b := buf.Bytes()[:4*(L+1)]
+	if first := int32(binary.LittleEndian.Uint32(b)); first != 0 {
+		return 0, internal("arrowlog: offsets start at %d", first)
+	}
+	s.bufs = append(s.bufs, span{b: b})
+	return int(int32(binary.LittleEndian.Uint32(b[4*L:]))), nil
+}
+
+func (s *serializer) slice(buf interface{ Bytes() []byte }, n int) {
+	if n == 0 {
+		s.bufs = append(s.bufs, span{b: []byte{}})
+		return
+	}
+	s.bufs = append(s.bufs, span{b: buf.Bytes()[:n]})
+}
+
+// compress applies Arrow Java's AbstractCompressionCodec.compress to one
+// buffer, writing the result into scratch.
+func (s *serializer) compress(sp span) span {
+	raw := s.bytes(sp)
+	start := len(s.scratch)
+	if len(raw) == 0 {
+		s.scratch = append(s.scratch, 0, 0, 0, 0, 0, 0, 0, 0)
+		return span{start: start, end: len(s.scratch)}
+	}
+	if sp.b == nil {
+		// The input lives in scratch, which the output may reallocate.
+		raw = append([]byte(nil), raw...)
+	}
+	s.scratch = binary.LittleEndian.AppendUint64(s.scratch, uint64(len(raw)))
+	switch s.codec {
+	case CompressionZstd:
+		s.scratch = s.zstd.EncodeAll(raw, s.scratch)
+	case CompressionLZ4Frame:
+		s.scratch = s.appendLZ4Frame(s.scratch, raw)
+	}
+	if len(s.scratch)-start-8 > len(raw) {
+		// Larger than the raw buffer: CompressionUtil.packageRawBuffer.
+		s.scratch = s.scratch[:start]
+		s.scratch = binary.LittleEndian.AppendUint64(s.scratch, ^uint64(0))
+		s.scratch = append(s.scratch, raw...)
+	}
+	return span{start: start, end: len(s.scratch)}
+}
+
+// appendLZ4Frame appends raw as an LZ4 frame laid out as Fluss's
+// FlussLZ4BlockOutputStream writes it: magic, FLG 0x60 (version 1,
+// independent blocks, no checksums, no content size), BD 0x40 (64 KB
+// blocks), the descriptor checksum, then per 64 KB chunk an int32 LE size and
+// the compressed block, or the chunk stored with the size's high bit set
+// when compressing does not shrink it, then a zero end mark.
+func (s *serializer) appendLZ4Frame(dst, raw []byte) []byte {
+	const block = 64 << 10
+	dst = append(dst, 0x04, 0x22, 0x4D, 0x18, 0x60, 0x40, 0x82)
+	for len(raw) > 0 {
+		chunk := raw[:min(block, len(raw))]
+		raw = raw[len(chunk):]
+		at := len(dst)
+		dst = append(dst, 0, 0, 0, 0)
+		bound := lz4.CompressBlockBound(len(chunk))
+		dst = growLen(dst, bound)
+		n, err := s.lz4.CompressBlock(chunk, dst[at+4:at+4+bound])
+		if err != nil || n == 0 || n >= len(chunk) {
+			dst = append(dst[:at+4], chunk...)
+			binary.LittleEndian.PutUint32(dst[at:], uint32(len(chunk))|0x80000000)
+			continue
+		}
+		dst = dst[:at+4+n]
+		binary.LittleEndian.PutUint32(dst[at:], uint32(n))
+	}
+	return append(dst, 0, 0, 0, 0)
+}
+
+// growLen extends dst by n bytes (contents unspecified).
+func growLen(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) < n {
+		nd := make([]byte, len(dst), 2*cap(dst)+n)
+		copy(nd, dst)
+		dst = nd
+	}
+	return dst[:len(dst)+n]
+}

@@ -1,0 +1,78 @@
+package writer
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Entry codes the writer produces itself.
+const (
+	CodeTimeout           = "timeout"
+	CodeResourceExhausted = "resource_exhausted"
+	CodeUnsupported       = "unsupported"
+	CodeInvalidArgument   = "invalid_argument"
+	CodeCancelled         = "cancelled"
+	CodeClosed            = "unavailable"
+)
+
+var errTooLarge = errors.New("writer: request larger than the whole buffer")
+
+// codeNames overrides the derived snake_case name of a Fluss error code where
+// the gateway's vocabulary (domain.Error codes) has a better word.
+var codeNames = map[wire.ErrorCode]string{
+	wire.CodeUnknownServerError:            "backend",
+	wire.CodeNetworkException:              "unavailable",
+	wire.CodeDatabaseNotExist:              "database_not_found",
+	wire.CodeTableNotExist:                 "table_not_found",
+	wire.CodeSchemaNotExist:                "schema_not_found",
+	wire.CodePartitionNotExists:            "partition_not_found",
+	wire.CodeRecordTooLargeException:       "record_too_large",
+	wire.CodeCorruptRecordException:        "corrupt_record",
+	wire.CodeInvalidTargetColumn:           "invalid_target_column",
+	wire.CodeNonPrimaryKeyTableException:   "not_primary_key_table",
+	wire.CodeUnknownTableOrBucketException: "unknown_table_or_bucket",
+	wire.CodeRequestTimeOut:                "timeout",
+	wire.CodeAuthorizationException:        "unauthorized",
+	wire.CodeAuthenticateException:         "unauthenticated",
+	wire.CodeOutOfOrderSequenceException:   "out_of_order_sequence",
+	wire.CodeUnknownWriterIDException:      "unknown_writer_id",
+	wire.CodeDeletionDisabledException:     "deletion_disabled",
+	wire.CodeLeaderNotAvailableException:   "leader_not_available",
+	wire.CodeStorageBackpressureException:  "storage_backpressure",
+	wire.CodeUnsupportedVersion:            "unsupported",
+}
+
+// entryCode returns the snake_case entry code of a Fluss error: the
+// override above, `invalid_record` for an InvalidRecordException (which Fluss
+// sends as UNKNOWN_SERVER_ERROR), or the lower-cased Fluss name without its
+// `_EXCEPTION` suffix (NOT_ENOUGH_REPLICAS_EXCEPTION → not_enough_replicas).
+func entryCode(code wire.ErrorCode, msg string) string {
+	if code == wire.CodeUnknownServerError && strings.Contains(msg, "InvalidRecordException") {
+		return "invalid_record"
+	}
+	if name, ok := codeNames[code]; ok {
+		return name
+	}
+	info, ok := wire.Lookup(code)
+	if !ok {
+		return "backend"
+	}
+	return strings.ToLower(strings.TrimSuffix(info.Name, "_EXCEPTION"))
+}
+
+// retriableCode reports whether a per-bucket or request-level failure with
+// code may succeed when the batch is sent again (the Java RetriableException
+// set, see wire.ErrorCode.Retriable).
+func retriableCode(code wire.ErrorCode) bool { return code.Retriable() }
+
+// domainCode returns the entry code of a *domain.Error (encoding failures,
+// metadata failures).
+func domainCode(err error) (code string, retryable bool) {
+	if de := domain.AsError(err); de != nil {
+		return de.Code(), de.Retryable
+	}
+	return "internal", false
+}

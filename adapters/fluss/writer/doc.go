@@ -1,0 +1,22 @@
+// Package writer implements domain.RowWriter for one Fluss cluster
+// connection: the client write path of the Java client (RecordAccumulator,
+// Sender, IdempotenceManager) rebuilt around per-request deadlines and a
+// verdict per row.
+//
+// Write encodes every entry of a request (primary key, bucket key and value
+// row, or the row of a log append) into one arena owned by the request,
+// reserves that many bytes of the shared buffer, and appends one record per
+// entry to the queue of its bucket. A single sender goroutine per Writer
+// drains ready buckets (full batch, linger elapsed, retry due) into batches
+// — the KV or log batch bytes are built only then — and sends one PutKv or
+// ProduceLog request per (tablet server, table) carrying one batch per
+// bucket. Each record resolves its own entry when its batch completes.
+//
+// Deadlines: when the request's context ends, records still queued are
+// removed (verdict `timeout`, applied "no"; they can never be sent later),
+// records in a batch already sent are `timeout` with applied "unknown".
+// Batches are immutable once built: a retry resends the same records with
+// the same writer id and batch sequence; only the idempotence bookkeeping of
+// §7.4 (a fatal failure of an earlier batch of the same bucket) re-stamps the
+// header of later, not yet accepted batches, as the Java client does.
+package writer

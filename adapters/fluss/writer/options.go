@@ -1,0 +1,190 @@
+package writer
+
+import (
+	"context"
+	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Defaults of Options, following the Java client's `client.writer.*` options
+// except Linger (see Options.Linger).
+const (
+	DefaultBatchSize            = 2 << 20 // client.writer.batch-size
+	DefaultLinger               = 10 * time.Millisecond
+	DefaultBufferMemory         = 64 << 20 // client.writer.buffer.memory-size
+	DefaultMaxRequestSize       = 10 << 20 // client.writer.request-max-size
+	DefaultMaxInFlightPerBucket = 5        // client.writer.max-inflight-requests-per-bucket
+	DefaultRequestTimeout       = 30 * time.Second
+	DefaultRetryBackoff         = 50 * time.Millisecond
+	DefaultRetryBackoffMax      = 1 * time.Second
+	DefaultMaxThrottle          = 3 * time.Second // client.writer.kv-backpressure.max-throttle
+	DefaultOrphanTimeout        = 2 * time.Minute
+	// AcksAll is acks = "all" (-1), required for idempotence.
+	AcksAll = -1
+)
+
+// Options configure a Writer. The zero value takes every default.
+type Options struct {
+	// BatchSize is the target size of one bucket's batch in bytes; a bucket
+	// whose queued records reach it is sent without waiting for Linger.
+	BatchSize int
+	// Linger is how long a non-full batch waits for more records (Java:
+	// client.writer.batch-timeout, 100 ms). The gateway default is 10 ms:
+	// every HTTP request blocks on its rows' verdicts, so linger adds
+	// directly to request latency, and a request of many rows fills its
+	// batches by itself; 10 ms still lets concurrent small requests to the
+	// same bucket share a batch and a PutKv.
+	Linger time.Duration
+	// BufferMemory bounds the encoded record bytes (plus a small per-row
+	// overhead) of all requests in flight: a request reserves room for all
+	// its rows before any is queued and gives it back when every row has a
+	// verdict. A request that cannot reserve it before its deadline fails
+	// its rows with `resource_exhausted` (applied "no", retryable; not
+	// retryable when the request alone is larger than the buffer). Batch
+	// bytes are a second copy made at drain time, bounded by the batches in
+	// flight (at most MaxInFlightPerBucket per bucket); they are not counted.
+	BufferMemory int64
+	// MaxRequestSize bounds one PutKv/ProduceLog request; a single batch
+	// larger than it is still sent alone.
+	MaxRequestSize int
+	// MaxInFlightPerBucket bounds the batches of one bucket sent and not
+	// yet completed (at most 5 with idempotence, as the server remembers
+	// the last 5 batches of each writer).
+	MaxInFlightPerBucket int
+	// RequestTimeout bounds one send and is sent as timeout_ms.
+	RequestTimeout time.Duration
+	// Acks is sent in every request (default AcksAll; idempotence needs it).
+	Acks int
+	// RetryBackoff and RetryBackoffMax shape the exponential backoff
+	// (with jitter) before a retriable failure is retried; retries go on
+	// while some entry of the batch still waits for its verdict.
+	RetryBackoff    time.Duration
+	RetryBackoffMax time.Duration
+	// MaxThrottle is how long a bucket is blocked after a storage
+	// backpressure rejection (code 72) or a pressure of 1 (Fluss 1.0).
+	MaxThrottle time.Duration
+	// OrphanTimeout: a batch whose entries have all timed out keeps being
+	// retried (to keep the bucket's sequence intact) for at most this long;
+	// then it is dropped and the writer id is reset.
+	OrphanTimeout time.Duration
+	// DisableIdempotence sends batches with writer id -1 and no sequence.
+	DisableIdempotence bool
+	// DisableDynamicPartitions stops the writer from creating missing
+	// partitions (client.writer.dynamic-create-partition.enabled = false);
+	// rows for them fail with `partition_not_found`.
+	DisableDynamicPartitions bool
+	// Arrow builds the records of ARROW log batches (DefaultArrow when nil).
+	Arrow ArrowFactory
+	// Metrics receives counters; nil means none.
+	Metrics Metrics
+	// Now returns the current time (time.Now); tests replace it.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.Linger < 0 {
+		o.Linger = 0
+	} else if o.Linger == 0 {
+		o.Linger = DefaultLinger
+	}
+	if o.BufferMemory <= 0 {
+		o.BufferMemory = DefaultBufferMemory
+	}
+	if o.MaxRequestSize <= 0 {
+		o.MaxRequestSize = DefaultMaxRequestSize
+	}
+	if o.MaxInFlightPerBucket <= 0 {
+		o.MaxInFlightPerBucket = DefaultMaxInFlightPerBucket
+	}
+	if !o.DisableIdempotence && o.MaxInFlightPerBucket > 5 {
+		o.MaxInFlightPerBucket = 5
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.Acks == 0 {
+		o.Acks = AcksAll
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = DefaultRetryBackoff
+	}
+	if o.RetryBackoffMax <= 0 {
+		o.RetryBackoffMax = DefaultRetryBackoffMax
+	}
+	if o.MaxThrottle <= 0 {
+		o.MaxThrottle = DefaultMaxThrottle
+	}
+	if o.OrphanTimeout <= 0 {
+		o.OrphanTimeout = DefaultOrphanTimeout
+	}
+	if o.Arrow == nil {
+		o.Arrow = DefaultArrow
+	}
+	if o.Metrics == nil {
+		o.Metrics = nopMetrics{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Metrics receives the writer's counters; a telemetry adapter implements it
+// (this package imports no telemetry library). Calls are made with internal
+// locks released or from the sender goroutine and must not block.
+type Metrics interface {
+	// BatchesSent counts one request sent: its batches, rows and bytes.
+	BatchesSent(table domain.TablePath, batches, rows, bytes int)
+	// Retried counts batches re-queued after a retriable failure, with the
+	// snake_case code of the failure.
+	Retried(table domain.TablePath, batches int, code string)
+	// EntriesDone counts verdicts: successes and failures by code.
+	EntriesDone(table domain.TablePath, ok int, failed map[string]int)
+	// BufferUsage reports the reserved buffer bytes after a change.
+	BufferUsage(used, capacity int64)
+}
+
+// PressureObserver is an optional extension of Metrics: it is told when a
+// bucket is throttled (storage backpressure; pressure 1 for code 72). It may
+// be called with the writer's lock held and must not block.
+type PressureObserver interface {
+	KvPressure(table domain.TablePath, bucket int32, pressure float64, throttle time.Duration)
+}
+
+// RequestTracer is an optional extension of Metrics: it wraps every PutKv and
+// ProduceLog the sender issues. links are the contexts of the Write calls
+// whose rows the request carries (at most 32), so a tracer can link the
+// backend span to the HTTP requests' spans. The returned function is called
+// with the request-level Fluss error code (0 when answered without one), the
+// number of buckets answered with an error, and the call error.
+type RequestTracer interface {
+	StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int,
+		links []context.Context) (context.Context, func(errorCode int32, failedBuckets int, err error))
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) BatchesSent(domain.TablePath, int, int, int)       {}
+func (nopMetrics) Retried(domain.TablePath, int, string)             {}
+func (nopMetrics) EntriesDone(domain.TablePath, int, map[string]int) {}
+func (nopMetrics) BufferUsage(int64, int64)                          {}
+
+// ArrowFactory returns a builder of Arrow IPC RecordBatch messages for rows of
+// the given column types, compressed with the table's codec
+// (`table.log.arrow.compression.type`: NONE, LZ4_FRAME or ZSTD, and its level).
+type ArrowFactory func(types []domain.DataType, compression string, zstdLevel int) (ArrowBuilder, error)
+
+// ArrowBuilder accumulates rows and appends the records area of an ARROW log
+// batch (one Arrow IPC RecordBatch message, no schema message).
+type ArrowBuilder interface {
+	// Append adds one row (one Datum per column).
+	Append(row []domain.Datum) error
+	// AppendTo appends the message for the rows added since the last Reset.
+	AppendTo(dst []byte) ([]byte, error)
+	// Reset forgets the rows, keeping allocated memory.
+	Reset()
+}

@@ -1,0 +1,592 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
+	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// refreshInterval is the least time between two metadata refreshes of the
+// same physical table while its leaders stay unknown.
+const refreshInterval = 100 * time.Millisecond
+
+// sendReq is one PutKv or ProduceLog request: the batches drained for one
+// (tablet server, table, target columns).
+type sendReq struct {
+	node    meta.ServerNode
+	tableID int64
+	path    domain.TablePath
+	kv      bool
+	cols    []int32
+	batches []*batch
+	bytes   int
+	rows    int
+}
+
+type groupKey struct {
+	node    int32
+	tableID int64
+	compat  string
+}
+
+// run is the sender loop: drain what is ready, send it, and sleep until new
+// data, a response, a linger or backoff expiry, or a metadata answer.
+func (w *Writer) run() {
+	defer close(w.stopped)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		w.mu.Lock()
+		reqs, wait := w.drainLocked(w.opts.Now())
+		w.mu.Unlock()
+		for _, sr := range reqs {
+			go w.send(sr)
+		}
+		if len(reqs) > 0 {
+			// More may be ready (one batch per bucket per round).
+			select {
+			case <-w.stop:
+				return
+			default:
+				continue
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-w.stop:
+			return
+		case <-w.wake:
+		case <-timer.C:
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// drainLocked builds the requests to send now and returns how long the
+// sender may sleep when nothing is ready.
+func (w *Writer) drainLocked(now time.Time) ([]*sendReq, time.Duration) {
+	wakeAt := now.Add(time.Hour)
+	soon := func(t time.Time) {
+		if t.Before(wakeAt) {
+			wakeAt = t
+		}
+	}
+	idem := !w.opts.DisableIdempotence
+	if idem && w.writerID < 0 {
+		if len(w.active) > 0 {
+			if !w.initing && !now.Before(w.initRetry) {
+				w.initing = true
+				go w.initWriter(w.activeTablesLocked())
+			} else if !w.initing {
+				soon(w.initRetry)
+			}
+		}
+		return nil, max(wakeAt.Sub(now), time.Millisecond)
+	}
+	if len(w.buckets) > maxBucketStates {
+		w.sweepLocked()
+	}
+	_, bufWaiters := w.buf.stats()
+	groups := make(map[groupKey][]*sendReq)
+	var out []*sendReq
+	for b := range w.active {
+		if b.idle() {
+			b.compact() // release what expired records still reference
+			delete(w.active, b)
+			continue
+		}
+		if now.Before(b.blockedUntil) {
+			soon(b.blockedUntil)
+			continue
+		}
+		if idem && b.writerID != w.writerID {
+			// The writer id was reset: batches of the old id cannot be
+			// resent (their sequence is meaningless under the new id).
+			for _, bt := range slices.Clone(b.inflight) {
+				if bt.state == batchWaitRetry {
+					w.failBatchLocked(bt, w.failResult(bt, wire.CodeUnknownWriterIDException,
+						"the writer id was reset while the batch waited for a retry"), false, now)
+				}
+			}
+			if len(b.inflight) > 0 {
+				continue // wait for the old id's batches in the air
+			}
+			b.writerID, b.nextSeq, b.lastAcked = w.writerID, 0, -1
+		}
+		var bt *batch
+		if rb := b.firstRetry(); rb != nil {
+			// Resend only the lowest-sequence batch, and only once the
+			// batches before it have resolved, so the server sees the
+			// sequences in order.
+			if rb != b.inflight[0] {
+				continue
+			}
+			if now.Before(rb.retryAt) {
+				soon(rb.retryAt)
+				continue
+			}
+			bt = rb
+		} else {
+			if b.live == 0 || len(b.inflight) >= w.opts.MaxInFlightPerBucket {
+				continue
+			}
+			first := b.firstLive()
+			lingerEnd := first.at.Add(w.opts.Linger)
+			ready := b.liveBytes >= w.opts.BatchSize || !now.Before(lingerEnd) || w.closing || bufWaiters > 0
+			if !ready {
+				soon(lingerEnd)
+				continue
+			}
+		}
+		node, ok := w.meta.Leader(b.key.table, b.key.part, b.key.bucket)
+		if !ok {
+			if next := w.requestRefreshLocked(b.key.physKey, now); !next.IsZero() {
+				soon(next)
+			}
+			continue
+		}
+		if bt == nil {
+			if bt = w.buildLocked(b, now); bt == nil {
+				continue
+			}
+		} else if bt.restamp {
+			bt.stamp()
+		}
+		bt.state = batchInAir
+		bt.attempts++
+		bt.headAtSend = b.inflight[0] == bt
+		gk := groupKey{node.ID, bt.tableID, bt.compat}
+		list := groups[gk]
+		var sr *sendReq
+		if n := len(list); n > 0 && list[n-1].bytes+len(bt.data) <= w.opts.MaxRequestSize {
+			sr = list[n-1]
+		} else {
+			sr = &sendReq{node: node, tableID: bt.tableID, path: b.path, kv: !bt.log, cols: bt.targetCols}
+			groups[gk] = append(list, sr)
+			out = append(out, sr)
+		}
+		sr.batches = append(sr.batches, bt)
+		sr.bytes += len(bt.data)
+		sr.rows += len(bt.recs)
+	}
+	return out, max(wakeAt.Sub(now), time.Millisecond)
+}
+
+// maxBucketStates bounds the per-bucket states kept between writes.
+const maxBucketStates = 100_000
+
+// sweepLocked forgets the state of idle buckets. Their sequences would be
+// lost, so the writer id is reset first: every bucket restarts at sequence 0
+// under the next writer id anyway.
+func (w *Writer) sweepLocked() {
+	if !w.opts.DisableIdempotence {
+		w.resetWriterIDLocked()
+	}
+	for k, b := range w.buckets {
+		if b.idle() {
+			delete(w.buckets, k)
+			delete(w.sticky, k.physKey)
+		}
+	}
+}
+
+// failResult is the verdict of the entries of a batch failed with code.
+func (w *Writer) failResult(bt *batch, code wire.ErrorCode, msg string) domain.EntryResult {
+	applied := domain.AppliedNo
+	if bt.ambiguous {
+		applied = domain.AppliedUnknown
+	}
+	retryable := retriableCode(code) || code == wire.CodeOutOfOrderSequenceException || code == wire.CodeUnknownWriterIDException
+	return domain.EntryResult{Code: entryCode(code, msg), Message: msg, Retryable: retryable, Applied: applied}
+}
+
+// send performs one request and applies its outcome.
+func (w *Writer) send(sr *sendReq) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.opts.RequestTimeout)
+	defer cancel()
+	timeoutMs := int32(w.opts.RequestTimeout / time.Millisecond)
+	dest := meta.Dest{Kind: meta.ToNode, Node: sr.node.ID, Addr: sr.node.Addr()}
+	w.opts.Metrics.BatchesSent(sr.path, len(sr.batches), sr.rows, sr.bytes)
+	type bucketResp struct {
+		part    *int64
+		bucket  int32
+		code    *int32
+		message string
+	}
+	var resps []bucketResp
+	var err error
+	api := wire.KeyProduceLog
+	if sr.kv {
+		api = wire.KeyPutKv
+	}
+	if tr, ok := w.opts.Metrics.(RequestTracer); ok {
+		var finish func(int32, int, error)
+		ctx, finish = tr.StartBackendRequest(ctx, api.String(), sr.node.ID, len(sr.batches), sr.rows, w.links(sr))
+		defer func() {
+			failed := 0
+			for _, r := range resps {
+				if r.code != nil && *r.code != 0 {
+					failed++
+				}
+			}
+			finish(int32(meta.ErrorCode(err)), failed, err)
+		}()
+	}
+	if sr.kv {
+		req := &flusspb.PutKvRequest{
+			Acks: proto.Int32(int32(w.opts.Acks)), TableId: proto.Int64(sr.tableID),
+			TimeoutMs: proto.Int32(timeoutMs), TargetColumns: sr.cols,
+		}
+		for _, bt := range sr.batches {
+			req.BucketsReq = append(req.BucketsReq, &flusspb.PbPutKvReqForBucket{
+				PartitionId: partPtr(bt.b.key.part), BucketId: proto.Int32(bt.b.key.bucket), Records: bt.data,
+			})
+		}
+		var resp flusspb.PutKvResponse
+		if err = w.call.Call(ctx, dest, wire.KeyPutKv, req, &resp); err == nil {
+			for _, r := range resp.GetBucketsResp() {
+				resps = append(resps, bucketResp{r.PartitionId, r.GetBucketId(), r.ErrorCode, r.GetErrorMessage()})
+			}
+		}
+	} else {
+		req := &flusspb.ProduceLogRequest{
+			Acks: proto.Int32(int32(w.opts.Acks)), TableId: proto.Int64(sr.tableID), TimeoutMs: proto.Int32(timeoutMs),
+		}
+		for _, bt := range sr.batches {
+			req.BucketsReq = append(req.BucketsReq, &flusspb.PbProduceLogReqForBucket{
+				PartitionId: partPtr(bt.b.key.part), BucketId: proto.Int32(bt.b.key.bucket), Records: bt.data,
+			})
+		}
+		var resp flusspb.ProduceLogResponse
+		if err = w.call.Call(ctx, dest, wire.KeyProduceLog, req, &resp); err == nil {
+			for _, r := range resp.GetBucketsResp() {
+				resps = append(resps, bucketResp{r.PartitionId, r.GetBucketId(), r.ErrorCode, r.GetErrorMessage()})
+			}
+		}
+	}
+
+	retried := make(map[string]int)
+	invalid := make(map[physKey]bool)
+	w.mu.Lock()
+	now := w.opts.Now()
+	if err != nil {
+		code, ambiguous, retriable := classify(err)
+		for _, bt := range sr.batches {
+			w.batchFailedLocked(bt, code, err.Error(), ambiguous, retriable, now, retried, invalid)
+		}
+	} else {
+		for _, bt := range sr.batches {
+			i := slices.IndexFunc(resps, func(r bucketResp) bool {
+				return r.bucket == bt.b.key.bucket && (r.part == nil && bt.b.key.part == meta.NoPartition || r.part != nil && *r.part == bt.b.key.part)
+			})
+			switch {
+			case i < 0:
+				w.batchFailedLocked(bt, wire.CodeNetworkException, "the response has no answer for the bucket", true, true, now, retried, invalid)
+			case resps[i].code != nil && *resps[i].code != 0:
+				code := wire.ErrorCode(*resps[i].code)
+				msg := resps[i].message
+				if msg == "" {
+					msg = code.Description()
+				}
+				w.batchFailedLocked(bt, code, fmt.Sprintf("%s (code %d): %s", code, int32(code), msg), false, retriableCode(code), now, retried, invalid)
+			default:
+				if bt.state == batchInAir {
+					w.completeBatchLocked(bt)
+				}
+			}
+		}
+	}
+	for pk := range invalid {
+		w.meta.InvalidateLeaders(pk.table, pk.part)
+		w.requestRefreshLocked(pk, time.Time{})
+	}
+	w.mu.Unlock()
+	for code, n := range retried {
+		w.opts.Metrics.Retried(sr.path, n, code)
+	}
+	w.kick()
+}
+
+// links returns the contexts of the Write calls whose rows sr carries.
+func (w *Writer) links(sr *sendReq) []context.Context {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []context.Context
+	seen := make(map[*request]bool)
+	for _, bt := range sr.batches {
+		for _, r := range bt.recs {
+			if len(out) == 32 {
+				return out
+			}
+			if req := r.req; !seen[req] && req.ctx != nil && !req.finished {
+				seen[req] = true
+				out = append(out, req.ctx)
+			}
+		}
+	}
+	return out
+}
+
+func partPtr(p int64) *int64 {
+	if p == meta.NoPartition {
+		return nil
+	}
+	return proto.Int64(p)
+}
+
+// classify turns a request-level failure into a Fluss code, whether the
+// request may have been applied, and whether a resend may succeed.
+func classify(err error) (code wire.ErrorCode, ambiguous, retriable bool) {
+	code = meta.ErrorCode(err)
+	switch {
+	case meta.Answered(err):
+		return code, false, retriableCode(code)
+	case meta.NotSent(err):
+		if code == wire.CodeNone {
+			code = wire.CodeNetworkException
+		}
+		return code, false, meta.Retriable(err) || errors.Is(err, context.DeadlineExceeded)
+	default:
+		// Ambiguous, or not classified at all: the request may have been
+		// applied. Our own per-send timeout is retriable like any timeout.
+		if code == wire.CodeNone {
+			code = wire.CodeNetworkException
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			code = wire.CodeRequestTimeOut
+		}
+		return code, true, true
+	}
+}
+
+// batchFailedLocked applies a failed send of bt (§7.4, §7.5).
+func (w *Writer) batchFailedLocked(bt *batch, code wire.ErrorCode, msg string, ambiguous, retriable bool,
+	now time.Time, retried map[string]int, invalid map[physKey]bool) {
+	if bt.state != batchInAir {
+		return // resolved meanwhile (deadline drop, close)
+	}
+	b := bt.b
+	if ambiguous {
+		bt.ambiguous = true
+	}
+	bt.lastCode, bt.lastMsg = code, msg
+	idem := !w.opts.DisableIdempotence
+	if code == wire.CodeDuplicateSequenceException {
+		w.completeBatchLocked(bt)
+		return
+	}
+	canRetry := retriable ||
+		// OUT_OF_ORDER_SEQUENCE is expected for a batch sent while earlier
+		// ones were in flight (the server may handle pipelined requests out
+		// of order); it is fatal only for the bucket's head batch whose
+		// predecessor was acknowledged.
+		idem && code == wire.CodeOutOfOrderSequenceException &&
+			(bt.seqReset || !bt.headAtSend || bt.seq != nextSeq(b.lastAcked)) ||
+		idem && code == wire.CodeUnknownWriterIDException && bt.seqReset
+	if code.InvalidatesMetadata() {
+		invalid[b.key.physKey] = true
+	}
+	if !canRetry {
+		w.failBatchLocked(bt, w.failResult(bt, code, msg), idem &&
+			code != wire.CodeOutOfOrderSequenceException && code != wire.CodeUnknownWriterIDException, now)
+		if idem && (code == wire.CodeOutOfOrderSequenceException || code == wire.CodeUnknownWriterIDException) {
+			w.resetWriterIDLocked()
+		}
+		return
+	}
+	if idem && bt.writerID != w.writerID {
+		w.failBatchLocked(bt, w.failResult(bt, wire.CodeUnknownWriterIDException,
+			"the writer id was reset before the batch could be retried: "+msg), false, now)
+		return
+	}
+	if !bt.hasOwner() {
+		if bt.orphanSince.IsZero() {
+			bt.orphanSince = now
+		}
+		if !bt.ambiguous {
+			// Nobody waits and it never landed: drop it.
+			w.failBatchLocked(bt, domain.EntryResult{}, true, now)
+			return
+		}
+		if now.Sub(bt.orphanSince) > w.opts.OrphanTimeout {
+			// Its fate is unknown and nobody waits: give up, and start a
+			// new writer id since the bucket's sequence is now unknown.
+			w.failBatchLocked(bt, domain.EntryResult{}, false, now)
+			if idem {
+				w.resetWriterIDLocked()
+			}
+			return
+		}
+	}
+	bt.state = batchWaitRetry
+	bt.retryAt = now.Add(w.backoff(bt.attempts))
+	if code == wire.CodeStorageBackpressureException {
+		w.throttleLocked(b, 1, now)
+	}
+	retried[entryCode(code, msg)]++
+}
+
+// throttleLocked is the backpressure hook: it blocks the bucket for
+// floor(MaxThrottle × pressure²), the whole MaxThrottle for pressure >= 1
+// (Fluss 1.0 client rule; code 72 counts as pressure 1). A PutKv v2 response's
+// per-bucket `pressure` (absent from the 0.9.1 protocol) would call it on
+// success too.
+func (w *Writer) throttleLocked(b *bucket, pressure float64, now time.Time) {
+	if pressure <= 0 {
+		return
+	}
+	d := w.opts.MaxThrottle
+	if pressure < 1 {
+		d = time.Duration(float64(w.opts.MaxThrottle/time.Millisecond)*pressure*pressure) * time.Millisecond
+	}
+	if until := now.Add(d); d > 0 && until.After(b.blockedUntil) {
+		b.blockedUntil = until
+	}
+	if po, ok := w.opts.Metrics.(PressureObserver); ok {
+		po.KvPressure(b.path, b.key.bucket, pressure, d)
+	}
+}
+
+// backoff returns the wait before the attempt-th resend: exponential from
+// RetryBackoff up to RetryBackoffMax, with ±20 % jitter.
+func (w *Writer) backoff(attempt int) time.Duration {
+	d := w.opts.RetryBackoff
+	for i := 1; i < attempt && d < w.opts.RetryBackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, w.opts.RetryBackoffMax)
+	jitter := time.Duration(w.rng.Int64N(int64(d)/5+1)) * 2
+	return d - d/5 + jitter
+}
+
+// resetWriterIDLocked forgets the writer id; the sender fetches a new one and
+// every bucket restarts its sequence at 0 once its old batches resolved.
+func (w *Writer) resetWriterIDLocked() {
+	w.writerID = record.NoWriterID
+}
+
+func (w *Writer) activeTablesLocked() []domain.TablePath {
+	seen := make(map[domain.TablePath]bool)
+	var out []domain.TablePath
+	for b := range w.active {
+		if !seen[b.path] {
+			seen[b.path] = true
+			out = append(out, b.path)
+		}
+	}
+	return out
+}
+
+// initWriter obtains a writer id with InitWriter. It retries retriable
+// failures with backoff; a non-retriable failure (e.g. authorization) fails
+// every queued record with its code.
+func (w *Writer) initWriter(tables []domain.TablePath) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.opts.RequestTimeout)
+	defer cancel()
+	req := &flusspb.InitWriterRequest{}
+	for _, t := range tables {
+		req.TablePath = append(req.TablePath, &flusspb.PbTablePath{DatabaseName: proto.String(t.Database), TableName: proto.String(t.Table)})
+	}
+	var resp flusspb.InitWriterResponse
+	err := w.call.Call(ctx, meta.Any(), wire.KeyInitWriter, req, &resp)
+	w.mu.Lock()
+	w.initing = false
+	if err == nil {
+		w.writerID = resp.GetWriterId()
+		w.initFails = 0
+	} else {
+		w.initFails++
+		d := min(100*time.Millisecond<<min(w.initFails, 5), 2*time.Second)
+		w.initRetry = w.opts.Now().Add(d)
+		code, _, retriable := classify(err)
+		if !retriable {
+			res := domain.EntryResult{Code: entryCode(code, err.Error()), Message: "cannot obtain a writer id: " + err.Error(),
+				Applied: domain.AppliedNo}
+			for b := range w.active {
+				for _, r := range b.queue[b.head:] {
+					if r.state == recQueued {
+						b.live--
+						b.liveBytes -= int(r.size)
+						w.resolveLocked(r, res)
+					}
+				}
+				b.compact()
+			}
+		}
+	}
+	w.mu.Unlock()
+	w.kick()
+}
+
+// requestRefreshLocked starts a leader refresh of one physical table unless
+// one runs or ran within refreshInterval; it returns when to look again.
+func (w *Writer) requestRefreshLocked(pk physKey, now time.Time) time.Time {
+	if w.refreshing[pk] {
+		return time.Time{}
+	}
+	if last, ok := w.refreshed[pk]; ok && !now.IsZero() && now.Sub(last) < refreshInterval {
+		return last.Add(refreshInterval)
+	}
+	w.refreshing[pk] = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), w.opts.RequestTimeout)
+		defer cancel()
+		err := w.meta.RefreshLeaders(ctx, pk.table, pk.part)
+		w.mu.Lock()
+		delete(w.refreshing, pk)
+		w.refreshed[pk] = w.opts.Now()
+		if len(w.refreshed) > 4096 {
+			clear(w.refreshed)
+		}
+		if de := domain.AsError(err); de != nil && de.Kind == domain.KindNotFound {
+			w.failPhysLocked(pk, de)
+		}
+		w.mu.Unlock()
+		w.kick()
+	}()
+	return time.Time{}
+}
+
+// failPhysLocked fails everything queued or waiting for a retry on a
+// physical table that no longer exists.
+func (w *Writer) failPhysLocked(pk physKey, de *domain.Error) {
+	now := w.opts.Now()
+	for b := range w.active {
+		if b.key.physKey != pk {
+			continue
+		}
+		res := domain.EntryResult{Code: de.Code(), Message: de.Error(), Applied: domain.AppliedNo}
+		for _, r := range b.queue[b.head:] {
+			if r.state == recQueued {
+				b.live--
+				b.liveBytes -= int(r.size)
+				w.resolveLocked(r, res)
+			}
+		}
+		b.compact()
+		for _, bt := range slices.Clone(b.inflight) {
+			if bt.state == batchWaitRetry {
+				r := res
+				if bt.ambiguous {
+					r.Applied = domain.AppliedUnknown
+				}
+				w.failBatchLocked(bt, r, true, now)
+			}
+		}
+	}
+}

@@ -1,0 +1,544 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Writer is the domain.RowWriter of one cluster connection. It is safe for
+// concurrent use; all its requests share one buffer, one writer id and one
+// sender goroutine.
+type Writer struct {
+	opts Options
+	call meta.Caller
+	meta *meta.Cache
+	buf  *bufferPool
+
+	codecMu sync.Mutex
+	codecs  map[codecKey]*codec
+
+	// mu guards everything below and the state of requests, records,
+	// buckets and batches.
+	mu         sync.Mutex
+	buckets    map[bucketKey]*bucket
+	active     map[*bucket]struct{}
+	sticky     map[physKey]int32
+	refreshing map[physKey]bool
+	refreshed  map[physKey]time.Time
+	writerID   int64
+	initing    bool
+	initRetry  time.Time
+	initFails  int
+	closing    bool
+	closed     bool
+	rng        *rand.Rand
+
+	wake    chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+var _ domain.RowWriter = (*Writer)(nil)
+
+type codecKey struct {
+	tableID  int64
+	schemaID int32
+}
+
+// physKey identifies a physical table: a table or one of its partitions.
+type physKey struct {
+	table int64
+	part  int64
+}
+
+type bucketKey struct {
+	physKey
+	bucket int32
+}
+
+// New returns a Writer that sends through call and resolves tables through
+// cache (which should use the same call). It starts the sender goroutine;
+// Close stops it.
+func New(call meta.Caller, cache *meta.Cache, opts Options) *Writer {
+	o := opts.withDefaults()
+	w := &Writer{
+		opts:       o,
+		call:       call,
+		meta:       cache,
+		buf:        newBufferPool(o.BufferMemory),
+		codecs:     make(map[codecKey]*codec),
+		buckets:    make(map[bucketKey]*bucket),
+		active:     make(map[*bucket]struct{}),
+		sticky:     make(map[physKey]int32),
+		refreshing: make(map[physKey]bool),
+		refreshed:  make(map[physKey]time.Time),
+		writerID:   record.NoWriterID,
+		rng:        rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		wake:       make(chan struct{}, 1),
+		stop:       make(chan struct{}),
+		stopped:    make(chan struct{}),
+	}
+	go w.run()
+	return w
+}
+
+// request is one Write call in flight.
+type request struct {
+	ctx        context.Context // the Write call's context (tracing links)
+	codec      *codec
+	results    []domain.EntryResult
+	recs       []rec
+	arena      []byte
+	reserved   int64
+	pending    int  // records without a verdict
+	expiring   bool // expire is assigning verdicts; it finishes the request
+	finished   bool
+	done       chan struct{}
+	compat     string // batch compatibility: schema id and target columns
+	targetCols []int32
+}
+
+// rec is one entry's record; it lives in request.recs.
+type rec struct {
+	req   *request
+	idx   int32
+	state recState
+	enc   encoded
+	size  int32
+	at    time.Time // enqueue time
+	part  int64
+	b     *bucket
+	batch *batch
+}
+
+type recState uint8
+
+const (
+	recNone    recState = iota // failed before enqueue, or resolved
+	recQueued                  // in its bucket's queue
+	recBatched                 // in a batch (built, maybe sent)
+	recRemoved                 // removed from the queue after its deadline
+	recDone
+)
+
+func (r *rec) key() []byte {
+	return r.req.arena[r.enc.keyOff : r.enc.keyOff+r.enc.keyLen]
+}
+
+// value returns the value row, or nil for a delete.
+func (r *rec) value() []byte {
+	if r.enc.valLen < 0 {
+		return nil
+	}
+	return r.req.arena[r.enc.valOff : r.enc.valOff+r.enc.valLen]
+}
+
+// Write implements domain.RowWriter. It returns an error, and no results,
+// only when the request as a whole cannot be attempted: unknown table, table
+// re-created with another id, unknown schema, writer closed. Every other
+// failure is a per-entry verdict.
+func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.EntryResult, error) {
+	n := len(wb.Entries)
+	results := make([]domain.EntryResult, n)
+	if n == 0 {
+		return results, nil
+	}
+	w.mu.Lock()
+	closed := w.closing
+	w.mu.Unlock()
+	if closed {
+		return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Message: "the writer is closed"}
+	}
+	c, err := w.codecFor(ctx, wb)
+	if err != nil {
+		return nil, err
+	}
+	req := &request{ctx: ctx, codec: c, results: results, recs: make([]rec, n), done: make(chan struct{})}
+	defer w.report(c.path, results)
+	if wb.PartialUpdateColumns != nil {
+		if !c.pk {
+			return nil, domain.InvalidArgument("partial_update_columns: only primary-key tables support partial updates")
+		}
+		cols := make([]int32, 0, len(wb.PartialUpdateColumns))
+		for _, p := range wb.PartialUpdateColumns {
+			if p < 0 || p >= len(c.types) {
+				return nil, domain.InvalidArgument("partial_update_columns: column position %d out of range", p)
+			}
+			cols = append(cols, int32(p))
+		}
+		slices.Sort(cols)
+		req.targetCols = slices.Compact(cols)
+	}
+	req.compat = compatKey(c.schemaID, req.targetCols)
+
+	// Encode every entry into the arena.
+	req.arena = make([]byte, 0, estimateArena(wb))
+	var scratch []domain.Datum
+	var parts map[string]int64
+	var partErr map[string]error
+	for i := range wb.Entries {
+		r := &req.recs[i]
+		r.req, r.idx = req, int32(i)
+		var err error
+		req.arena, r.enc, scratch, err = c.encode(req.arena, &wb.Entries[i], scratch)
+		if err != nil {
+			code, retryable := domainCode(err)
+			results[i] = domain.EntryResult{Code: code, Message: err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+			continue
+		}
+		r.part = meta.NoPartition
+		if len(c.partPos) > 0 {
+			id, ok := parts[r.enc.partName]
+			if !ok {
+				if err, failed := partErr[r.enc.partName]; failed {
+					code, retryable := domainCode(err)
+					results[i] = domain.EntryResult{Code: code, Message: err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+					continue
+				}
+				id, err = w.meta.Partition(ctx, c.table, r.enc.partName, !w.opts.DisableDynamicPartitions)
+				if err != nil {
+					if partErr == nil {
+						partErr = make(map[string]error)
+					}
+					partErr[r.enc.partName] = err
+					code, retryable := domainCode(err)
+					results[i] = domain.EntryResult{Code: code, Message: err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+					continue
+				}
+				if parts == nil {
+					parts = make(map[string]int64)
+				}
+				parts[r.enc.partName] = id
+			}
+			r.part = id
+		}
+		r.size = int32(c.recordSize(int(r.enc.keyLen), int(r.enc.valLen)))
+		r.state = recQueued
+		req.pending++
+	}
+	if req.pending == 0 {
+		return results, nil
+	}
+
+	// Reserve buffer memory for the whole request (all or nothing).
+	req.reserved = int64(len(req.arena)) + int64(req.pending)*recOverhead
+	if err := w.buf.acquire(ctx, req.reserved); err != nil {
+		msg, retryable := "no buffer space for the request's rows before its deadline", true
+		if errors.Is(err, errTooLarge) {
+			msg = fmt.Sprintf("the request's rows need %d bytes, more than the writer's whole buffer (%d); split the request",
+				req.reserved, w.opts.BufferMemory)
+			retryable = false
+		}
+		for i := range req.recs {
+			if req.recs[i].state == recQueued {
+				results[i] = domain.EntryResult{Code: CodeResourceExhausted, Message: msg, Retryable: retryable, Applied: domain.AppliedNo}
+			}
+		}
+		return results, nil
+	}
+	used, _ := w.buf.stats()
+	w.opts.Metrics.BufferUsage(used, w.opts.BufferMemory)
+
+	w.mu.Lock()
+	if w.closing {
+		w.mu.Unlock()
+		w.buf.release(req.reserved)
+		return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Message: "the writer is closed"}
+	}
+	now := w.opts.Now()
+	for i := range req.recs {
+		if r := &req.recs[i]; r.state == recQueued {
+			w.enqueueLocked(r, now)
+		}
+	}
+	w.mu.Unlock()
+	w.kick()
+
+	select {
+	case <-req.done:
+	case <-ctx.Done():
+		w.expire(req, ctx.Err())
+	}
+	return results, nil
+}
+
+// recOverhead is the accounted per-record memory besides its bytes.
+const recOverhead = 64
+
+func estimateArena(wb *domain.WriteBatch) int {
+	if len(wb.Entries) == 0 {
+		return 0
+	}
+	return len(wb.Entries) * 16 * len(wb.Entries[0].Row)
+}
+
+func compatKey(schemaID int32, cols []int32) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(int(schemaID)))
+	for _, c := range cols {
+		b.WriteByte(',')
+		b.WriteString(strconv.Itoa(int(c)))
+	}
+	return b.String()
+}
+
+// codecFor resolves the table and returns the codec for the batch's schema.
+func (w *Writer) codecFor(ctx context.Context, wb *domain.WriteBatch) (*codec, error) {
+	t, err := w.meta.Table(ctx, wb.Table)
+	if err != nil {
+		return nil, err
+	}
+	if (wb.TableID != 0 && t.ID() != wb.TableID) || wb.SchemaID > t.Info.SchemaID {
+		if t, err = w.meta.Reload(ctx, wb.Table); err != nil {
+			return nil, err
+		}
+	}
+	if wb.TableID != 0 && t.ID() != wb.TableID {
+		return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true,
+			Message: fmt.Sprintf("table `%s` was re-created (id %d, the request was decoded for id %d); retry", wb.Table, t.ID(), wb.TableID)}
+	}
+	schemaID := wb.SchemaID
+	if schemaID > t.Info.SchemaID {
+		return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true,
+			Message: fmt.Sprintf("table `%s`: schema %d is newer than the cluster's %d; retry", wb.Table, schemaID, t.Info.SchemaID)}
+	}
+	if schemaID <= 0 && wb.TableID == 0 {
+		schemaID = t.Info.SchemaID
+	}
+	key := codecKey{t.ID(), schemaID}
+	w.codecMu.Lock()
+	c, ok := w.codecs[key]
+	w.codecMu.Unlock()
+	if ok && c.table == t {
+		return c, nil
+	}
+	schema, err := w.meta.Schema(ctx, t, schemaID)
+	if err != nil {
+		return nil, err
+	}
+	if c, err = newCodec(t, schemaID, schema, w.opts.Arrow); err != nil {
+		return nil, err
+	}
+	w.codecMu.Lock()
+	if len(w.codecs) > 4096 {
+		clear(w.codecs)
+	}
+	w.codecs[key] = c
+	w.codecMu.Unlock()
+	return c, nil
+}
+
+// enqueueLocked appends r to its bucket's queue.
+func (w *Writer) enqueueLocked(r *rec, now time.Time) {
+	c := r.req.codec
+	pk := physKey{c.tableID, r.part}
+	bucketID := r.enc.bucket
+	if bucketID < 0 {
+		bucketID = w.stickyLocked(c, pk, int(r.size))
+	}
+	b := w.bucketLocked(bucketKey{pk, bucketID}, c)
+	r.at = now
+	r.b = b
+	b.queue = append(b.queue, r)
+	b.live++
+	b.liveBytes += int(r.size)
+	w.active[b] = struct{}{}
+}
+
+func (w *Writer) bucketLocked(k bucketKey, c *codec) *bucket {
+	b, ok := w.buckets[k]
+	if !ok {
+		b = &bucket{key: k, path: c.path, writerID: record.NoWriterID, lastAcked: -1}
+		w.buckets[k] = b
+	}
+	return b
+}
+
+// stickyLocked picks the bucket of a key-less log row: keep the current
+// bucket of the physical table until its queued bytes would exceed a batch,
+// then move to a random bucket with a known leader (Java StickyBucketAssigner).
+func (w *Writer) stickyLocked(c *codec, pk physKey, size int) int32 {
+	cur, ok := w.sticky[pk]
+	if ok {
+		if b, exists := w.buckets[bucketKey{pk, cur}]; !exists || b.liveBytes+size <= w.opts.BatchSize {
+			return cur
+		}
+	}
+	avail := w.meta.AvailableBuckets(nil, pk.table, pk.part)
+	var next int32
+	switch {
+	case len(avail) == 1:
+		next = avail[0]
+	case len(avail) > 1:
+		for {
+			next = avail[w.rng.IntN(len(avail))]
+			if !ok || next != cur {
+				break
+			}
+		}
+	default:
+		next = int32(w.rng.IntN(c.buckets))
+	}
+	w.sticky[pk] = next
+	return next
+}
+
+// resolveLocked records the verdict of one record.
+func (w *Writer) resolveLocked(r *rec, res domain.EntryResult) {
+	r.state = recDone
+	r.batch = nil
+	req := r.req
+	if req.finished {
+		return
+	}
+	req.results[r.idx] = res
+	req.pending--
+	if req.pending == 0 && !req.expiring {
+		w.finishLocked(req)
+	}
+}
+
+func (w *Writer) finishLocked(req *request) {
+	if req.finished {
+		return
+	}
+	req.finished = true
+	w.buf.release(req.reserved)
+	close(req.done)
+}
+
+// expire gives the request's unresolved records their deadline verdict.
+func (w *Writer) expire(req *request, cause error) {
+	code, msg := CodeTimeout, "the request deadline passed"
+	if errors.Is(cause, context.Canceled) {
+		code, msg = CodeCancelled, "the request was cancelled"
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if req.finished {
+		return
+	}
+	now := w.opts.Now()
+	req.expiring = true
+	for i := range req.recs {
+		r := &req.recs[i]
+		switch r.state {
+		case recQueued:
+			w.removeQueuedLocked(r)
+			w.resolveLocked(r, domain.EntryResult{Code: code, Message: msg + " before the row was sent",
+				Retryable: true, Applied: domain.AppliedNo})
+		case recBatched:
+			bt := r.batch
+			if bt.state == batchWaitRetry && !bt.ambiguous && !bt.hasOtherOwner(req) {
+				// Never applied and nobody else waits for it: drop it, so
+				// that "no" stays true.
+				c, m := code, msg+" while the row waited for a retry"
+				if bt.lastCode != 0 {
+					c, m = entryCode(bt.lastCode, bt.lastMsg), m+": "+bt.lastMsg
+				}
+				w.failBatchLocked(bt, domain.EntryResult{Code: c, Message: m, Retryable: true, Applied: domain.AppliedNo}, true, now)
+				continue
+			}
+			w.resolveLocked(r, domain.EntryResult{Code: code, Message: msg + " after the row was sent; it may or may not have been written",
+				Retryable: true, Applied: domain.AppliedUnknown})
+			if !bt.hasOwner() && bt.orphanSince.IsZero() {
+				bt.orphanSince = now
+			}
+		}
+	}
+	w.finishLocked(req)
+}
+
+func (w *Writer) removeQueuedLocked(r *rec) {
+	b := r.b
+	b.live--
+	b.liveBytes -= int(r.size)
+	// Dead records keep their request's arena alive: drop them soon.
+	if b.live == 0 || len(b.queue)-b.head > 2*b.live+64 {
+		b.compact()
+	}
+}
+
+// report sends the verdict counts to the metrics hook.
+func (w *Writer) report(path domain.TablePath, results []domain.EntryResult) {
+	ok := 0
+	var failed map[string]int
+	for i := range results {
+		if results[i].Code == "" {
+			ok++
+			continue
+		}
+		if failed == nil {
+			failed = make(map[string]int)
+		}
+		failed[results[i].Code]++
+	}
+	w.opts.Metrics.EntriesDone(path, ok, failed)
+}
+
+// kick wakes the sender.
+func (w *Writer) kick() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops accepting writes, lets queued rows be sent until ctx ends, then
+// stops the sender. Rows still unresolved then fail with `unavailable`.
+func (w *Writer) Close(ctx context.Context) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closing = true
+	w.mu.Unlock()
+	w.kick()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		w.mu.Lock()
+		idle := len(w.active) == 0
+		w.mu.Unlock()
+		if idle {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+			continue
+		}
+		break
+	}
+	w.mu.Lock()
+	w.closed = true
+	now := w.opts.Now()
+	for b := range w.active {
+		for _, r := range b.queue[b.head:] {
+			if r.state == recQueued {
+				w.resolveLocked(r, domain.EntryResult{Code: CodeClosed, Message: "the writer was closed before the row was sent",
+					Retryable: true, Applied: domain.AppliedNo})
+			}
+		}
+		for _, bt := range slices.Clone(b.inflight) {
+			w.failBatchLocked(bt, domain.EntryResult{Code: CodeClosed, Message: "the writer was closed",
+				Retryable: true, Applied: domain.AppliedUnknown}, false, now)
+		}
+	}
+	w.mu.Unlock()
+	close(w.stop)
+	<-w.stopped
+	return ctx.Err()
+}

@@ -1,0 +1,210 @@
+package rowjson
+
+import "github.com/fluss-gateway/fluss-gateway-go/domain"
+
+// Buffer owns the memory that decoded rows live in: a Datum slab for rows
+// and nested values, a byte arena for strings, bytes and wide decimals, and
+// the entries array. Memory is handed out from large chunks, so a request
+// costs a handful of allocations whatever its size, and the jsontext input
+// buffer is never referenced by a result.
+//
+// The zero Buffer is ready to use. DecodeWrite uses a fresh Buffer per
+// request, which the garbage collector reclaims with the rows. A server can
+// instead keep Buffers in a pool and decode with DecodeWriteTo: once nothing
+// reads the rows any more (the write has a verdict for every entry, and no
+// goroutine still holds a row), Reset makes the memory reusable, which spares
+// the allocation, zeroing and collection of about a kilobyte per row. Reset
+// while rows are still in use corrupts them. A Buffer serves one decode at a
+// time.
+type Buffer struct {
+	slab    slab
+	arena   arena
+	entries []domain.WriteEntry
+	used    bool // entries backs a batch not yet Reset
+}
+
+// Reset makes all memory of b reusable. Rows decoded into b must no longer be
+// read. It keeps at most 32 MiB each of Datum and byte chunks (the rest is
+// left to the garbage collector), so a pooled Buffer does not pin the memory
+// of one exceptional request.
+func (b *Buffer) Reset() {
+	b.slab.reset()
+	b.arena.reset()
+	clear(b.entries) // drop references to rows
+	b.entries = b.entries[:0]
+	b.used = false
+	if cap(b.entries) > maxRetainedEntries {
+		b.entries = nil
+	}
+}
+
+// Retained reports the bytes of chunk memory b holds.
+func (b *Buffer) Retained() int {
+	return b.slab.retained*datumSize + b.arena.retained
+}
+
+const (
+	datumSize          = 80 // unsafe.Sizeof(domain.Datum{}) on 64-bit platforms
+	maxRetained        = 32 << 20
+	maxRetainedEntries = 1 << 16
+
+	slabFirstChunk  = 256
+	slabMaxChunk    = 1 << 15
+	arenaFirstChunk = 4 << 10
+	arenaMaxChunk   = 1 << 20
+)
+
+// slab hands out zeroed Datums from chunks. Chunks are kept across Reset;
+// a reused chunk is cleared as it is handed out again.
+type slab struct {
+	chunks   [][]domain.Datum
+	ci       int // current chunk index; len(chunks) when none
+	off      int // used part of the current chunk; an int, so allocating stores no pointer
+	dirty    int // chunks[:dirty] were used before the last reset
+	retained int // Datums in chunks
+	next     int // size of the next new chunk
+}
+
+// alloc returns n zeroed Datums.
+func (s *slab) alloc(n int) []domain.Datum {
+	if n == 0 {
+		return []domain.Datum{} // not nil: an empty ARRAY or MAP
+	}
+	if s.ci < len(s.chunks) {
+		if c := s.chunks[s.ci]; n <= len(c)-s.off {
+			d := c[s.off : s.off+n : s.off+n]
+			s.off += n
+			if s.ci < s.dirty {
+				clear(d)
+			}
+			return d
+		}
+	}
+	return s.grow(n)
+}
+
+func (s *slab) grow(n int) []domain.Datum {
+	// Move on to the next retained chunk that fits, if any.
+	for s.ci+1 < len(s.chunks) {
+		s.ci++
+		s.off = 0
+		if c := s.chunks[s.ci]; n <= len(c) {
+			d := c[:n:n]
+			s.off = n
+			if s.ci < s.dirty {
+				clear(d)
+			}
+			return d
+		}
+	}
+	size := max(s.next, slabFirstChunk)
+	if n > size/4 {
+		// Large values get their own allocation rather than wasting the
+		// rest of a chunk.
+		return make([]domain.Datum, n)
+	}
+	s.next = min(size*2, slabMaxChunk)
+	c := make([]domain.Datum, size)
+	s.chunks = append(s.chunks, c)
+	s.retained += size
+	s.ci, s.off = len(s.chunks)-1, n
+	return c[:n:n]
+}
+
+func (s *slab) reset() {
+	total := 0
+	for i, c := range s.chunks {
+		if (total+len(c))*datumSize > maxRetained {
+			clear(s.chunks[i:])
+			s.chunks = s.chunks[:i]
+			break
+		}
+		total += len(c)
+	}
+	s.retained = total
+	s.dirty = len(s.chunks)
+	s.ci, s.off = 0, 0
+}
+
+// arena hands out byte slices from chunks; reused chunks need no clearing
+// since every byte handed out is written first.
+type arena struct {
+	chunks   [][]byte
+	ci       int
+	buf      []byte // chunks[ci][:used]
+	next     int
+	retained int
+	large    bool // the last reservation is a separate allocation
+}
+
+// reserve returns an empty slice with capacity n in arena memory; the caller
+// fills at most n bytes and passes the result to commit.
+func (a *arena) reserve(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		return a.grow(n)
+	}
+	a.large = false
+	l := len(a.buf)
+	return a.buf[l : l : l+n]
+}
+
+func (a *arena) grow(n int) []byte {
+	for a.ci+1 < len(a.chunks) {
+		a.ci++
+		a.buf = a.chunks[a.ci][:0]
+		if n <= cap(a.buf) {
+			a.large = false
+			return a.buf[0:0:n]
+		}
+	}
+	size := max(a.next, arenaFirstChunk)
+	if n > size/4 {
+		a.large = true
+		return make([]byte, 0, n)
+	}
+	a.next = min(size*2, arenaMaxChunk)
+	a.buf = make([]byte, 0, size)
+	a.chunks = append(a.chunks, a.buf)
+	a.retained += size
+	a.ci = len(a.chunks) - 1
+	a.large = false
+	return a.buf[0:0:n]
+}
+
+// commit marks the bytes of b, filled from the last reservation, as used.
+func (a *arena) commit(b []byte) []byte {
+	if !a.large && len(b) > 0 {
+		l := len(a.buf)
+		if cap(a.buf)-l < len(b) || &a.buf[l : l+1][0] != &b[0] {
+			panic("rowjson: arena commit of a foreign slice")
+		}
+		a.buf = a.buf[:l+len(b)]
+	}
+	return b[:len(b):len(b)]
+}
+
+// copy stores b in the arena.
+func (a *arena) copy(b []byte) []byte {
+	if l := len(a.buf); cap(a.buf)-l >= len(b) {
+		a.buf = append(a.buf, b...)
+		return a.buf[l:len(a.buf):len(a.buf)]
+	}
+	return a.commit(append(a.reserve(len(b)), b...))
+}
+
+func (a *arena) reset() {
+	total := 0
+	for i, c := range a.chunks {
+		if total+cap(c) > maxRetained {
+			clear(a.chunks[i:])
+			a.chunks = a.chunks[:i]
+			break
+		}
+		total += cap(c)
+	}
+	a.retained = total
+	a.ci, a.buf, a.large = 0, nil, false
+	if len(a.chunks) > 0 {
+		a.buf = a.chunks[0][:0]
+	}
+}

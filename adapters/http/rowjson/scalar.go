@@ -1,0 +1,576 @@
+package rowjson
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// base64Values maps the standard base64 alphabet (RFC 4648 §4) to 6-bit
+// values; every other byte maps to 0xff.
+var base64Values = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" {
+		t[c] = byte(i)
+	}
+	return t
+}()
+
+// decodeBase64 decodes standard base64 strictly: padding required, no
+// line breaks or other characters (which encoding/base64 skips), and no
+// non-zero bits in the padding (encoding/base64's Strict), so every byte
+// string has exactly one accepted spelling. dst needs len(src)/4*3 bytes. It
+// returns the decoded length, or the offset of the first bad input byte.
+func decodeBase64(dst, src []byte) (n, bad int) {
+	if len(src)%4 != 0 {
+		for i, c := range src {
+			if base64Values[c] == 0xff && c != '=' {
+				return 0, i
+			}
+		}
+		return 0, len(src) / 4 * 4
+	}
+	if len(src) == 0 {
+		return 0, -1
+	}
+	last := len(src) - 4
+	for i := 0; i < last; i += 4 {
+		a, b, c, d := base64Values[src[i]], base64Values[src[i+1]], base64Values[src[i+2]], base64Values[src[i+3]]
+		if (a|b|c|d)&0xc0 != 0 {
+			return 0, i + firstBad(src[i:i+4])
+		}
+		dst[n], dst[n+1], dst[n+2] = a<<2|b>>4, b<<4|c>>2, c<<6|d
+		n += 3
+	}
+	q := src[last:]
+	a, b := base64Values[q[0]], base64Values[q[1]]
+	if (a|b)&0xc0 != 0 {
+		return 0, last + firstBad(q[:2])
+	}
+	switch {
+	case q[2] == '=' && q[3] == '=':
+		if b&0x0f != 0 {
+			return 0, last + 1
+		}
+		dst[n] = a<<2 | b>>4
+		return n + 1, -1
+	case q[3] == '=':
+		c := base64Values[q[2]]
+		if c&0xc0 != 0 {
+			return 0, last + 2
+		}
+		if c&0x03 != 0 {
+			return 0, last + 2
+		}
+		dst[n], dst[n+1] = a<<2|b>>4, b<<4|c>>2
+		return n + 2, -1
+	}
+	c, d := base64Values[q[2]], base64Values[q[3]]
+	if (c|d)&0xc0 != 0 {
+		return 0, last + 2 + firstBad(q[2:])
+	}
+	dst[n], dst[n+1], dst[n+2] = a<<2|b>>4, b<<4|c>>2, c<<6|d
+	return n + 3, -1
+}
+
+func firstBad(q []byte) int {
+	for i, c := range q {
+		if base64Values[c] == 0xff {
+			return i
+		}
+	}
+	return 0
+}
+
+// scalar decodes the non-null raw JSON value raw into d according to t.
+func (st *state) scalar(d *domain.Datum, t *typ, raw []byte) error {
+	switch t.kind {
+	case kBool:
+		switch raw[0] {
+		case 't':
+			d.I64 = 1
+			return nil
+		case 'f':
+			d.I64 = 0
+			return nil
+		}
+		return st.mismatch(t, raw, "true or false")
+
+	case kTinyInt, kSmallInt, kInt, kBigInt:
+		lex, err := st.numberLexeme(t, raw, "a JSON number or a numeric string")
+		if err != nil {
+			return err
+		}
+		v, code := parseIntLex(lex, t.intMin, t.intMax)
+		if code != intOK {
+			return st.intErr(t, raw, code)
+		}
+		d.I64 = v
+		return nil
+
+	case kDecimal:
+		lex, err := st.numberLexeme(t, raw, "a JSON number or a numeric string")
+		if err != nil {
+			return err
+		}
+		return st.decimal(d, t, raw, lex)
+
+	case kFloat, kDouble:
+		return st.float(d, t, raw)
+
+	case kChar, kString:
+		if raw[0] != '"' {
+			return st.mismatch(t, raw, "a JSON string")
+		}
+		s := raw[1 : len(raw)-1]
+		var b []byte
+		if bytes.IndexByte(s, '\\') < 0 {
+			b = st.arena.copy(s)
+		} else {
+			// Unescaping never lengthens a string; AppendUnquote wants
+			// len(raw) of capacity up front.
+			r, err := jsontext.AppendUnquote(st.arena.reserve(len(raw)), raw)
+			if err != nil {
+				return st.syntaxErr(err)
+			}
+			b = st.arena.commit(r)
+		}
+		if t.kind == kChar && len(b) > t.length {
+			if err := st.charLength(t, b); err != nil {
+				return err
+			}
+		}
+		d.Bytes = b
+		return nil
+
+	case kBinary, kBytes:
+		if raw[0] != '"' {
+			return st.mismatch(t, raw, "a base64 JSON string")
+		}
+		s, err := st.unquote(raw)
+		if err != nil {
+			return st.syntaxErr(err)
+		}
+		r := st.arena.reserve(len(s) / 4 * 3)
+		n, bad := decodeBase64(r[:cap(r)], s)
+		if bad >= 0 {
+			return st.fail("invalid base64 for %s (standard alphabet, padded, RFC 4648 §4) at character %d", t.name, bad)
+		}
+		if t.kind == kBinary && n != t.length {
+			return st.fail("%s value has %d bytes, want exactly %d", t.name, n, t.length)
+		}
+		d.Bytes = st.arena.commit(r[:n])
+		return nil
+
+	case kDate:
+		s, err := st.stringContent(t, raw, `a "YYYY-MM-DD" string`)
+		if err != nil {
+			return err
+		}
+		days, n, msg := parseDate(s)
+		if msg == "" && n != len(s) {
+			msg = "unexpected text after the date"
+		}
+		if msg == "" && (days < math.MinInt32 || days > math.MaxInt32) {
+			msg = "out of range"
+		}
+		if msg != "" {
+			return st.fail("invalid DATE %s: %s (want YYYY-MM-DD)", showRaw(raw), msg)
+		}
+		d.I64 = days
+		return nil
+
+	case kTime:
+		s, err := st.stringContent(t, raw, `an "HH:MM:SS[.fff]" string`)
+		if err != nil {
+			return err
+		}
+		tm, n, msg := parseTime(s)
+		if msg == "" && n != len(s) {
+			msg = "unexpected text after the time"
+		}
+		if msg == "" {
+			msg = fractionFits(tm, t.precision)
+		}
+		if msg == "" && tm.subMilli != 0 {
+			msg = "Fluss stores TIME in milliseconds, so digits after the third fraction digit must be 0"
+		}
+		if msg != "" {
+			return st.fail("invalid %s %s: %s", t.name, showRaw(raw), msg)
+		}
+		d.I64 = tm.millis
+		return nil
+
+	case kTsNTZ, kTsLTZ:
+		return st.timestamp(d, t, raw)
+	}
+	return st.fail("unsupported type %s", t.name)
+}
+
+// mismatch reports a JSON value of the wrong kind.
+func (st *state) mismatch(t *typ, raw []byte, want string) error {
+	return st.fail("expected %s for %s, got %s", want, t.name, kindName(jsontext.Value(raw).Kind()))
+}
+
+// stringContent returns the unquoted content of a JSON string value.
+func (st *state) stringContent(t *typ, raw []byte, want string) ([]byte, error) {
+	if raw[0] != '"' {
+		return nil, st.mismatch(t, raw, want)
+	}
+	s, err := st.unquote(raw)
+	if err != nil {
+		return nil, st.syntaxErr(err)
+	}
+	return s, nil
+}
+
+// numberLexeme returns the number text of a JSON number or numeric string.
+func (st *state) numberLexeme(t *typ, raw []byte, want string) ([]byte, error) {
+	switch raw[0] {
+	case '"':
+		s, err := st.unquote(raw)
+		if err != nil {
+			return nil, st.syntaxErr(err)
+		}
+		return s, nil
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return raw, nil
+	}
+	return nil, st.mismatch(t, raw, want)
+}
+
+// Results of parseIntLex.
+const (
+	intOK = iota
+	intSyntax
+	intFraction
+	intRange
+)
+
+// parseIntLex parses an integer written as a JSON number lexeme
+// (-?(0|[1-9][0-9]*)), without fraction or exponent, and range-checks it.
+// It never goes through float64 and never wraps.
+func parseIntLex(b []byte, lo, hi int64) (int64, int) {
+	// Fast path: at most 18 digits cannot overflow int64.
+	if n := len(b); n > 0 && n <= 18 {
+		i := 0
+		if b[0] == '-' {
+			i = 1
+		}
+		if i < n && (b[i] != '0' || n-i == 1) {
+			var v int64
+			for ; i < n; i++ {
+				c := b[i] - '0'
+				if c > 9 {
+					return parseIntSlow(b, lo, hi)
+				}
+				v = v*10 + int64(c)
+			}
+			if b[0] == '-' {
+				v = -v
+			}
+			if v < lo || v > hi {
+				return 0, intRange
+			}
+			return v, intOK
+		}
+	}
+	return parseIntSlow(b, lo, hi)
+}
+
+func parseIntSlow(b []byte, lo, hi int64) (int64, int) {
+	i, neg := 0, false
+	if len(b) > 0 && b[0] == '-' {
+		neg, i = true, 1
+	}
+	start := i
+	var u uint64
+	overflow := false
+	for ; i < len(b); i++ {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		if u > (math.MaxUint64-9)/10 {
+			overflow = true
+		} else {
+			u = u*10 + uint64(c)
+		}
+	}
+	switch {
+	case i == start:
+		return 0, intSyntax
+	case i < len(b):
+		if _, ok := scanNumber(b); ok {
+			return 0, intFraction
+		}
+		return 0, intSyntax
+	case b[start] == '0' && i-start > 1:
+		return 0, intSyntax // leading zero
+	}
+	if neg {
+		if overflow || u > uint64(-(lo+1))+1 {
+			return 0, intRange
+		}
+		return -int64(u), intOK
+	}
+	if overflow || u > uint64(hi) {
+		return 0, intRange
+	}
+	return int64(u), intOK
+}
+
+func (st *state) intErr(t *typ, raw []byte, code int) error {
+	switch code {
+	case intFraction:
+		return st.fail("%s value %s must be an integer without fraction or exponent", t.name, showRaw(raw))
+	case intRange:
+		return st.fail("%s value %s out of range [%d, %d]", t.name, showRaw(raw), t.intMin, t.intMax)
+	}
+	return st.fail("%s value %s is not an integer", t.name, showRaw(raw))
+}
+
+// numLex is a JSON number lexeme split into its parts.
+type numLex struct {
+	neg  bool
+	intg []byte // integer digits
+	frac []byte // fraction digits
+	exp  int64  // exponent, saturated to ±expLimit
+}
+
+// expLimit saturates exponents: any non-zero value with a larger exponent is
+// out of range for every type anyway.
+const expLimit = 1 << 24
+
+// scanNumber splits a lexeme of the JSON number grammar,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, reporting whether b is one.
+func scanNumber(b []byte) (n numLex, ok bool) {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		n.neg = true
+		i++
+	}
+	start := i
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	default:
+		return n, false
+	}
+	n.intg = b[start:i]
+	if i < len(b) && b[i] == '.' {
+		i++
+		s := i
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+		if i == s {
+			return n, false
+		}
+		n.frac = b[s:i]
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		neg := false
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			neg = b[i] == '-'
+			i++
+		}
+		s := i
+		var e int64
+		for i < len(b) && isDigit(b[i]) {
+			if e < expLimit {
+				e = e*10 + int64(b[i]-'0')
+			}
+			i++
+		}
+		if i == s {
+			return n, false
+		}
+		e = min(e, expLimit)
+		if neg {
+			e = -e
+		}
+		n.exp = e
+	}
+	return n, i == len(b)
+}
+
+func isDigit(c byte) bool { return c-'0' <= 9 }
+
+// decimal decodes a DECIMAL(p,s) lexeme exactly. The value may be written
+// with a fraction and an exponent (1.5e2); it is accepted when it equals an
+// unscaled integer of at most p digits times 10^-s: extra trailing zeros are
+// fine, any rounding is refused.
+func (st *state) decimal(d *domain.Datum, t *typ, raw, lex []byte) error {
+	n, ok := scanNumber(lex)
+	if !ok {
+		return st.fail("%s value %s is not a number", t.name, showRaw(raw))
+	}
+	// The digits are intg‖frac; value = digits × 10^(exp − len(frac)).
+	all := len(n.intg) + len(n.frac)
+	digit := func(i int) byte {
+		if i < len(n.intg) {
+			return n.intg[i] - '0'
+		}
+		return n.frac[i-len(n.intg)] - '0'
+	}
+	first, last := 0, all-1
+	for first < all && digit(first) == 0 {
+		first++
+	}
+	if first == all { // zero
+		if t.precision > 18 {
+			d.Bytes = st.arena.copy([]byte{0})
+		}
+		return nil
+	}
+	for digit(last) == 0 {
+		last--
+	}
+	sig := last - first + 1
+	// After dropping trailing zeros: value = sig digits × 10^e10.
+	e10 := n.exp - int64(len(n.frac)) + int64(all-1-last)
+	k := e10 + int64(t.scale) // zeros to append to reach the unscaled value
+	if k < 0 {
+		return st.fail("%s value %s has more than %d fraction digits", t.name, showRaw(raw), t.scale)
+	}
+	if int64(sig)+k > int64(t.precision) {
+		return st.fail("%s value %s exceeds precision %d (at most %d integer digits)",
+			t.name, showRaw(raw), t.precision, t.precision-t.scale)
+	}
+	if t.precision <= 18 {
+		var u uint64
+		for i := first; i <= last; i++ {
+			u = u*10 + uint64(digit(i))
+		}
+		for ; k > 0; k-- {
+			u *= 10
+		}
+		v := int64(u)
+		if n.neg {
+			v = -v
+		}
+		d.I64 = v
+		return nil
+	}
+	// Up to 38 digits: 10^38 < 2^127, so a 128-bit accumulator is exact.
+	var hi, lo uint64
+	for i := first; i <= last; i++ {
+		hi, lo = mulAdd128(hi, lo, 10, uint64(digit(i)))
+	}
+	for ; k > 0; k-- {
+		hi, lo = mulAdd128(hi, lo, 10, 0)
+	}
+	var buf [17]byte
+	b := appendTwosComplement(buf[:0], n.neg, hi, lo)
+	d.Bytes = st.arena.copy(b)
+	return nil
+}
+
+// mulAdd128 returns (hi,lo)×m + a.
+func mulAdd128(hi, lo, m, a uint64) (uint64, uint64) {
+	h, l := bits.Mul64(lo, m)
+	l, c := bits.Add64(l, a, 0)
+	return hi*m + h + c, l
+}
+
+// appendTwosComplement appends ±(hi,lo) as the shortest big-endian two's
+// complement (java.math.BigInteger#toByteArray). The magnitude must be < 2^127.
+func appendTwosComplement(dst []byte, neg bool, hi, lo uint64) []byte {
+	if neg && (hi|lo) != 0 {
+		var c uint64
+		lo, c = bits.Add64(^lo, 1, 0)
+		hi = ^hi + c
+	}
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], hi)
+	binary.BigEndian.PutUint64(b[8:], lo)
+	i := 0
+	for i < 15 && ((b[i] == 0 && b[i+1]&0x80 == 0) || (b[i] == 0xff && b[i+1]&0x80 != 0)) {
+		i++
+	}
+	return append(dst, b[i:]...)
+}
+
+// float decodes FLOAT and DOUBLE: a JSON number (rounded to the nearest
+// representable value; too large is an error, too small becomes zero) or
+// one of the strings "NaN", "Infinity", "-Infinity".
+func (st *state) float(d *domain.Datum, t *typ, raw []byte) error {
+	bitSize := 64
+	if t.kind == kFloat {
+		bitSize = 32
+	}
+	switch raw[0] {
+	case '"':
+		s, err := st.unquote(raw)
+		if err != nil {
+			return st.syntaxErr(err)
+		}
+		switch string(s) {
+		case "NaN":
+			d.F64 = math.NaN()
+		case "Infinity":
+			d.F64 = math.Inf(1)
+		case "-Infinity":
+			d.F64 = math.Inf(-1)
+		default:
+			return st.fail(`expected a JSON number or "NaN", "Infinity", "-Infinity" for %s, got %s`, t.name, showRaw(raw))
+		}
+		return nil
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		v, err := strconv.ParseFloat(string(raw), bitSize)
+		if err != nil {
+			return st.fail("%s value %s out of range", t.name, showRaw(raw))
+		}
+		d.F64 = v
+		return nil
+	}
+	return st.mismatch(t, raw, `a JSON number or "NaN", "Infinity", "-Infinity"`)
+}
+
+// timestamp decodes TIMESTAMP(p) and TIMESTAMP_LTZ(p).
+func (st *state) timestamp(d *domain.Datum, t *typ, raw []byte) error {
+	if raw[0] != '"' {
+		if raw[0] != '-' && !isDigit(raw[0]) {
+			return st.mismatch(t, raw, "an ISO-8601 string or epoch milliseconds")
+		}
+		ms, code := parseIntLex(raw, math.MinInt64, math.MaxInt64)
+		switch code {
+		case intOK:
+		case intFraction:
+			return st.fail("%s epoch milliseconds %s must be an integer", t.name, showRaw(raw))
+		default:
+			return st.fail("%s epoch milliseconds %s out of range", t.name, showRaw(raw))
+		}
+		if t.precision < 3 && ms%pow10[3-t.precision] != 0 {
+			return st.fail("%s epoch milliseconds %s has sub-second digits beyond precision %d", t.name, showRaw(raw), t.precision)
+		}
+		d.I64 = ms
+		return nil
+	}
+	s, err := st.unquote(raw)
+	if err != nil {
+		return st.syntaxErr(err)
+	}
+	ms, nanos, msg := parseTimestamp(s, t.kind == kTsLTZ, t.precision)
+	if msg != "" {
+		return st.fail("invalid %s %s: %s", t.name, showRaw(raw), msg)
+	}
+	d.I64, d.Nanos = ms, nanos
+	return nil
+}
+
+var pow10 = [...]int64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000}

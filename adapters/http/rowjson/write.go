@@ -1,0 +1,542 @@
+package rowjson
+
+import (
+	"bytes"
+	"hash/maphash"
+	"io"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// DecodeWrite decodes a write request body
+//
+//	{"partial_update_columns": ["a", "b"],            (optional)
+//	 "entries": [{"id": "e1", "upsert": {col: value, …}},
+//	             {"id": "e2", "delete": {pk col: value, …}},
+//	             {"id": "e3", "append": {col: value, …}}]}
+//
+// into a batch (Entries, PartialUpdateColumns; the caller sets Table, TableID
+// and SchemaID) and the entry ids in input order. Every Row has one Datum per
+// table column; omitted columns are null (for deletes, the non-key columns).
+// Rows and their bytes live in memory owned by the returned batch.
+//
+// A body that breaks a rule yields a KindInvalidArgument *domain.Error whose
+// message names the entry and the column path, e.g.
+// "entry `e2`: column `a.b[3]`: …", or "entries[5]: …" for an entry without a
+// usable id; more entries than lim.MaxEntries is KindLimitExceeded. The first
+// problem found is reported and nothing is returned.
+func (c *Codec) DecodeWrite(body []byte, lim Limits) (domain.WriteBatch, []string, error) {
+	return c.DecodeWriteTo(nil, body, lim)
+}
+
+// DecodeWriteTo is DecodeWrite with the rows' memory taken from buf (see
+// Buffer); a nil buf means a fresh one. The ids never alias buf.
+func (c *Codec) DecodeWriteTo(buf *Buffer, body []byte, lim Limits) (domain.WriteBatch, []string, error) {
+	st := getState(c, buf, body, lim)
+	defer putState(st)
+	return st.decodeWrite()
+}
+
+func (st *state) decodeWrite() (domain.WriteBatch, []string, error) {
+	var batch domain.WriteBatch
+	if err := st.beginObject("the request body"); err != nil {
+		return batch, nil, topErr(err)
+	}
+	var sawEntries, sawPartial bool
+	for {
+		if st.dec.PeekKind() == '}' {
+			break
+		}
+		name, err := st.readName()
+		if err != nil {
+			return batch, nil, topErr(st.syntaxErr(err))
+		}
+		switch string(name) {
+		case "partial_update_columns":
+			if sawPartial {
+				return batch, nil, topErr(st.dupKey(name))
+			}
+			sawPartial = true
+			cols, err := st.partialColumns()
+			if err != nil {
+				return batch, nil, err
+			}
+			batch.PartialUpdateColumns = cols
+			if sawEntries && cols != nil {
+				if err := st.checkDeferredPartial(batch.Entries); err != nil {
+					return batch, nil, err
+				}
+			}
+		case "entries":
+			if sawEntries {
+				return batch, nil, topErr(st.dupKey(name))
+			}
+			sawEntries = true
+			entries, err := st.entries(!sawPartial)
+			if err != nil {
+				return batch, nil, err
+			}
+			batch.Entries = entries
+		default:
+			return batch, nil, invalid("unknown field `%s` in the request body (expected `entries` and optionally `partial_update_columns`)", name)
+		}
+	}
+	if err := st.endTopLevel(); err != nil {
+		return batch, nil, err
+	}
+	if !sawEntries {
+		return batch, nil, invalid("missing `entries`")
+	}
+	if batch.PartialUpdateColumns == nil && len(st.c.autoInc) > 0 {
+		// Fluss requires an explicit target-column list on tables with an
+		// auto-increment column: write every other column.
+		for i := range st.c.cols {
+			if !st.c.cols[i].autoInc {
+				batch.PartialUpdateColumns = append(batch.PartialUpdateColumns, i)
+			}
+		}
+	}
+	all := string(st.idBuf)
+	ids := make([]string, len(st.idEnds))
+	prev := 0
+	for i, end := range st.idEnds {
+		ids[i] = all[prev:end]
+		prev = end
+	}
+	return batch, ids, nil
+}
+
+// endTopLevel consumes the closing '}' and checks that nothing follows.
+func (st *state) endTopLevel() error {
+	if _, err := st.dec.ReadToken(); err != nil {
+		return topErr(st.syntaxErr(err))
+	}
+	if _, err := st.dec.ReadToken(); err != io.EOF {
+		if err != nil {
+			return topErr(st.syntaxErr(err))
+		}
+		return invalid("unexpected data after the request body's JSON object")
+	}
+	return nil
+}
+
+// topErr turns a fieldError outside any entry into a domain error.
+func topErr(err error) error {
+	if fe, ok := err.(*fieldError); ok {
+		return invalid("%s", fe.Error())
+	}
+	return err
+}
+
+// partialColumns decodes partial_update_columns into sorted positions and
+// checks them as the Fluss client does (UpsertWriterImpl#sanityCheck): only
+// on primary-key tables; every primary-key column included; no
+// auto-increment column; every column outside the primary key nullable. A
+// JSON null means no partial update.
+func (st *state) partialColumns() ([]int, error) {
+	c := st.c
+	switch k := st.dec.PeekKind(); k {
+	case 'n':
+		if _, err := st.dec.ReadToken(); err != nil {
+			return nil, topErr(st.syntaxErr(err))
+		}
+		return nil, nil
+	case '[':
+	default:
+		return nil, invalid("partial_update_columns: must be a JSON array of column names, got %s", kindName(k))
+	}
+	if !c.IsPrimaryKeyTable() {
+		return nil, invalid("partial_update_columns: partial updates need a primary-key table")
+	}
+	if _, err := st.dec.ReadToken(); err != nil {
+		return nil, topErr(st.syntaxErr(err))
+	}
+	target := make([]bool, len(c.cols))
+	for i := 0; st.dec.PeekKind() != ']'; i++ {
+		raw, err := st.dec.ReadValue()
+		if err != nil {
+			return nil, topErr(st.syntaxErr(err))
+		}
+		if raw[0] != '"' {
+			return nil, invalid("partial_update_columns[%d]: must be a column name string, got %s", i, kindName(jsontext.Value(raw).Kind()))
+		}
+		name, err := st.unquote(raw)
+		if err != nil {
+			return nil, topErr(st.syntaxErr(err))
+		}
+		ci := c.columnIndex(name, -1)
+		switch {
+		case ci < 0:
+			return nil, invalid("partial_update_columns[%d]: no such column `%s`", i, name)
+		case target[ci]:
+			return nil, invalid("partial_update_columns[%d]: column `%s` listed twice", i, name)
+		case c.cols[ci].autoInc:
+			return nil, invalid("partial_update_columns[%d]: `%s` is an auto-increment column; Fluss assigns its value", i, name)
+		}
+		target[ci] = true
+	}
+	if _, err := st.dec.ReadToken(); err != nil {
+		return nil, topErr(st.syntaxErr(err))
+	}
+	for _, ci := range c.pk {
+		if !target[ci] {
+			return nil, invalid("partial_update_columns: must include the primary-key column `%s`", c.cols[ci].name)
+		}
+	}
+	for i := range c.cols {
+		col := &c.cols[i]
+		if !col.pk && !col.autoInc && !col.t.nullable {
+			return nil, invalid("partial_update_columns: a partial update needs every column outside the primary key to be nullable, but `%s` is NOT NULL", col.name)
+		}
+	}
+	cols := make([]int, 0, len(c.cols))
+	for i, ok := range target {
+		if ok {
+			cols = append(cols, i)
+		}
+	}
+	st.partial = target
+	return cols, nil
+}
+
+// checkDeferredPartial applies the partial-update column rule to upsert
+// entries decoded before partial_update_columns was seen.
+func (st *state) checkDeferredPartial(entries []domain.WriteEntry) error {
+	w := st.c.words
+	u := 0
+	for i := range entries {
+		if entries[i].Op != domain.OpUpsert {
+			continue
+		}
+		present := st.deferred[u*w : (u+1)*w]
+		u++
+		for ci, ok := range st.partial {
+			if !ok && present[ci>>6]&(1<<(ci&63)) != 0 {
+				return invalid("%s: column `%s`: not in partial_update_columns", st.entryName(i), st.c.cols[ci].name)
+			}
+		}
+	}
+	return nil
+}
+
+// entryName renders a decoded entry's name from its id.
+func (st *state) entryName(i int) string {
+	start := 0
+	if i > 0 {
+		start = st.idEnds[i-1]
+	}
+	return "entry `" + string(st.idBuf[start:st.idEnds[i]]) + "`"
+}
+
+// entries decodes the entries array. deferPartial records which columns each
+// upsert carries, for partial_update_columns arriving later.
+func (st *state) entries(deferPartial bool) ([]domain.WriteEntry, error) {
+	if k := st.dec.PeekKind(); k != '[' {
+		if k == 0 {
+			_, err := st.dec.ReadToken()
+			return nil, topErr(st.syntaxErr(err))
+		}
+		return nil, invalid("entries: must be a JSON array, got %s", kindName(k))
+	}
+	if _, err := st.dec.ReadToken(); err != nil {
+		return nil, topErr(st.syntaxErr(err))
+	}
+	// The entries array is reused after Buffer.Reset; without one, the
+	// previous batch decoded into the buffer keeps its own.
+	var entries []domain.WriteEntry
+	if !st.buf.used {
+		entries = st.buf.entries[:0]
+		st.buf.used = true
+		defer func() { st.buf.entries = entries[:0] }()
+	}
+	for i := 0; ; i++ {
+		if st.dec.PeekKind() == ']' {
+			break
+		}
+		if i >= st.lim.MaxEntries {
+			return nil, &domain.Error{Kind: domain.KindLimitExceeded,
+				Message: "entries: more than " + strconv.Itoa(st.lim.MaxEntries) + " entries"}
+		}
+		e, err := st.entry(i, deferPartial)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	if _, err := st.dec.ReadToken(); err != nil {
+		return nil, topErr(st.syntaxErr(err))
+	}
+	if len(entries) == 0 {
+		return nil, invalid("entries: must contain at least one entry")
+	}
+	return entries, nil
+}
+
+// Operation names as they appear in messages.
+var opNames = [...]string{domain.OpUpsert: "`upsert`", domain.OpDelete: "`delete`", domain.OpAppend: "`append`"}
+
+// entry decodes entries[i].
+func (st *state) entry(i int, deferPartial bool) (domain.WriteEntry, error) {
+	var e domain.WriteEntry
+	if k := st.dec.PeekKind(); k != '{' {
+		if k == 0 {
+			_, err := st.dec.ReadToken()
+			return e, st.entryErr(i, false, -1, st.syntaxErr(err))
+		}
+		return e, invalid("entries[%d]: must be a JSON object, got %s", i, kindName(k))
+	}
+	if _, err := st.dec.ReadToken(); err != nil {
+		return e, st.entryErr(i, false, -1, st.syntaxErr(err))
+	}
+	depth := st.dec.StackDepth()
+	haveID := false
+	for {
+		if st.dec.PeekKind() == '}' {
+			break
+		}
+		raw, err := st.dec.ReadValue()
+		if err != nil {
+			return e, st.entryErr(i, haveID, depth, st.syntaxErr(err))
+		}
+		name := raw[1 : len(raw)-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			if name, err = st.unquote(raw); err != nil {
+				return e, st.entryErr(i, haveID, depth, st.syntaxErr(err))
+			}
+		}
+		var op domain.WriteOp
+		switch string(name) {
+		case "id":
+			if haveID {
+				return e, st.entryErr(i, true, depth, st.dupKey(name))
+			}
+			if err := st.entryID(i); err != nil {
+				return e, err
+			}
+			haveID = true
+			continue
+		case "upsert":
+			op = domain.OpUpsert
+		case "delete":
+			op = domain.OpDelete
+		case "append":
+			op = domain.OpAppend
+		default:
+			return e, st.entryErr(i, haveID, depth, &fieldError{msg: "unknown field `" + string(name) +
+				"` (an entry has `id` and one of `upsert`, `delete`, `append`)"})
+		}
+		if e.Op == op {
+			return e, st.entryErr(i, haveID, depth, st.dupKey(name))
+		}
+		if e.Op != 0 {
+			return e, st.entryErr(i, haveID, depth, &fieldError{msg: "more than one operation (" +
+				opNames[e.Op] + " and " + opNames[op] + ")"})
+		}
+		e.Op = op
+		if msg := st.opAllowed(op); msg != "" {
+			return e, st.entryErr(i, haveID, depth, &fieldError{msg: msg})
+		}
+		e.Row = st.slab.alloc(len(st.c.cols))
+		if err := st.writeRow(op, e.Row); err != nil {
+			return e, st.entryErr(i, haveID, depth, err)
+		}
+		if op == domain.OpUpsert && deferPartial && st.partial == nil {
+			st.deferred = append(st.deferred, st.present...)
+		}
+	}
+	if _, err := st.dec.ReadToken(); err != nil {
+		return e, st.entryErr(i, haveID, depth, st.syntaxErr(err))
+	}
+	if !haveID {
+		return e, invalid("entries[%d]: missing `id`", i)
+	}
+	if e.Op == 0 {
+		return e, st.entryErr(i, true, depth, &fieldError{msg: "no operation: expected one of `upsert`, `delete`, `append`"})
+	}
+	return e, nil
+}
+
+func (st *state) opAllowed(op domain.WriteOp) string {
+	pkTable := st.c.IsPrimaryKeyTable()
+	switch {
+	case op == domain.OpAppend && pkTable:
+		return "`append` is not allowed on a primary-key table (use `upsert`)"
+	case op != domain.OpAppend && !pkTable:
+		return opNames[op] + " is not allowed on a log table (use `append`)"
+	}
+	return ""
+}
+
+// entryID reads entries[i].id, which must be a non-empty string unique in the
+// request.
+func (st *state) entryID(i int) error {
+	raw, err := st.dec.ReadValue()
+	if err != nil {
+		return st.entryErr(i, false, -1, st.syntaxErr(err))
+	}
+	if raw[0] != '"' || len(raw) == 2 {
+		return invalid("entries[%d]: `id` must be a non-empty string", i)
+	}
+	id, err := st.unquote(raw)
+	if err != nil {
+		return st.entryErr(i, false, -1, st.syntaxErr(err))
+	}
+	start := len(st.idBuf)
+	st.idBuf = append(st.idBuf, id...)
+	id = st.idBuf[start:]
+	h := maphash.Bytes(hashSeed, id)
+	if prev := st.ids.insert(i, h, func(j int) bool { return bytes.Equal(st.idOf(j), id) }); prev >= 0 {
+		return invalid("entry `%s`: duplicate id (also entries[%d])", id, prev)
+	}
+	st.idEnds = append(st.idEnds, len(st.idBuf))
+	return nil
+}
+
+func (st *state) idOf(j int) []byte {
+	start := 0
+	if j > 0 {
+		start = st.idEnds[j-1]
+	}
+	return st.idBuf[start:st.idEnds[j]]
+}
+
+// entryErr names a failure inside entries[i]: by id when it is known (or
+// can still be found further in the entry), else by index.
+func (st *state) entryErr(i int, haveID bool, depth int, err error) error {
+	fe, ok := err.(*fieldError)
+	if !ok {
+		return err
+	}
+	if haveID {
+		return invalid("entry `%s`: %s", st.idOf(i), fe.Error())
+	}
+	if !fe.syntax && depth > 0 {
+		if id := st.recoverID(depth); id != nil {
+			return invalid("entry `%s`: %s", id, fe.Error())
+		}
+	}
+	return invalid("entries[%d]: %s", i, fe.Error())
+}
+
+// recoverID skips the rest of the entry object at stack depth depth after a
+// semantic error, looking for its id. It returns nil when there is none or
+// the rest of the entry is not well-formed.
+func (st *state) recoverID(depth int) []byte {
+	for st.dec.StackDepth() > depth {
+		switch st.dec.PeekKind() {
+		case '}', ']':
+			if _, err := st.dec.ReadToken(); err != nil {
+				return nil
+			}
+		case 0:
+			return nil
+		default:
+			if err := st.dec.SkipValue(); err != nil {
+				return nil
+			}
+		}
+	}
+	if st.dec.StackDepth() < depth {
+		return nil
+	}
+	if _, n := st.dec.StackIndex(depth); n%2 == 1 {
+		if err := st.dec.SkipValue(); err != nil { // a member's value is pending
+			return nil
+		}
+	}
+	for st.dec.PeekKind() == '"' {
+		name, err := st.readName()
+		if err != nil {
+			return nil
+		}
+		if string(name) != "id" {
+			if err := st.dec.SkipValue(); err != nil {
+				return nil
+			}
+			continue
+		}
+		raw, err := st.dec.ReadValue()
+		if err != nil || raw[0] != '"' || len(raw) == 2 {
+			return nil
+		}
+		id, err := st.unquote(raw)
+		if err != nil {
+			return nil
+		}
+		return bytes.Clone(id)
+	}
+	return nil
+}
+
+// writeRow decodes the object of an upsert, delete or append into row.
+func (st *state) writeRow(op domain.WriteOp, row []domain.Datum) error {
+	if err := st.beginObject(opNames[op]); err != nil {
+		return err
+	}
+	c := st.c
+	clear(st.present)
+	hint := 0
+	for {
+		if st.dec.PeekKind() == '}' {
+			break
+		}
+		ci, name, err := st.readColumn(hint)
+		if err != nil {
+			return st.syntaxErr(err)
+		}
+		if ci < 0 {
+			return st.failAt(string(name), "no such column")
+		}
+		col := &c.cols[ci]
+		if st.present[ci>>6]&(1<<(ci&63)) != 0 {
+			return st.failAt(col.name, "duplicate key")
+		}
+		switch {
+		case op == domain.OpDelete && !col.pk:
+			return st.failAt(col.name, "a delete takes only primary-key columns")
+		case col.autoInc:
+			return st.failAt(col.name, "auto-increment column: Fluss assigns its value")
+		case op == domain.OpUpsert && st.partial != nil && !st.partial[ci]:
+			return st.failAt(col.name, "not in partial_update_columns")
+		}
+		st.present[ci>>6] |= 1 << (ci & 63)
+		st.path = append(st.path, seg{kind: segName, a: int32(ci)})
+		if err := st.decodeValue(&row[ci], col.t, 1); err != nil {
+			return err
+		}
+		if col.pk && row[ci].Null {
+			return st.fail("a primary-key column must not be null")
+		}
+		st.path = st.path[:0]
+		hint = ci + 1
+	}
+	if _, err := st.dec.ReadToken(); err != nil {
+		return st.syntaxErr(err)
+	}
+	return st.fillMissing(op, row)
+}
+
+// fillMissing sets the columns absent from the row object to null, checking
+// that this is allowed.
+func (st *state) fillMissing(op domain.WriteOp, row []domain.Datum) error {
+	c := st.c
+	for ci := range c.cols {
+		if st.present[ci>>6]&(1<<(ci&63)) != 0 {
+			continue
+		}
+		col := &c.cols[ci]
+		row[ci].Null = true
+		switch {
+		case col.pk:
+			return st.failAt(col.name, "missing primary-key column")
+		case op == domain.OpDelete || col.autoInc:
+		case op == domain.OpUpsert && st.partial != nil && !st.partial[ci]:
+		case !col.t.nullable:
+			return st.failAt(col.name, "missing value for a NOT NULL column")
+		}
+	}
+	return nil
+}
