@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/admin"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/lookup"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/writer"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
@@ -51,6 +54,13 @@ type Config struct {
 	ClientVersion string
 	// Hooks are passed to the rpc layer (telemetry).
 	Hooks []any
+	// Writer configures the write accumulator and sender (zero values take
+	// the writer package's defaults).
+	Writer writer.Options
+	// Lookup configures the lookup client.
+	Lookup lookup.Options
+	// Meta configures the table metadata cache.
+	Meta meta.Options
 }
 
 // Cluster is an opened Fluss cluster backend. It performs no I/O when opened:
@@ -60,6 +70,8 @@ type Cluster struct {
 	cfg     Config
 	log     *slog.Logger
 	client  *rpc.Client
+	cache   *meta.Cache
+	writer  *writer.Writer
 	session *session
 
 	closeOnce sync.Once
@@ -95,8 +107,15 @@ func Open(_ context.Context, cfg Config, log *slog.Logger) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fluss client: %w", err)
 	}
-	c := &Cluster{cfg: cfg, log: log, client: client}
-	c.session = &session{catalog: admin.New(client)}
+	caller := meta.RPCCaller{Client: client}
+	cache := meta.New(caller, cfg.Meta)
+	w := writer.New(caller, cache, cfg.Writer)
+	c := &Cluster{cfg: cfg, log: log, client: client, cache: cache, writer: w}
+	c.session = &session{
+		catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache},
+		writer:  w,
+		lookup:  lookup.New(caller, cache, cfg.Lookup),
+	}
 	return c, nil
 }
 
@@ -109,10 +128,53 @@ func (c *Cluster) Session(_ context.Context, _ domain.Principal) (domain.Session
 	return c.session, nil
 }
 
-// Close releases every connection. It is idempotent.
-func (c *Cluster) Close(_ context.Context) error {
-	c.closeOnce.Do(func() { c.closeErr = c.client.Close() })
+// Close drains the writer (rows still queued when ctx ends fail with
+// `unavailable`, applied "no") and releases every connection. It is idempotent.
+func (c *Cluster) Close(ctx context.Context) error {
+	c.closeOnce.Do(func() {
+		werr := c.writer.Close(ctx)
+		c.closeErr = errors.Join(werr, c.client.Close())
+	})
 	return c.closeErr
+}
+
+// invalidatingCatalog forwards to the admin Catalog and drops the metadata
+// cache's entry of a table after DDL that changes it, so that writes and
+// lookups through this gateway see the new table id, schema or partitions.
+type invalidatingCatalog struct {
+	domain.Catalog
+	cache *meta.Cache
+}
+
+func (c *invalidatingCatalog) CreateTable(ctx context.Context, path domain.TablePath, desc domain.TableDescriptor, ignoreIfExists bool) error {
+	defer c.cache.Invalidate(path)
+	return c.Catalog.CreateTable(ctx, path, desc, ignoreIfExists)
+}
+
+func (c *invalidatingCatalog) AlterTable(ctx context.Context, path domain.TablePath, changes []domain.TableChange, ignoreIfNotExists bool) error {
+	defer c.cache.Invalidate(path)
+	return c.Catalog.AlterTable(ctx, path, changes, ignoreIfNotExists)
+}
+
+func (c *invalidatingCatalog) DropTable(ctx context.Context, path domain.TablePath, ignoreIfNotExists bool) error {
+	defer c.cache.Invalidate(path)
+	return c.Catalog.DropTable(ctx, path, ignoreIfNotExists)
+}
+
+func (c *invalidatingCatalog) CreatePartition(ctx context.Context, path domain.TablePath, spec domain.PartitionSpec, ignoreIfExists bool) error {
+	defer c.cache.Invalidate(path)
+	return c.Catalog.CreatePartition(ctx, path, spec, ignoreIfExists)
+}
+
+func (c *invalidatingCatalog) DropPartition(ctx context.Context, path domain.TablePath, spec domain.PartitionSpec, ignoreIfNotExists bool) error {
+	defer c.cache.Invalidate(path)
+	return c.Catalog.DropPartition(ctx, path, spec, ignoreIfNotExists)
+}
+
+func (c *invalidatingCatalog) DropDatabase(ctx context.Context, name string, ignoreIfNotExists, cascade bool) error {
+	err := c.Catalog.DropDatabase(ctx, name, ignoreIfNotExists, cascade)
+	c.cache.InvalidateDatabase(name)
+	return err
 }
 
 // session binds the ports of one cluster for one principal.

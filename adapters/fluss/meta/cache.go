@@ -379,6 +379,24 @@ func (c *Cache) Invalidate(path domain.TablePath) {
 	}
 }
 
+// InvalidateDatabase drops every cached table of database; the Catalog
+// adapter calls it after a database is dropped (with cascade, its tables go too).
+func (c *Cache) InvalidateDatabase(database string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var paths []domain.TablePath
+	c.tables.each(func(p domain.TablePath, _ *tableEntry) {
+		if p.Database == database {
+			paths = append(paths, p)
+		}
+	})
+	for _, p := range paths {
+		if e, ok := c.tables.remove(p); ok && e.table != nil && c.byID[e.table.ID()] == e {
+			delete(c.byID, e.table.ID())
+		}
+	}
+}
+
 // InvalidateLeaders forgets the bucket leaders of one physical table
 // (partition NoPartition for a non-partitioned table), so that the next
 // Leader call reports them unknown and the caller refreshes them.
