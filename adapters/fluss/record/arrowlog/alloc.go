@@ -16,9 +16,9 @@ import (
 // Buffers are handed out zeroed, like memory.GoAllocator's (arrow-go builders
 // leave the value slots of null entries untouched, and Java writes zeros
 // there). Each class keeps at most poolDepth buffers, which bounds what an
-// idle Builder holds. The mutex only guards against arrow-go or its
-// compressors calling from another goroutine; a Builder itself is not safe
-// for concurrent use.
+// idle Builder holds. The mutex is cheap insurance should arrow-go ever
+// release a buffer from another goroutine; a Builder itself is not safe for
+// concurrent use.
 type poolAllocator struct {
 	mu   sync.Mutex
 	free [maxClass + 1][][]byte

@@ -1,13 +1,11 @@
 package arrowlog
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
@@ -30,8 +28,7 @@ type Builder struct {
 	rb   *array.RecordBuilder
 	cols []colWriter
 
-	w    *ipc.Writer
-	sink payloadSink
+	ser *serializer
 
 	rows    int               // rows in the arrow-go builders
 	pending arrow.RecordBatch // rows already turned into arrays by AppendTo
@@ -98,7 +95,9 @@ func newBuilder(types []domain.DataType, names []string, codec Compression, leve
 	for i := range nodes {
 		b.cols[i] = newColWriter(&b.nodes[i], b.rb.Field(i))
 	}
-	b.newWriter()
+	if b.ser, err = newSerializer(codec, level); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -118,27 +117,6 @@ func newColWriter(n *node, ab array.Builder) colWriter {
 		}
 	}
 	return w
-}
-
-// newWriter (re)creates the arrow-go IPC stream writer. It lives as long as
-// the Builder so that its compressor (a zstd encoder is large) is reused.
-//
-// Compression options: arrow-go compresses each body buffer on its own into
-// an int64 LE uncompressed length plus one LZ4 frame or one zstd frame, the
-// Arrow BUFFER method that Fluss reads (AbstractCompressionCodec in Arrow
-// Java). WithMinSpaceSavings(smallest positive float) makes it store a buffer
-// raw behind the length -1 when compressing does not make it smaller, which
-// is what Arrow Java does when the compressed form is larger.
-func (b *Builder) newWriter() {
-	opts := []ipc.Option{ipc.WithSchema(b.schema), ipc.WithAllocator(b.mem)}
-	switch b.codec {
-	case CompressionLZ4Frame:
-		opts = append(opts, ipc.WithLZ4(), ipc.WithMinSpaceSavings(math.SmallestNonzeroFloat64))
-	case CompressionZstd:
-		opts = append(opts, ipc.WithZstd(), ipc.WithMinSpaceSavings(math.SmallestNonzeroFloat64))
-	}
-	b.sink = payloadSink{}
-	b.w = ipc.NewWriterWithPayloadWriter(&b.sink, opts...)
 }
 
 // Compression returns the codec of the messages this builder produces.
@@ -300,25 +278,19 @@ func (b *Builder) AppendTo(dst []byte) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = dst[:orig], internal("arrowlog: building the Arrow batch failed: %v", r)
-			b.newWriter()
 		}
 	}()
 	if err := b.flushRows(); err != nil {
 		return dst, err
 	}
-	b.sink.dst = dst
-	err = b.w.Write(b.pending)
-	out, b.sink.dst = b.sink.dst, nil
+	out, err = b.ser.appendMessage(dst, b.pending, b.nodes)
 	if err != nil {
-		b.newWriter() // an ipc.Writer stays failed after an error
-		return out[:orig], internal("arrowlog: writing the Arrow batch failed: %v", err)
+		return dst[:orig], err
 	}
 	msg := out[orig:]
-	if len(msg) >= 8 {
-		b.meta = 8 + int(int32(uint32(msg[4])|uint32(msg[5])<<8|uint32(msg[6])<<16|uint32(msg[7])<<24))
-		if b.body > 0 {
-			b.ratio = float64(len(msg)-b.meta) / float64(b.body)
-		}
+	b.meta = 8 + int(int32(uint32(msg[4])|uint32(msg[5])<<8|uint32(msg[6])<<16|uint32(msg[7])<<24))
+	if b.body > 0 {
+		b.ratio = float64(len(msg)-b.meta) / float64(b.body)
 	}
 	return out, nil
 }
@@ -423,42 +395,4 @@ func SetWriterState(batch []byte, writerID int64, batchSequence int32) error {
 		SchemaID: int32(lb.SchemaID), Attributes: lb.Attributes, WriterID: writerID,
 		BatchSequence: batchSequence, RecordCount: lb.RecordCount,
 	})
-}
-
-// payloadSink receives the payloads of the ipc.Writer: it drops the Schema
-// message (Fluss never sends one; readers rebuild the schema from the table's
-// schema id) and appends every other message to dst in the standard
-// encapsulated form: 0xFFFFFFFF, int32 LE metadata length (padded so that
-// the body starts 8-byte aligned), metadata, body.
-type payloadSink struct {
-	dst []byte
-}
-
-func (s *payloadSink) Start() error { return nil }
-func (s *payloadSink) Close() error { return nil }
-
-func (s *payloadSink) WritePayload(p ipc.Payload) error {
-	meta := p.Meta()
-	if meta == nil {
-		return fmt.Errorf("arrowlog: payload without metadata")
-	}
-	typ, err := messageHeaderType(meta.Bytes())
-	meta.Release()
-	if err != nil {
-		return err
-	}
-	switch typ {
-	case headerSchema:
-		return nil
-	case headerRecordBatch:
-		_, err := p.WritePayload(s)
-		return err
-	default:
-		return fmt.Errorf("arrowlog: unexpected Arrow IPC message type %d", typ)
-	}
-}
-
-func (s *payloadSink) Write(p []byte) (int, error) {
-	s.dst = append(s.dst, p...)
-	return len(p), nil
 }

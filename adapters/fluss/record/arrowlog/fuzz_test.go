@@ -1,6 +1,7 @@
 package arrowlog
 
 import (
+	"os"
 	"testing"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
@@ -46,6 +47,14 @@ func FuzzReadLogBatch(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(empty)
+	// Batches of the Fluss Java writer.
+	for _, codec := range codecs {
+		java, err := os.ReadFile(javaFile("all", codec))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(java)
+	}
 
 	r, err := NewReaderFromTypes(fuzzTypes)
 	if err != nil {

@@ -9,8 +9,7 @@ import (
 // Message { version: short; header: union MessageHeader; bodyLength: long;
 // custom_metadata } and RecordBatch { length: long; nodes: [FieldNode];
 // buffers: [Buffer]; compression: BodyCompression; variadicBufferCounts }.
-// It is used to drop the Schema payload arrow-go emits, by the reader and by
-// the structural tests.
+// It is used by the reader and by the structural tests.
 
 // Arrow MessageHeader union tags.
 const (
@@ -131,19 +130,6 @@ func (t fbTable) vector(i, elemSize int) (elems []byte, count int, present, ok b
 		return nil, 0, true, false
 	}
 	return t.buf[start : start+n*int64(elemSize)], int(n), true, true
-}
-
-// messageHeaderType returns the header type of an IPC Message flatbuffer.
-func messageHeaderType(fb []byte) (int, error) {
-	t, ok := fbRoot(fb)
-	if !ok {
-		return 0, corrupt("malformed Arrow IPC message metadata")
-	}
-	typ, ok := t.uint8(1, 0)
-	if !ok {
-		return 0, corrupt("malformed Arrow IPC message metadata")
-	}
-	return int(typ), nil
 }
 
 // FieldNode is one Arrow FieldNode: the length and null count of a

@@ -41,28 +41,38 @@ type serializer struct {
 	codec Compression
 
 	nodes []FieldNode
-	bufs  []span // one per Arrow buffer, into the arrays or into scratch
-	// scratch holds generated validity bitmaps and compressed buffers.
-	scratch []byte
-	layout  []Buffer
+	bufs  []span // one per Arrow buffer
+	// gen holds generated validity bitmaps, out compressed buffers.
+	gen    []byte
+	out    []byte
+	layout []Buffer
 
 	fb   *flatbuffers.Builder
 	zstd *zstd.Encoder
 	lz4  lz4.CompressorCCompat
 }
 
-// span is a buffer: either a slice of array memory (b != nil) or a range of
-// the scratch arena (which may move while it grows).
+// span is a buffer: a slice of array memory, or a range of one of the
+// arenas (which may move while they grow).
 type span struct {
 	b          []byte
+	arena      uint8 // 0: b, inGen, inOut
 	start, end int
 }
 
+const (
+	inGen = 1
+	inOut = 2
+)
+
 func (s *serializer) bytes(sp span) []byte {
-	if sp.b != nil {
-		return sp.b
+	switch sp.arena {
+	case inGen:
+		return s.gen[sp.start:sp.end]
+	case inOut:
+		return s.out[sp.start:sp.end]
 	}
-	return s.scratch[sp.start:sp.end]
+	return sp.b
 }
 
 func newSerializer(codec Compression, level int) (*serializer, error) {
@@ -83,7 +93,7 @@ func newSerializer(codec Compression, level int) (*serializer, error) {
 
 // appendMessage appends the message for rec to dst.
 func (s *serializer) appendMessage(dst []byte, rec arrow.RecordBatch, nodes []node) ([]byte, error) {
-	s.nodes, s.bufs, s.scratch, s.layout = s.nodes[:0], s.bufs[:0], s.scratch[:0], s.layout[:0]
+	s.nodes, s.bufs, s.gen, s.out, s.layout = s.nodes[:0], s.bufs[:0], s.gen[:0], s.out[:0], s.layout[:0]
 	for i := range nodes {
 		if err := s.unload(rec.Column(i), &nodes[i]); err != nil {
 			return dst, prefix(err, "column %d", i)
@@ -124,7 +134,7 @@ func (s *serializer) metadata(rows, bodyLen int64) []byte {
 	b := s.fb
 	b.Reset()
 	// ArrowRecordBatch.writeTo
-	b.StartVector(16, len(s.nodes), 8) // RecordBatch.startNodesVector
+	b.StartVector(16, len(s.nodes), 8)       // RecordBatch.startNodesVector
 	for i := len(s.nodes) - 1; i >= 0; i-- { // FBSerializables.writeAllStructsToVector
 		b.Prep(8, 16) // FieldNode.createFieldNode
 		b.PlaceInt64(s.nodes[i].NullCount)
@@ -142,12 +152,12 @@ func (s *serializer) metadata(rows, bodyLen int64) []byte {
 	if s.codec != CompressionNone {
 		// BodyCompression.createBodyCompression(builder, codec, method BUFFER)
 		b.StartObject(2)
-		b.PrependByteSlot(1, 0, 0)                      // addMethod
+		b.PrependByteSlot(1, 0, 0)                     // addMethod
 		b.PrependByteSlot(0, arrowCodecID(s.codec), 0) // addCodec
 		compOff = b.EndObject()
 	}
-	b.StartObject(5)                 // RecordBatch.startRecordBatch
-	b.PrependInt64Slot(0, rows, 0)   // addLength
+	b.StartObject(5)               // RecordBatch.startRecordBatch
+	b.PrependInt64Slot(0, rows, 0) // addLength
 	b.PrependUOffsetTSlot(1, nodesOff, 0)
 	b.PrependUOffsetTSlot(2, buffersOff, 0)
 	if s.codec != CompressionNone {
@@ -156,10 +166,10 @@ func (s *serializer) metadata(rows, bodyLen int64) []byte {
 	header := b.EndObject()
 	// MessageSerializer.serializeMessage
 	b.StartObject(5)
-	b.PrependByteSlot(1, headerRecordBatch, 0)       // addHeaderType
-	b.PrependUOffsetTSlot(2, header, 0)              // addHeader
-	b.PrependInt16Slot(0, metadataV5, 0)             // addVersion
-	b.PrependInt64Slot(3, bodyLen, 0)                // addBodyLength
+	b.PrependByteSlot(1, headerRecordBatch, 0) // addHeaderType
+	b.PrependUOffsetTSlot(2, header, 0)        // addHeader
+	b.PrependInt16Slot(0, metadataV5, 0)       // addVersion
+	b.PrependInt64Slot(3, bodyLen, 0)          // addBodyLength
 	b.Finish(b.EndObject())
 	return b.FinishedBytes()
 }
@@ -247,14 +257,14 @@ func (s *serializer) validity(d arrow.ArrayData, L, nulls int) {
 		return
 	}
 	nb := (L + 7) / 8
-	start := len(s.scratch)
+	start := len(s.gen)
 	for i := 0; i < nb; i++ {
-		s.scratch = append(s.scratch, 0xFF)
+		s.gen = append(s.gen, 0xFF)
 	}
 	if r := L % 8; r != 0 {
-		s.scratch[len(s.scratch)-1] = byte(1)<<r - 1
+		s.gen[len(s.gen)-1] = byte(1)<<r - 1
 	}
-	s.bufs = append(s.bufs, span{start: start, end: len(s.scratch)})
+	s.bufs = append(s.bufs, span{arena: inGen, start: start, end: len(s.gen)})
 }
 
 // bitmap appends the first L bits of a bitmap, copying it when bits beyond L
@@ -267,10 +277,10 @@ func (s *serializer) bitmap(buf interface{ Bytes() []byte }, L int) {
 	}
 	b := buf.Bytes()[:nb]
 	if r := L % 8; r != 0 && b[nb-1]&^(byte(1)<<r-1) != 0 {
-		start := len(s.scratch)
-		s.scratch = append(s.scratch, b...)
-		s.scratch[len(s.scratch)-1] &= byte(1)<<r - 1
-		s.bufs = append(s.bufs, span{start: start, end: len(s.scratch)})
+		start := len(s.gen)
+		s.gen = append(s.gen, b...)
+		s.gen[len(s.gen)-1] &= byte(1)<<r - 1
+		s.bufs = append(s.bufs, span{arena: inGen, start: start, end: len(s.gen)})
 		return
 	}
 	s.bufs = append(s.bufs, span{b: b})
@@ -300,32 +310,28 @@ func (s *serializer) slice(buf interface{ Bytes() []byte }, n int) {
 }
 
 // compress applies Arrow Java's AbstractCompressionCodec.compress to one
-// buffer, writing the result into scratch.
+// buffer, writing the result into the out arena.
 func (s *serializer) compress(sp span) span {
 	raw := s.bytes(sp)
-	start := len(s.scratch)
+	start := len(s.out)
 	if len(raw) == 0 {
-		s.scratch = append(s.scratch, 0, 0, 0, 0, 0, 0, 0, 0)
-		return span{start: start, end: len(s.scratch)}
+		s.out = append(s.out, 0, 0, 0, 0, 0, 0, 0, 0)
+		return span{arena: inOut, start: start, end: len(s.out)}
 	}
-	if sp.b == nil {
-		// The input lives in scratch, which the output may reallocate.
-		raw = append([]byte(nil), raw...)
-	}
-	s.scratch = binary.LittleEndian.AppendUint64(s.scratch, uint64(len(raw)))
+	s.out = binary.LittleEndian.AppendUint64(s.out, uint64(len(raw)))
 	switch s.codec {
 	case CompressionZstd:
-		s.scratch = s.zstd.EncodeAll(raw, s.scratch)
+		s.out = s.zstd.EncodeAll(raw, s.out)
 	case CompressionLZ4Frame:
-		s.scratch = s.appendLZ4Frame(s.scratch, raw)
+		s.out = s.appendLZ4Frame(s.out, raw)
 	}
-	if len(s.scratch)-start-8 > len(raw) {
+	if len(s.out)-start-8 > len(raw) {
 		// Larger than the raw buffer: CompressionUtil.packageRawBuffer.
-		s.scratch = s.scratch[:start]
-		s.scratch = binary.LittleEndian.AppendUint64(s.scratch, ^uint64(0))
-		s.scratch = append(s.scratch, raw...)
+		s.out = s.out[:start]
+		s.out = binary.LittleEndian.AppendUint64(s.out, ^uint64(0))
+		s.out = append(s.out, raw...)
 	}
-	return span{start: start, end: len(s.scratch)}
+	return span{arena: inOut, start: start, end: len(s.out)}
 }
 
 // appendLZ4Frame appends raw as an LZ4 frame laid out as Fluss's

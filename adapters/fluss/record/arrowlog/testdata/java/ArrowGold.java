@@ -3,12 +3,16 @@
 // the Go builder and reader can be checked against them. Not part of the
 // gateway build; see run.sh.
 //
-//   java ArrowGold write <dir>     writes java_<codec>.bin (one ARROW log batch
-//                                  per codec) and java_rows.txt (the rows read
-//                                  back by Java, in the canonical text form)
-//   java ArrowGold read <file>...  prints the rows of each batch file
+//   java ArrowGold write <dir>               for each data set, writes
+//                                            java_<set>_<codec>.bin (one ARROW
+//                                            log batch per codec) and
+//                                            java_<set>_rows.txt (the rows read
+//                                            back by Java, in canonical text)
+//   java ArrowGold read <set> <file>...      prints the rows of each batch file
 //
-// The schema and rows are those of allTypes/allTypesRows in helpers_test.go.
+// Data sets (mirrored in java_test.go): "all" is allTypes/allTypesRows of
+// helpers_test.go; "small" is (INT, STRING) with three rows; "empty" has
+// nested values whose child vectors hold no value at all.
 
 import org.apache.fluss.compression.ArrowCompressionInfo;
 import org.apache.fluss.compression.ArrowCompressionType;
@@ -61,7 +65,41 @@ public class ArrowGold {
     static final long WRITER_ID = 42;
     static final int BATCH_SEQUENCE = 7;
 
-    static RowType rowType() {
+    static RowType named(DataType... types) {
+        List<org.apache.fluss.types.DataField> fields = new ArrayList<>();
+        for (int i = 0; i < types.length; i++) fields.add(DataTypes.FIELD("c" + i, types[i]));
+        return DataTypes.ROW(fields.toArray(new org.apache.fluss.types.DataField[0]));
+    }
+
+    static RowType rowType(String set) {
+        switch (set) {
+            case "all": return allRowType();
+            case "small": return named(DataTypes.INT(), DataTypes.STRING());
+            case "empty": return named(
+                    DataTypes.ARRAY(DataTypes.STRING()),
+                    DataTypes.MAP(DataTypes.STRING(), DataTypes.ARRAY(DataTypes.INT())),
+                    DataTypes.ARRAY(DataTypes.ARRAY(DataTypes.BOOLEAN())),
+                    DataTypes.STRING().copy(false),
+                    DataTypes.INT().copy(false));
+            default: throw new IllegalArgumentException(set);
+        }
+    }
+
+    static List<InternalRow> rows(String set) {
+        switch (set) {
+            case "all": return allRows();
+            case "small": return Arrays.asList(
+                    GenericRow.of(1, s("a")), GenericRow.of(null, s("bc")), GenericRow.of(3, null));
+            case "empty": return Arrays.asList(
+                    GenericRow.of(GenericArray.of(), map(), GenericArray.of(GenericArray.of()), s(""), 1),
+                    GenericRow.of(null, null, null, s("x"), 2),
+                    GenericRow.of(GenericArray.of(), map(s("k"), GenericArray.of()),
+                            GenericArray.of(GenericArray.of(), null), s(""), 3));
+            default: throw new IllegalArgumentException(set);
+        }
+    }
+
+    static RowType allRowType() {
         List<DataType> t = new ArrayList<>();
         t.add(DataTypes.BOOLEAN());
         t.add(DataTypes.TINYINT());
@@ -109,7 +147,7 @@ public class ArrowGold {
         return new GenericMap(m);
     }
 
-    static List<InternalRow> rows() {
+    static List<InternalRow> allRows() {
         BigInteger max38 = BigInteger.TEN.pow(38).subtract(BigInteger.ONE);
         GenericRow r1 = GenericRow.of(
                 true, (byte) -128, (short) 32767, Integer.MIN_VALUE, Long.MAX_VALUE,
@@ -156,11 +194,12 @@ public class ArrowGold {
         return Arrays.asList(r1, r2, r3, r4);
     }
 
-    static byte[] write(ArrowWriterPool pool, RowType rowType, ArrowCompressionInfo codec) throws Exception {
-        ArrowWriter writer = pool.getOrCreateWriter(1L, SCHEMA_ID, 1 << 20, rowType, codec);
+    static byte[] write(ArrowWriterPool pool, String set, ArrowCompressionInfo codec) throws Exception {
+        RowType rowType = rowType(set);
+        ArrowWriter writer = pool.getOrCreateWriter(set.hashCode(), SCHEMA_ID, 1 << 20, rowType, codec);
         MemoryLogRecordsArrowBuilder builder = MemoryLogRecordsArrowBuilder.builder(
                 SCHEMA_ID, writer, new UnmanagedPagedOutputView(1 << 16), true);
-        for (InternalRow r : rows()) builder.append(ChangeType.APPEND_ONLY, r);
+        for (InternalRow r : rows(set)) builder.append(ChangeType.APPEND_ONLY, r);
         builder.setWriterState(WRITER_ID, BATCH_SEQUENCE);
         builder.close();
         var buf = builder.build().getByteBuf();
@@ -258,24 +297,28 @@ public class ArrowGold {
     }
 
     public static void main(String[] args) throws Exception {
-        RowType rowType = rowType();
         if (args[0].equals("write")) {
             Path dir = Paths.get(args[1]);
             try (RootAllocator alloc = new RootAllocator(Long.MAX_VALUE);
                     ArrowWriterPool pool = new ArrowWriterPool(alloc)) {
-                byte[] none = null;
-                for (ArrowCompressionInfo c : new ArrowCompressionInfo[] {
-                        ArrowCompressionInfo.NO_COMPRESSION,
-                        new ArrowCompressionInfo(ArrowCompressionType.LZ4_FRAME, -1),
-                        new ArrowCompressionInfo(ArrowCompressionType.ZSTD, 3)}) {
-                    byte[] b = write(pool, rowType, c);
-                    Files.write(dir.resolve("java_" + c.getCompressionType().name().toLowerCase() + ".bin"), b);
-                    if (none == null) none = b;
+                for (String set : new String[] {"all", "small", "empty"}) {
+                    byte[] none = null;
+                    for (ArrowCompressionInfo c : new ArrowCompressionInfo[] {
+                            ArrowCompressionInfo.NO_COMPRESSION,
+                            new ArrowCompressionInfo(ArrowCompressionType.LZ4_FRAME, -1),
+                            new ArrowCompressionInfo(ArrowCompressionType.ZSTD, 3)}) {
+                        byte[] b = write(pool, set, c);
+                        String codec = c.getCompressionType().name().toLowerCase();
+                        Files.write(dir.resolve("java_" + set + "_" + codec + ".bin"), b);
+                        if (none == null) none = b;
+                    }
+                    Files.write(dir.resolve("java_" + set + "_rows.txt"),
+                            read(rowType(set), none).getBytes(StandardCharsets.UTF_8));
                 }
-                Files.write(dir.resolve("java_rows.txt"), read(rowType, none).getBytes(StandardCharsets.UTF_8));
             }
         } else {
-            for (int i = 1; i < args.length; i++) {
+            RowType rowType = rowType(args[1]);
+            for (int i = 2; i < args.length; i++) {
                 System.out.print(read(rowType, Files.readAllBytes(Paths.get(args[i]))));
             }
         }
