@@ -36,6 +36,9 @@ func bootstrap(t *testing.T, env string) string {
 	t.Helper()
 	addr := os.Getenv(env)
 	if addr == "" {
+		if os.Getenv("FLUSS_INTEGRATION_REQUIRED") == "1" {
+			t.Fatalf("FLUSS_INTEGRATION_REQUIRED=1 but %s is not set", env)
+		}
 		t.Skipf("%s is not set; start a cluster with deployments/local/fluss-cluster.sh", env)
 	}
 	return addr
