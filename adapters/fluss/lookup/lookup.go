@@ -1,0 +1,272 @@
+package lookup
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Metadata is what lookups need from the table metadata cache; *meta.Cache
+// implements it.
+type Metadata interface {
+	// Table returns the (possibly cached) metadata of a table.
+	Table(ctx context.Context, path domain.TablePath) (*meta.Table, error)
+	// Reload fetches the metadata of a table now.
+	Reload(ctx context.Context, path domain.TablePath) (*meta.Table, error)
+	// Schema returns schema id of table t (GetTableSchema for old ones).
+	Schema(ctx context.Context, t *meta.Table, schemaID int32) (domain.Schema, error)
+	// Partition resolves a partition name to its id; a missing partition is
+	// a partition_not_found *domain.Error.
+	Partition(ctx context.Context, t *meta.Table, name string, create bool) (int64, error)
+	// Leader returns the leader of a bucket, ok false when unknown.
+	Leader(tableID, partitionID int64, bucket int32) (meta.ServerNode, bool)
+	// RefreshLeaders fetches the bucket leaders of one physical table.
+	RefreshLeaders(ctx context.Context, tableID, partitionID int64) error
+	// InvalidateLeaders forgets the bucket leaders of one physical table.
+	InvalidateLeaders(tableID, partitionID int64)
+}
+
+var _ Metadata = (*meta.Cache)(nil)
+
+// Defaults of Options. With them a bucket is retried for about 45 s, so in
+// practice the caller's deadline bounds the retries; a tablet server failover
+// (ZooKeeper session expiry, then leader election) takes 10 s or more.
+const (
+	DefaultMaxAttempts     = 50
+	DefaultRetryBackoff    = 50 * time.Millisecond
+	DefaultMaxRetryBackoff = time.Second
+)
+
+// Options configure a Lookuper. The zero value takes every default.
+type Options struct {
+	// MaxAttempts bounds how often the keys of one bucket are sent when the
+	// answers are retriable errors (DefaultMaxAttempts). The caller's
+	// deadline bounds the attempts too.
+	MaxAttempts int
+	// RetryBackoff is the wait before the first retry (DefaultRetryBackoff);
+	// it doubles per attempt up to MaxRetryBackoff (DefaultMaxRetryBackoff).
+	RetryBackoff    time.Duration
+	MaxRetryBackoff time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = DefaultRetryBackoff
+	}
+	if o.MaxRetryBackoff <= 0 {
+		o.MaxRetryBackoff = DefaultMaxRetryBackoff
+	}
+	o.MaxRetryBackoff = max(o.MaxRetryBackoff, o.RetryBackoff)
+	return o
+}
+
+// Lookuper is the domain.Lookup of one cluster connection. It is safe for
+// concurrent use and holds no goroutines of its own.
+//
+// Whole-request rules: Lookup and PrefixLookup return an error (and no
+// response) when the table cannot be resolved (not found, re-created, a
+// schema newer than the cluster's, no primary key, invalid prefix columns),
+// when ctx ends before every key has an answer, or when every key failed
+// with a retriable error (the cluster is unavailable). Otherwise each key
+// gets its row, not-found, or its own *domain.Error.
+type Lookuper struct {
+	call meta.Caller
+	md   Metadata
+	opts Options
+
+	mu     sync.Mutex
+	codecs map[codecKey]*codec
+}
+
+type codecKey struct {
+	tableID  int64
+	schemaID int32
+}
+
+var _ domain.Lookup = (*Lookuper)(nil)
+
+// New returns a Lookuper that sends requests through call and resolves
+// tables, partitions, leaders and schemas through md (usually a *meta.Cache
+// over the same call).
+func New(call meta.Caller, md Metadata, opts Options) *Lookuper {
+	return &Lookuper{call: call, md: md, opts: opts.withDefaults(), codecs: make(map[codecKey]*codec)}
+}
+
+// codecFor resolves the table and returns the codec rendering rows in schema
+// schemaID (the current schema when 0). tableID, when not 0, is the id the
+// request was validated against.
+func (l *Lookuper) codecFor(ctx context.Context, path domain.TablePath, tableID int64, schemaID int32) (*codec, error) {
+	t, err := l.md.Table(ctx, path)
+	if err != nil {
+		return nil, tableError(err, path)
+	}
+	if (tableID != 0 && t.ID() != tableID) || schemaID > t.Info.SchemaID {
+		if t, err = l.md.Reload(ctx, path); err != nil {
+			return nil, tableError(err, path)
+		}
+	}
+	if tableID != 0 && t.ID() != tableID {
+		return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true,
+			Message: fmt.Sprintf("table `%s` was re-created (id %d, the request was validated for id %d); retry", path, t.ID(), tableID)}
+	}
+	if schemaID > t.Info.SchemaID {
+		return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true,
+			Message: fmt.Sprintf("table `%s`: schema %d is newer than the cluster's %d; retry", path, schemaID, t.Info.SchemaID)}
+	}
+	if schemaID <= 0 {
+		schemaID = t.Info.SchemaID
+	}
+	key := codecKey{t.ID(), schemaID}
+	l.mu.Lock()
+	c, ok := l.codecs[key]
+	l.mu.Unlock()
+	if ok && c.table == t {
+		return c, nil
+	}
+	schema, err := l.md.Schema(ctx, t, schemaID)
+	if err != nil {
+		return nil, tableError(err, path)
+	}
+	if c, err = newCodec(t, schemaID, schema); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	if len(l.codecs) >= 1024 {
+		clear(l.codecs)
+	}
+	l.codecs[key] = c
+	l.mu.Unlock()
+	return c, nil
+}
+
+// Lookup implements domain.Lookup: one result per key, in input order, rows
+// rendered in schema req.SchemaID (the table's current schema when 0).
+func (l *Lookuper) Lookup(ctx context.Context, req *domain.LookupRequest) (*domain.LookupResponse, error) {
+	c, err := l.codecFor(ctx, req.Table, req.TableID, req.SchemaID)
+	if err != nil {
+		return nil, err
+	}
+	if c.pkErr != nil {
+		return nil, c.pkErr
+	}
+	resp := &domain.LookupResponse{SchemaID: c.schemaID, Results: make([]domain.LookupResult, len(req.Keys))}
+	if len(req.Keys) == 0 {
+		return resp, nil
+	}
+	x := newExchange(l, c, false, len(req.Keys))
+	x.encodeAll(&c.pk, req.Keys)
+	if err := x.run(ctx); err != nil {
+		return nil, err
+	}
+
+	// Decode the found rows into one slab: one allocation for all rows.
+	width := len(c.types)
+	found := 0
+	for i := range x.out {
+		if x.out[i].err == nil && len(x.out[i].value) > 0 {
+			found++
+		}
+	}
+	slab := make([]domain.Datum, found*width)
+	var tmp []domain.Datum
+	for i := range x.out {
+		o := &x.out[i]
+		switch {
+		case o.err != nil:
+			resp.Results[i].Err = o.err
+		case len(o.value) > 0:
+			row := slab[:width:width]
+			slab = slab[width:]
+			if row, tmp, err = c.decodeValue(ctx, l.md, row, tmp, o.value); err != nil {
+				if ctx.Err() != nil {
+					return nil, ctxError(ctx, c.path)
+				}
+				resp.Results[i].Err = valueError(c, err)
+				continue
+			}
+			resp.Results[i].Row = row
+		}
+	}
+	if err := wholeFailure(c, x); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// PrefixLookup implements domain.Lookup: for each prefix (the values of
+// req.PrefixColumns), the rows whose bucket key and partition equal it, at
+// most req.MaxRowsPerPrefix of them (no bound when 0), in the order the
+// server returns them.
+func (l *Lookuper) PrefixLookup(ctx context.Context, req *domain.PrefixLookupRequest) (*domain.PrefixLookupResponse, error) {
+	if req.MaxRowsPerPrefix < 0 {
+		return nil, domain.InvalidArgument("max_rows_per_prefix must not be negative")
+	}
+	c, err := l.codecFor(ctx, req.Table, req.TableID, req.SchemaID)
+	if err != nil {
+		return nil, err
+	}
+	shape := c.prefixShape(req.PrefixColumns)
+	if shape.err != nil {
+		return nil, shape.err
+	}
+	resp := &domain.PrefixLookupResponse{SchemaID: c.schemaID, Results: make([]domain.PrefixLookupResult, len(req.Prefixes))}
+	if len(req.Prefixes) == 0 {
+		return resp, nil
+	}
+	x := newExchange(l, c, true, len(req.Prefixes))
+	x.encodeAll(&shape.keyShape, req.Prefixes)
+	if err := x.run(ctx); err != nil {
+		return nil, err
+	}
+
+	width := len(c.types)
+	total := 0
+	for i := range x.out {
+		if x.out[i].err == nil {
+			n := len(x.out[i].list)
+			if req.MaxRowsPerPrefix > 0 {
+				n = min(n, req.MaxRowsPerPrefix)
+			}
+			total += n
+		}
+	}
+	slab := make([]domain.Datum, total*width)
+	rowSlab := make([][]domain.Datum, total)
+	var tmp []domain.Datum
+	for i := range x.out {
+		o, r := &x.out[i], &resp.Results[i]
+		if o.err != nil {
+			r.Err = o.err
+			continue
+		}
+		list := o.list
+		if req.MaxRowsPerPrefix > 0 && len(list) > req.MaxRowsPerPrefix {
+			list, r.Truncated = list[:req.MaxRowsPerPrefix], true
+		}
+		r.Rows = rowSlab[:0:len(list)]
+		rowSlab = rowSlab[len(list):]
+		for _, v := range list {
+			row := slab[:width:width]
+			slab = slab[width:]
+			if row, tmp, err = c.decodeValue(ctx, l.md, row, tmp, v); err != nil {
+				if ctx.Err() != nil {
+					return nil, ctxError(ctx, c.path)
+				}
+				r.Rows, r.Truncated, r.Err = nil, false, valueError(c, err)
+				break
+			}
+			r.Rows = append(r.Rows, row)
+		}
+	}
+	if err := wholeFailure(c, x); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}

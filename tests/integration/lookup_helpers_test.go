@@ -1,0 +1,196 @@
+//go:build integration
+
+// Helpers of the lookup integration tests (lookup_*_test.go): rows are
+// written with the independent peer client (tests/peer, pyfluss) and read
+// back through adapters/fluss/lookup.
+//
+//	bash deployments/local/fluss-cluster.sh start
+//	bash tests/peer/setup.sh
+//	FLUSS_BOOTSTRAP=127.0.0.1:19123 go test -tags integration ./tests/integration/ -run Lookup -v
+//
+// Without FLUSS_BOOTSTRAP the tests skip, or fail when
+// FLUSS_INTEGRATION_REQUIRED=1 (tests/run.sh sets it).
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/admin"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/lookup"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
+	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+func lkBootstrap(t testing.TB) string {
+	t.Helper()
+	addr := os.Getenv("FLUSS_BOOTSTRAP")
+	if addr == "" {
+		if os.Getenv("FLUSS_INTEGRATION_REQUIRED") == "1" {
+			t.Fatal("FLUSS_INTEGRATION_REQUIRED=1 but FLUSS_BOOTSTRAP is not set")
+		}
+		t.Skip("FLUSS_BOOTSTRAP is not set; start a cluster with deployments/local/fluss-cluster.sh")
+	}
+	return addr
+}
+
+func lkPeerPath() string {
+	if p := os.Getenv("FLUSS_PEER"); p != "" {
+		return p
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "peer", "peer.sh")
+}
+
+// lkPeer runs the peer client and returns its stdout, failing the test on a
+// non-zero exit.
+func lkPeer(t testing.TB, stdin []byte, args ...string) []byte {
+	t.Helper()
+	out, err := lkPeerTry(t, stdin, args...)
+	require.NoError(t, err, "peer %v: %s", args, out)
+	return out
+}
+
+func lkPeerTry(t testing.TB, stdin []byte, args ...string) ([]byte, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", append([]string{lkPeerPath(), "--bootstrap", lkBootstrap(t)}, args...)...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return append(out, stderr.Bytes()...), err
+	}
+	return out, nil
+}
+
+func lkName(prefix string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+// lkDatabase creates a fresh database with the peer and drops it after the test.
+func lkDatabase(t testing.TB) string {
+	t.Helper()
+	name := lkName("gw_lookup")
+	lkPeer(t, nil, "create-database", name)
+	t.Cleanup(func() { _, _ = lkPeerTry(t, nil, "drop-database", name) })
+	return name
+}
+
+// lkCreateTable creates a table with the peer; cols are (name, type) pairs
+// in column order.
+func lkCreateTable(t testing.TB, db, table string, cols [][2]string, extra ...string) domain.TablePath {
+	t.Helper()
+	var parts []string
+	for _, c := range cols {
+		n, _ := json.Marshal(c[0])
+		ty, _ := json.Marshal(c[1])
+		parts = append(parts, `{"name":`+string(n)+`,"type":`+string(ty)+`}`)
+	}
+	lkPeer(t, nil, append([]string{"create-table", db, table, "--schema", "[" + strings.Join(parts, ",") + "]"}, extra...)...)
+	return domain.TablePath{Database: db, Table: table}
+}
+
+// lkUpsert writes rows (JSON objects) with the peer in one call.
+func lkUpsert(t testing.TB, path domain.TablePath, rows []map[string]any) {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, r := range rows {
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	lkPeer(t, buf.Bytes(), "upsert", path.Database, path.Table, "--rows-stdin")
+}
+
+type lkEnv struct {
+	client *rpc.Client
+	cache  *meta.Cache
+	lk     *lookup.Lookuper
+	cat    *admin.Catalog
+	calls  *lkCounter
+}
+
+// lkCounter is a meta.Caller that records the Lookup and PrefixLookup
+// requests it forwards: destination node and number of buckets and keys.
+type lkCounter struct {
+	next meta.Caller
+	mu   sync.Mutex
+	reqs []lkReq
+}
+
+type lkReq struct {
+	api     wire.APIKey
+	node    int32
+	buckets int
+	keys    int
+}
+
+func (c *lkCounter) Call(ctx context.Context, to meta.Dest, key wire.APIKey, req, resp proto.Message) error {
+	r := lkReq{api: key, node: to.Node}
+	switch m := req.(type) {
+	case *flusspb.LookupRequest:
+		for _, b := range m.GetBucketsReq() {
+			r.buckets, r.keys = r.buckets+1, r.keys+len(b.GetKeys())
+		}
+	case *flusspb.PrefixLookupRequest:
+		for _, b := range m.GetBucketsReq() {
+			r.buckets, r.keys = r.buckets+1, r.keys+len(b.GetKeys())
+		}
+	}
+	if r.buckets > 0 {
+		c.mu.Lock()
+		c.reqs = append(c.reqs, r)
+		c.mu.Unlock()
+	}
+	return c.next.Call(ctx, to, key, req, resp)
+}
+
+// take returns and forgets the recorded requests.
+func (c *lkCounter) take() []lkReq {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.reqs
+	c.reqs = nil
+	return out
+}
+
+func lkNewEnv(t testing.TB) *lkEnv {
+	t.Helper()
+	c, err := rpc.NewClient(rpc.Config{BootstrapServers: []string{lkBootstrap(t)}, RequestTimeout: 30 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	cache := meta.New(meta.RPCCaller{Client: c}, meta.Options{})
+	calls := &lkCounter{next: meta.RPCCaller{Client: c}}
+	return &lkEnv{client: c, cache: cache, lk: lookup.New(calls, cache, lookup.Options{}), cat: admin.New(c), calls: calls}
+}
+
+func lkCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
