@@ -60,6 +60,12 @@ type Classified interface {
 
 // ErrorCode returns the Fluss error code carried by err (0 when none).
 func ErrorCode(err error) wire.ErrorCode {
+	// Fluss 0.9.1 answers some failures (a missing table in GetMetadata) with
+	// UNKNOWN_SERVER_ERROR wrapping the real exception; recover its code.
+	var se *wire.ServerError
+	if errors.As(err, &se) {
+		return se.EffectiveCode()
+	}
 	var c Classified
 	if errors.As(err, &c) {
 		return wire.ErrorCode(c.FlussErrorCode())

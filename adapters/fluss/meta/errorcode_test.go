@@ -1,0 +1,33 @@
+package meta
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Fluss 0.9.1 answers GetMetadata for a missing table with
+// UNKNOWN_SERVER_ERROR (-1) whose stack trace names TableNotExistException
+// (MetadataManager#getTables wraps it); the cache must still report
+// table_not_found, not `backend`.
+func TestWrappedServerErrorsKeepTheirCode(t *testing.T) {
+	t.Parallel()
+	wrapped := &wire.ServerError{
+		Code: wire.CodeUnknownServerError,
+		Message: "org.apache.fluss.exception.FlussRuntimeException: failed\n" +
+			"Caused by: org.apache.fluss.exception.TableNotExistException: Table 'db.t' does not exist.",
+	}
+	err := fmt.Errorf("GetMetadata: %w", wrapped)
+	assert.Equal(t, wire.CodeTableNotExist, ErrorCode(err))
+	de := domain.AsError(DomainError(err, "table `db.t`"))
+	if assert.NotNil(t, de) {
+		assert.Equal(t, "table_not_found", de.Code())
+	}
+
+	plain := &wire.ServerError{Code: wire.CodeUnknownServerError, Message: "java.lang.NullPointerException"}
+	assert.Equal(t, wire.CodeUnknownServerError, ErrorCode(plain))
+}
