@@ -3,4 +3,12 @@
 // and descriptors, call the domain.Catalog port, and paginate listings. They
 // return *domain.Error values (or context errors) for every failure and know
 // nothing about HTTP.
+//
+// RecordService holds the data-plane use cases (writes, primary-key and
+// prefix lookups): it caches table definitions briefly (Table), has the
+// inbound adapter decode request bodies against them through the
+// WriteDecoder, KeyDecoder and PrefixDecoder interfaces, bounds delivery by
+// a deadline that leaves time to answer, and assembles per-entry verdicts.
+// ConcurrencyLimit and RateLimit are the admission primitives adapters put
+// in front of the use cases.
 package application

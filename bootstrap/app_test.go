@@ -78,6 +78,20 @@ func TestLifecycle(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, 201, resp.StatusCode)
 
+	// The data-plane routes are wired; the memory backend stores no rows.
+	resp, err = http.Post(base+"/v1/clusters/default/databases/d/tables", "application/json",
+		strings.NewReader(`{"table_name":"t","columns":[{"name":"id","data_type":{"type":"INTEGER"}}],"primary_key":["id"]}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 201, resp.StatusCode)
+	resp, err = http.Post(base+"/v1/clusters/default/databases/d/tables/t/records", "application/json",
+		strings.NewReader(`{"entries":[{"id":"a","upsert":{"id":1}}]}`))
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, 501, resp.StatusCode, string(raw))
+	assert.Contains(t, string(raw), "memory cluster backend does not support writes")
+
 	require.NotNil(t, metrics.Addr())
 	status, body = get(t, "http://"+metrics.Addr().String()+"/metrics")
 	assert.Equal(t, 200, status)

@@ -26,6 +26,7 @@ var RESTModule = fx.Module("rest",
 	fx.Provide(
 		httpadapter.NewReadiness,
 		application.NewCatalogService,
+		newRecordService,
 		func() IdentityFactory { return NewIdentity },
 		newRESTServer,
 	),
@@ -59,6 +60,7 @@ type restParams struct {
 	Lifecycle fx.Lifecycle
 	Config    *config.Config
 	Catalog   *application.CatalogService
+	Records   *application.RecordService
 	Clusters  domain.Clusters
 	Readiness *httpadapter.Readiness
 	Telemetry *telemetry.Providers
@@ -75,11 +77,12 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		RequestTimeout:  p.Config.REST.RequestTimeout,
 		MaxRequestBytes: p.Config.REST.MaxRequestBytes,
 		ReadTimeout:     p.Config.REST.HeaderReadTimeout,
+		Admission:       admission(p.Config),
 		Logger:          p.Logger,
 		TracerProvider:  p.Telemetry.TracerProvider,
 		MeterProvider:   p.Telemetry.MeterProvider,
 		Propagators:     p.Telemetry.Propagators,
-	}, httpadapter.Deps{Catalog: p.Catalog, Readiness: p.Readiness, Identity: identity})
+	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity})
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +95,40 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 	}
 	p.Lifecycle.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
 	return s, nil
+}
+
+// newRecordService builds the data-plane use cases with the configured
+// limits and delivery bound.
+func newRecordService(cfg *config.Config, clusters domain.Clusters) *application.RecordService {
+	l := cfg.Limits
+	return application.NewRecordService(clusters, application.RecordOptions{
+		Limits: application.RecordLimits{
+			WriteMaxRows:                 l.WriteMaxRows,
+			LookupMaxKeys:                l.LookupMaxKeys,
+			LookupMaxKeyBytes:            l.LookupMaxKeyBytes,
+			PrefixLookupMaxPrefixes:      l.PrefixLookupMaxPrefixes,
+			PrefixLookupMaxRowsPerPrefix: l.PrefixLookupMaxRowsPerPrefix,
+		},
+		MaxDeliveryTime: cfg.REST.MaxDeliveryTime,
+	})
+}
+
+// admission maps the configured budgets; the write rate limit applies only
+// when enabled.
+func admission(cfg *config.Config) httpadapter.Admission {
+	l := cfg.Limits
+	a := httpadapter.Admission{
+		MetadataConcurrency:     l.MetadataMaxConcurrentRequests,
+		WriteConcurrency:        l.WriteMaxConcurrentRequests,
+		LookupConcurrency:       l.LookupMaxConcurrentRequests,
+		PrefixLookupConcurrency: l.PrefixLookupMaxConcurrentRequests,
+		MaxWait:                 cfg.REST.AdmissionMaxWait,
+	}
+	if l.WriteRateLimitEnabled {
+		a.WriteRequestsPerSecond = l.WriteRateLimitRequestsPerSecond
+		a.WriteBytesPerSecond = l.WriteRateLimitBytesPerSecond
+	}
+	return a
 }
 
 func (s *RESTServer) start(context.Context) error {

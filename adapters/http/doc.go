@@ -1,7 +1,10 @@
 // Package http is the gateway's inbound REST adapter, built on fiber v2.
 //
-// It serves the health, readiness and OpenAPI routes and the catalog REST API
-// under /v1/clusters/{cluster}/..., all described by the embedded OpenAPI 3.1
+// It serves the health, readiness and OpenAPI routes, the catalog REST API
+// under /v1/clusters/{cluster}/... and the data-plane routes under
+// .../tables/{table}/records (writes with a verdict per entry, primary-key
+// and prefix lookups, bodies decoded and rows rendered by the rowjson
+// codec), all described by the embedded OpenAPI 3.1
 // document (openapi.yaml, served as /v1/openapi.json). Every response carries
 // an x-request-id header; every failure is the envelope
 // {"error":{"code","message","request_id"}} with the status and stable code
@@ -10,7 +13,15 @@
 // Request bodies are parsed strictly: the media type must be JSON, duplicate
 // keys and unknown fields are rejected, and messages name the offending field
 // (for example `columns[2].data_type.precision`). Each request runs under a
-// deadline passed to the use cases through the context; running past it
-// answers 504 timeout. Until the gateway is serving, and again once it drains,
-// everything but /health and /ready answers 503 unavailable.
+// deadline passed to the use cases through the context
+// (gateway.rest.write.request-timeout, shortened by the caller's
+// X-Fluss-Request-Timeout header); running past it answers 504 timeout,
+// except for a write whose entries already have their verdicts. Until the
+// gateway is serving, and again once it drains, everything but /health and
+// /ready answers 503 unavailable.
+//
+// Admission: catalog, write, lookup and prefix-lookup routes draw from
+// separate concurrency budgets (see Admission), each with a bounded wait
+// before 429 resource_exhausted and a computed Retry-After; writes may also
+// be rate-limited.
 package http

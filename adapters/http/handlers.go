@@ -79,7 +79,7 @@ func (a *api) createDatabase(c *fiber.Ctx) error {
 		return err
 	}
 	var req createDatabaseRequest
-	if err := decodeBody(c, &req); err != nil {
+	if err := a.decodeBody(c, &req); err != nil {
 		return err
 	}
 	info, created, err := a.catalog.CreateDatabase(c.UserContext(), scope, application.CreateDatabase{
@@ -162,7 +162,7 @@ func (a *api) createTable(c *fiber.Ctx) error {
 		return err
 	}
 	var req createTableRequest
-	if err := decodeBody(c, &req); err != nil {
+	if err := a.decodeBody(c, &req); err != nil {
 		return err
 	}
 	cmd, err := req.toCommand(db)
@@ -209,7 +209,7 @@ func (a *api) alterTable(c *fiber.Ctx) error {
 		return err
 	}
 	var req alterTableRequest
-	if err := decodeBody(c, &req); err != nil {
+	if err := a.decodeBody(c, &req); err != nil {
 		return err
 	}
 	changes, err := req.toChanges()
@@ -267,7 +267,7 @@ func (a *api) createPartition(c *fiber.Ctx) error {
 		return err
 	}
 	var req createPartitionRequest
-	if err := decodeBody(c, &req); err != nil {
+	if err := a.decodeBody(c, &req); err != nil {
 		return err
 	}
 	spec, err := specOf(req.PartitionSpec)

@@ -22,13 +22,18 @@ import (
 // testMaxBody is the body limit of the component-test gateway.
 const testMaxBody = 16 << 10
 
-// gateway is a REST API over in-memory clusters "default" and "other".
+// gateway is a REST API over in-memory clusters "default" and "other",
+// whose sessions write and look up through the hand-written fakes writer and
+// lookup.
 type gateway struct {
 	t         *testing.T
 	app       *fiber.App
 	clusters  *memory.Clusters
 	readiness *Readiness
 	logs      *syncWriter
+	writer    *fakeWriter
+	lookup    *fakeLookup
+	data      *dataClusters
 }
 
 type gatewayOption func(*Options, *Deps)
@@ -48,7 +53,14 @@ func withIdentity(id domain.Identity) gatewayOption {
 
 func newGateway(t *testing.T, opts ...gatewayOption) *gateway {
 	t.Helper()
+	return newDataGateway(t, application.RecordOptions{}, opts...)
+}
+
+// newDataGateway is newGateway with the record use cases configured by ro.
+func newDataGateway(t *testing.T, ro application.RecordOptions, opts ...gatewayOption) *gateway {
+	t.Helper()
 	clusters := memory.NewClusters("default", "other")
+	data := &dataClusters{Clusters: clusters, writer: &fakeWriter{}, lookup: &fakeLookup{}}
 	readiness := NewReadiness()
 	readiness.SetServing()
 	logs := &syncWriter{}
@@ -57,13 +69,14 @@ func newGateway(t *testing.T, opts ...gatewayOption) *gateway {
 		MaxRequestBytes: testMaxBody,
 		Logger:          slog.New(slog.NewJSONHandler(logs, nil)),
 	}
-	d := Deps{Catalog: application.NewCatalogService(clusters), Readiness: readiness}
+	d := Deps{Catalog: application.NewCatalogService(clusters), Records: application.NewRecordService(data, ro), Readiness: readiness}
 	for _, opt := range opts {
 		opt(&o, &d)
 	}
 	app, err := New(o, d)
 	require.NoError(t, err)
-	return &gateway{t: t, app: app, clusters: clusters, readiness: readiness, logs: logs}
+	return &gateway{t: t, app: app, clusters: clusters, readiness: readiness, logs: logs,
+		writer: data.writer.(*fakeWriter), lookup: data.lookup.(*fakeLookup), data: data}
 }
 
 // syncWriter lets the handler goroutine write the log while the test reads it.

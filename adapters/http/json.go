@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,11 +40,51 @@ var (
 // decodeBody checks the media type and decodes the JSON body strictly into
 // dst, a pointer to a struct: duplicate keys, unknown fields and type
 // mismatches are invalid_argument errors naming the field.
-func decodeBody(c *fiber.Ctx, dst any) error {
-	if err := checkJSONMediaType(c.Get(fiber.HeaderContentType)); err != nil {
+func (a *api) decodeBody(c *fiber.Ctx, dst any) error {
+	body, err := a.jsonBody(c)
+	if err != nil {
 		return err
 	}
-	return decodeStrict(c.Body(), dst)
+	return decodeStrict(body, dst)
+}
+
+// jsonBody checks the media type and returns the request body, decompressed
+// when it is sent with Content-Encoding gzip. The decompressed size is held
+// to the same limit as the body itself, so a small compressed body cannot
+// expand without bound. The result is only valid during the handler.
+func (a *api) jsonBody(c *fiber.Ctx) ([]byte, error) {
+	if err := checkJSONMediaType(c.Get(fiber.HeaderContentType)); err != nil {
+		return nil, err
+	}
+	raw := c.Request().Body()
+	switch enc := strings.ToLower(strings.TrimSpace(c.Get(fiber.HeaderContentEncoding))); enc {
+	case "", "identity":
+		return raw, nil
+	case "gzip", "x-gzip":
+		return gunzipLimited(raw, a.opts.MaxRequestBytes)
+	default:
+		return nil, newHTTPError(fiber.StatusUnsupportedMediaType, codeUnsupportedMediaType,
+			"Content-Encoding %q is not supported; send the body uncompressed or with gzip", quoteHeader(enc))
+	}
+}
+
+// gunzipLimited decompresses a gzip body of at most limit bytes.
+func gunzipLimited(raw []byte, limit int64) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, domain.InvalidArgument("invalid gzip request body: %v", err)
+	}
+	defer func() { _ = zr.Close() }()
+	var out bytes.Buffer
+	n, err := out.ReadFrom(io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, domain.InvalidArgument("invalid gzip request body: %v", err)
+	}
+	if n > limit {
+		return nil, &domain.Error{Kind: domain.KindLimitExceeded,
+			Message: fmt.Sprintf("decompressed request body exceeds the limit of %d bytes", limit)}
+	}
+	return out.Bytes(), nil
 }
 
 // checkJSONMediaType accepts application/json and application/*+json.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"mime"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
 // Keys of fiber locals set by the middleware.
@@ -17,6 +20,11 @@ const (
 	localStarted   = "fluss-gateway.started"
 	localRoute     = "fluss-gateway.route"
 	localLogged    = "fluss-gateway.logged"
+	// localVerdicts marks a response that carries per-entry verdicts: it
+	// stands even when it is sent after the request deadline.
+	localVerdicts = "fluss-gateway.verdicts"
+	// localLogAttrs holds extra key/value pairs for the access log line.
+	localLogAttrs = "fluss-gateway.log-attrs"
 )
 
 // HeaderRequestID carries the request id in both directions.
@@ -86,17 +94,27 @@ func (a *api) accessLog(c *fiber.Ctx) {
 	if started, ok := c.Locals(localStarted).(time.Time); ok {
 		elapsed = time.Since(started)
 	}
-	a.log.InfoContext(c.UserContext(), "request",
+	attrs := []any{
 		"request_id", requestID(c),
 		"method", c.Method(),
 		"route", route,
 		"path", c.Path(),
 		"status", c.Response().StatusCode(),
-		"duration_ms", float64(elapsed.Microseconds())/1000,
+		"duration_ms", float64(elapsed.Microseconds()) / 1000,
 		"bytes_in", len(c.Request().Body()),
 		"bytes_out", len(c.Response().Body()),
 		"remote", c.IP(),
-	)
+	}
+	if extra, ok := c.Locals(localLogAttrs).([]any); ok {
+		attrs = append(attrs, extra...)
+	}
+	a.log.InfoContext(c.UserContext(), "request", attrs...)
+}
+
+// addLogAttrs adds key/value pairs to the request's access log line.
+func addLogAttrs(c *fiber.Ctx, kv ...any) {
+	prev, _ := c.Locals(localLogAttrs).([]any)
+	c.Locals(localLogAttrs, append(prev, kv...))
 }
 
 // errorsAndPanics sits inside the tracing middleware, so the span sees the
@@ -130,19 +148,65 @@ func (a *api) acceptance(c *fiber.Ctx) error {
 }
 
 // deadline gives the request its server-side deadline; use cases receive it
-// through c.UserContext().
+// through c.UserContext(). The deadline is gateway.rest.write.request-timeout,
+// or less when the caller asks for less with X-Fluss-Request-Timeout.
 func (a *api) deadline(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), a.opts.RequestTimeout)
+	timeout := a.opts.RequestTimeout
+	if !a.routes.isOpen(c.Path()) {
+		var err error
+		if timeout, err = requestTimeout(c.Get(HeaderRequestTimeout), a.opts.RequestTimeout); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), timeout)
 	defer cancel()
 	c.SetUserContext(ctx)
 	err := c.Next()
-	if err == nil && ctx.Err() == context.DeadlineExceeded && c.Response().StatusCode() < 400 {
+	if err == nil && ctx.Err() == context.DeadlineExceeded && c.Response().StatusCode() < 400 && c.Locals(localVerdicts) == nil {
 		// The handler finished after its deadline without noticing; its
 		// result may be stale, so report the timeout the caller is owed.
 		c.Response().ResetBody()
 		return context.DeadlineExceeded
 	}
 	return err
+}
+
+// HeaderRequestTimeout lets a caller shorten its request's deadline.
+const HeaderRequestTimeout = "X-Fluss-Request-Timeout"
+
+// requestTimeout reads the X-Fluss-Request-Timeout header: a positive
+// duration with a unit ("5s", "250ms", "1m30s", "1.5s") or a bare integer of
+// milliseconds ("2500"). Longer values than limit are clamped to it; an
+// absent header means limit.
+func requestTimeout(header string, limit time.Duration) (time.Duration, error) {
+	v := strings.TrimSpace(header)
+	if v == "" {
+		return limit, nil
+	}
+	var d time.Duration
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n > 0 && n <= int64(limit/time.Millisecond) {
+			d = time.Duration(n) * time.Millisecond
+		} else if n > 0 {
+			d = limit
+		}
+	} else if parsed, err := time.ParseDuration(v); err == nil {
+		d = parsed
+	}
+	if d <= 0 {
+		return 0, domain.InvalidArgument("%s: expected a positive duration such as 5s or 250ms, or a number of milliseconds, got %q",
+			HeaderRequestTimeout, quoteHeader(v))
+	}
+	return min(d, limit), nil
+}
+
+// quoteHeader shortens a rejected header value for an error message.
+func quoteHeader(v string) string {
+	const keep = 32
+	if len(v) > keep {
+		return v[:keep] + "…"
+	}
+	return v
 }
 
 // acceptJSON answers 406 when the Accept header rules out JSON, the only

@@ -16,6 +16,8 @@ type routeSpec struct {
 	operationID string
 	query       []string
 	handler     func(*api, *fiber.Ctx) error
+	// admission is the concurrency budget the operation draws from.
+	admission admissionClass
 	// open routes bypass the acceptance guard: probes must answer while the
 	// gateway starts and drains.
 	open bool
@@ -33,6 +35,9 @@ const (
 	pathTable      = pathTables + "/{table}"
 	pathPartitions = pathTable + "/partitions"
 	pathPartition  = pathPartitions + "/{partition}"
+	pathRecords    = pathTable + "/records"
+	pathLookup     = pathRecords + "/lookup"
+	pathPrefix     = pathRecords + "/prefix-lookup"
 )
 
 var (
@@ -51,22 +56,26 @@ func allRoutes() routeTable {
 		{method: fiber.MethodGet, path: pathOpenAPI, operationID: "getOpenApi", handler: (*api).openAPI},
 		{method: fiber.MethodGet, path: pathClusters, operationID: "listClusters", handler: (*api).listClusters},
 
-		{method: fiber.MethodGet, path: pathDatabases, operationID: "listDatabases", query: pageQuery, handler: (*api).listDatabases},
-		{method: fiber.MethodPost, path: pathDatabases, operationID: "createDatabase", handler: (*api).createDatabase},
-		{method: fiber.MethodGet, path: pathDatabase, operationID: "getDatabase", handler: (*api).getDatabase},
-		{method: fiber.MethodHead, path: pathDatabase, operationID: "databaseExists", handler: (*api).databaseExists},
-		{method: fiber.MethodDelete, path: pathDatabase, operationID: "dropDatabase", query: []string{"ignore_if_not_exists", "cascade"}, handler: (*api).dropDatabase},
+		{method: fiber.MethodGet, path: pathDatabases, operationID: "listDatabases", query: pageQuery, admission: admitMetadata, handler: (*api).listDatabases},
+		{method: fiber.MethodPost, path: pathDatabases, operationID: "createDatabase", admission: admitMetadata, handler: (*api).createDatabase},
+		{method: fiber.MethodGet, path: pathDatabase, operationID: "getDatabase", admission: admitMetadata, handler: (*api).getDatabase},
+		{method: fiber.MethodHead, path: pathDatabase, operationID: "databaseExists", admission: admitMetadata, handler: (*api).databaseExists},
+		{method: fiber.MethodDelete, path: pathDatabase, operationID: "dropDatabase", query: []string{"ignore_if_not_exists", "cascade"}, admission: admitMetadata, handler: (*api).dropDatabase},
 
-		{method: fiber.MethodGet, path: pathTables, operationID: "listTables", query: pageQuery, handler: (*api).listTables},
-		{method: fiber.MethodPost, path: pathTables, operationID: "createTable", handler: (*api).createTable},
-		{method: fiber.MethodGet, path: pathTable, operationID: "getTable", handler: (*api).getTable},
-		{method: fiber.MethodHead, path: pathTable, operationID: "tableExists", handler: (*api).tableExists},
-		{method: fiber.MethodPatch, path: pathTable, operationID: "alterTable", handler: (*api).alterTable},
-		{method: fiber.MethodDelete, path: pathTable, operationID: "dropTable", query: dropQuery, handler: (*api).dropTable},
+		{method: fiber.MethodGet, path: pathTables, operationID: "listTables", query: pageQuery, admission: admitMetadata, handler: (*api).listTables},
+		{method: fiber.MethodPost, path: pathTables, operationID: "createTable", admission: admitMetadata, handler: (*api).createTable},
+		{method: fiber.MethodGet, path: pathTable, operationID: "getTable", admission: admitMetadata, handler: (*api).getTable},
+		{method: fiber.MethodHead, path: pathTable, operationID: "tableExists", admission: admitMetadata, handler: (*api).tableExists},
+		{method: fiber.MethodPatch, path: pathTable, operationID: "alterTable", admission: admitMetadata, handler: (*api).alterTable},
+		{method: fiber.MethodDelete, path: pathTable, operationID: "dropTable", query: dropQuery, admission: admitMetadata, handler: (*api).dropTable},
 
-		{method: fiber.MethodGet, path: pathPartitions, operationID: "listPartitions", query: pageQuery, handler: (*api).listPartitions},
-		{method: fiber.MethodPost, path: pathPartitions, operationID: "createPartition", handler: (*api).createPartition},
-		{method: fiber.MethodDelete, path: pathPartition, operationID: "dropPartition", query: dropQuery, handler: (*api).dropPartition},
+		{method: fiber.MethodGet, path: pathPartitions, operationID: "listPartitions", query: pageQuery, admission: admitMetadata, handler: (*api).listPartitions},
+		{method: fiber.MethodPost, path: pathPartitions, operationID: "createPartition", admission: admitMetadata, handler: (*api).createPartition},
+		{method: fiber.MethodDelete, path: pathPartition, operationID: "dropPartition", query: dropQuery, admission: admitMetadata, handler: (*api).dropPartition},
+
+		{method: fiber.MethodPost, path: pathRecords, operationID: "writeRecords", admission: admitWrite, handler: (*api).writeRecords},
+		{method: fiber.MethodPost, path: pathLookup, operationID: "lookupRecords", admission: admitLookup, handler: (*api).lookupRecords},
+		{method: fiber.MethodPost, path: pathPrefix, operationID: "prefixLookupRecords", admission: admitPrefixLookup, handler: (*api).prefixLookupRecords},
 	}
 }
 

@@ -38,15 +38,29 @@ type Catalog interface {
 
 var _ Catalog = (*application.CatalogService)(nil)
 
+// Records is what the data-plane handlers need from the record use cases;
+// it is implemented by *application.RecordService.
+type Records interface {
+	Write(ctx context.Context, scope application.Scope, cmd application.WriteCommand) (application.WriteResult, error)
+	Lookup(ctx context.Context, scope application.Scope, path domain.TablePath, dec application.KeyDecoder) (application.LookupResult, error)
+	PrefixLookup(ctx context.Context, scope application.Scope, path domain.TablePath, dec application.PrefixDecoder) (application.PrefixLookupResult, error)
+}
+
+var _ Records = (*application.RecordService)(nil)
+
 // Options configure the REST API.
 type Options struct {
 	// RequestTimeout is every request's deadline (gateway.rest.write.request-timeout).
+	// A caller may ask for a shorter one with the X-Fluss-Request-Timeout
+	// header; a longer one is clamped to it.
 	RequestTimeout time.Duration
 	// MaxRequestBytes caps request bodies (gateway.rest.write.max-request-bytes).
 	MaxRequestBytes int64
 	// ReadTimeout bounds reading one request, and the keep-alive idle time
 	// (gateway.rest.header-read-timeout); fasthttp cannot bound the head alone.
 	ReadTimeout time.Duration
+	// Admission configures the concurrency budgets and the write rate limit.
+	Admission Admission
 	// Logger receives access and error logs; nil uses slog.Default().
 	Logger *slog.Logger
 	// TracerProvider, MeterProvider and Propagators instrument every route
@@ -58,7 +72,9 @@ type Options struct {
 
 // Deps are the ports and state the API serves.
 type Deps struct {
-	Catalog   Catalog
+	Catalog Catalog
+	// Records serves the data-plane routes; nil answers them 501 unsupported.
+	Records   Records
 	Readiness *Readiness
 	// Identity authenticates callers of the /v1/clusters routes; nil trusts
 	// every caller as an anonymous principal (gateway.security.authentication: trust).
@@ -69,6 +85,8 @@ type api struct {
 	opts      Options
 	log       *slog.Logger
 	catalog   Catalog
+	records   Records
+	admission *admission
 	readiness *Readiness
 	identity  domain.Identity
 	routes    routeTable
@@ -93,6 +111,8 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		opts:      opts,
 		log:       opts.Logger,
 		catalog:   deps.Catalog,
+		records:   deps.Records,
+		admission: newAdmission(opts.Admission, opts.MaxRequestBytes),
 		readiness: deps.Readiness,
 		identity:  deps.Identity,
 		routes:    allRoutes(),
@@ -144,7 +164,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	app.Use(a.deadline)
 	for _, r := range a.routes {
 		h := r.handler
-		app.Add(r.method, fiberPath(r.path), route(r.path, checkQuery(r.query)), func(c *fiber.Ctx) error { return h(a, c) })
+		app.Add(r.method, fiberPath(r.path), route(r.path, checkQuery(r.query)), a.admit(r.admission), func(c *fiber.Ctx) error { return h(a, c) })
 	}
 	return app, nil
 }

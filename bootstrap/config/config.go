@@ -54,6 +54,16 @@ type REST struct {
 	RequestTimeout time.Duration
 	// MaxRequestBytes caps request bodies; larger ones answer 413.
 	MaxRequestBytes int64
+	// MaxDeliveryTime bounds how long a write may spend delivering its rows
+	// to Fluss (`gateway.rest.write.max-delivery-time`, a gateway-go key).
+	// Delivery always ends a margin (a quarter of the request's time, at
+	// most 500ms) before the request deadline, so that the per-entry
+	// verdicts can be sent; 0 (unset) means only that bound applies.
+	MaxDeliveryTime time.Duration
+	// AdmissionMaxWait bounds how long a request waits for a slot of its
+	// concurrency budget or for a rate-limit token before 429
+	// resource_exhausted (`gateway.rest.admission.max-wait`, a gateway-go key).
+	AdmissionMaxWait time.Duration
 }
 
 // Metrics configures the Prometheus listener (`gateway.metrics.*`).
@@ -98,7 +108,8 @@ type Security struct {
 
 // Limits are the admission limits of the data-plane APIs
 // (`gateway.rest.write.*`, `gateway.rest.lookup.*`,
-// `gateway.rest.prefix-lookup.*`).
+// `gateway.rest.prefix-lookup.*`) and of the catalog API
+// (`gateway.rest.metadata.*`, a gateway-go key).
 type Limits struct {
 	WriteMaxRows                      int
 	WriteMaxConcurrentRequests        int
@@ -111,6 +122,7 @@ type Limits struct {
 	PrefixLookupMaxPrefixes           int
 	PrefixLookupMaxRowsPerPrefix      int
 	PrefixLookupMaxConcurrentRequests int
+	MetadataMaxConcurrentRequests     int
 }
 
 // IdentityMode is how the gateway derives the Fluss principal of a request.
@@ -191,6 +203,7 @@ func Default() Config {
 			HeaderReadTimeout: 10 * time.Second,
 			RequestTimeout:    30 * time.Second,
 			MaxRequestBytes:   32 << 20,
+			AdmissionMaxWait:  time.Second,
 		},
 		Metrics: Metrics{
 			Enabled:          true,
@@ -210,6 +223,7 @@ func Default() Config {
 			PrefixLookupMaxPrefixes:           16,
 			PrefixLookupMaxRowsPerPrefix:      1000,
 			PrefixLookupMaxConcurrentRequests: 32,
+			MetadataMaxConcurrentRequests:     16,
 		},
 		Clusters: []Cluster{DefaultCluster(DefaultClusterID)},
 	}

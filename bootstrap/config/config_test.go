@@ -248,7 +248,7 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 				return "127.0.0.1:11111", "127.0.0.1:22222"
 			}
 			return "127.0.0.1:11112", "127.0.0.1:22223"
-		case strings.Contains(key, "timeout"):
+		case strings.Contains(key, "timeout") || strings.HasSuffix(key, "-time") || strings.HasSuffix(key, "-wait"):
 			return "11s", "22s"
 		case strings.Contains(key, "bytes"):
 			return "1MiB", "2MiB"
@@ -393,6 +393,9 @@ func TestCrossFieldValidation(t *testing.T) {
 		{"bad bcrypt", "gateway.security.authentication: password\ngateway.security.users: alice:bcrypt:nope\n", "malformed bcrypt"},
 		{"bad digest", "gateway.security.authentication: token\ngateway.security.tokens: sha256:abc:alice\n", "malformed sha256"},
 		{"bad trusted header", "gateway.security.authentication: trusted-header\ngateway.security.trusted-header.name: \"bad header\"\n", "legal HTTP header name"},
+		{"delivery longer than the request", "gateway.rest.write.request-timeout: 10s\ngateway.rest.write.max-delivery-time: 11s\n", "gateway.rest.write.max-delivery-time (11s) must not exceed gateway.rest.write.request-timeout (10s)"},
+		{"delivery within the request", "gateway.rest.write.request-timeout: 10s\ngateway.rest.write.max-delivery-time: 9500ms\n", ""},
+		{"zero metadata budget", "gateway.rest.metadata.max-concurrent-requests: 0\n", "gateway.rest.metadata.max-concurrent-requests must be greater than zero"},
 		{"valid user mode", "gateway.security.authentication: token\ngateway.security.tokens: tok:alice\ngateway.cluster.default.connection.identity-mode: user\ngateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: pw\n", ""},
 	}
 	for _, tc := range cases {
@@ -568,6 +571,22 @@ func TestWarnings(t *testing.T) {
 	assert.Contains(t, w, "accepts unauthenticated requests")
 	assert.Contains(t, w, "ignored because gateway.cluster.default.connection.identity-mode is service")
 	assert.Contains(t, w, "gateway.cluster.default.backend is memory")
+}
+
+func TestAdmissionDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 16, cfg.Limits.MetadataMaxConcurrentRequests)
+	assert.Equal(t, time.Second, cfg.REST.AdmissionMaxWait)
+	assert.Zero(t, cfg.REST.MaxDeliveryTime, "unset: derived from the request deadline")
+	assert.NotContains(t, cfg.Redacted(), "max-delivery-time", "an unset optional key is not dumped")
+	assert.Contains(t, cfg.Redacted(), `gateway.rest.admission.max-wait: "1s"`)
+
+	cfg, err = Load(Options{Env: map[string]string{"FLUSS_GATEWAY__REST__WRITE__MAX_DELIVERY_TIME": "20s"}})
+	require.NoError(t, err)
+	assert.Equal(t, 20*time.Second, cfg.REST.MaxDeliveryTime)
+	assert.Contains(t, cfg.Redacted(), `gateway.rest.write.max-delivery-time: "20s"`)
 }
 
 // TestShippedConfigsLoad keeps configs/ in step with the key registry.

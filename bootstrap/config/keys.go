@@ -29,6 +29,8 @@ const (
 	KeyMetricsListen    = "gateway.metrics.exporter.prometheus.listen"
 	KeySecurityAuth     = "gateway.security.authentication"
 	KeyInstanceID       = "gateway.instance-id"
+	KeyRequestTimeout   = "gateway.rest.write.request-timeout"
+	KeyMaxDeliveryTime  = "gateway.rest.write.max-delivery-time"
 	clusterKeyBackend   = "backend"
 	clusterKeyServers   = "bootstrap.servers"
 	clusterKeyAccount   = "connection.service.account"
@@ -181,6 +183,14 @@ func durationEntry[T any](key string, field func(*T) *time.Duration) entry[T] {
 	}
 }
 
+// optionalDuration renders an optional duration, "" when unset.
+func optionalDuration(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return FormatDuration(d)
+}
+
 func sizeEntry[T any](key string, field func(*T) *int64) entry[T] {
 	return entry[T]{
 		key:    key,
@@ -213,8 +223,15 @@ var globalEntries = []entry[Config]{
 	stringEntry(KeyInstanceID, func(c *Config) *string { return &c.InstanceID }),
 	listenEntry(KeyRESTListen, func(c *Config) *string { return &c.REST.Listen }),
 	durationEntry("gateway.rest.header-read-timeout", func(c *Config) *time.Duration { return &c.REST.HeaderReadTimeout }),
-	durationEntry("gateway.rest.write.request-timeout", func(c *Config) *time.Duration { return &c.REST.RequestTimeout }),
+	durationEntry(KeyRequestTimeout, func(c *Config) *time.Duration { return &c.REST.RequestTimeout }),
 	sizeEntry("gateway.rest.write.max-request-bytes", func(c *Config) *int64 { return &c.REST.MaxRequestBytes }),
+	{
+		// Optional: unset means "the request deadline minus the answer
+		// margin", and the dump omits it.
+		key:    KeyMaxDeliveryTime,
+		apply:  func(c *Config, v scalar) (err error) { c.REST.MaxDeliveryTime, err = v.duration(); return err },
+		render: func(c *Config) string { return optionalDuration(c.REST.MaxDeliveryTime) },
+	},
 	countEntry("gateway.rest.write.max-rows", func(c *Config) *int { return &c.Limits.WriteMaxRows }),
 	countEntry("gateway.rest.write.max-concurrent-requests", func(c *Config) *int { return &c.Limits.WriteMaxConcurrentRequests }),
 	boolEntry("gateway.rest.write.rate-limit.enabled", func(c *Config) *bool { return &c.Limits.WriteRateLimitEnabled }),
@@ -226,6 +243,8 @@ var globalEntries = []entry[Config]{
 	countEntry("gateway.rest.prefix-lookup.max-prefixes", func(c *Config) *int { return &c.Limits.PrefixLookupMaxPrefixes }),
 	countEntry("gateway.rest.prefix-lookup.max-rows-per-prefix", func(c *Config) *int { return &c.Limits.PrefixLookupMaxRowsPerPrefix }),
 	countEntry("gateway.rest.prefix-lookup.max-concurrent-requests", func(c *Config) *int { return &c.Limits.PrefixLookupMaxConcurrentRequests }),
+	countEntry("gateway.rest.metadata.max-concurrent-requests", func(c *Config) *int { return &c.Limits.MetadataMaxConcurrentRequests }),
+	durationEntry("gateway.rest.admission.max-wait", func(c *Config) *time.Duration { return &c.REST.AdmissionMaxWait }),
 	boolEntry("gateway.metrics.enabled", func(c *Config) *bool { return &c.Metrics.Enabled }),
 	{
 		key: "gateway.metrics.exporters",

@@ -23,7 +23,15 @@ func (c *Config) Validate() error {
 		add("%s: %v", KeyRESTListen, err)
 	}
 	checkDuration(add, "gateway.rest.header-read-timeout", c.REST.HeaderReadTimeout)
-	checkDuration(add, "gateway.rest.write.request-timeout", c.REST.RequestTimeout)
+	checkDuration(add, KeyRequestTimeout, c.REST.RequestTimeout)
+	checkDuration(add, "gateway.rest.admission.max-wait", c.REST.AdmissionMaxWait)
+	if c.REST.MaxDeliveryTime != 0 {
+		checkDuration(add, KeyMaxDeliveryTime, c.REST.MaxDeliveryTime)
+		if c.REST.MaxDeliveryTime > c.REST.RequestTimeout && c.REST.RequestTimeout > 0 {
+			add("%s (%s) must not exceed %s (%s)", KeyMaxDeliveryTime, FormatDuration(c.REST.MaxDeliveryTime),
+				KeyRequestTimeout, FormatDuration(c.REST.RequestTimeout))
+		}
+	}
 	checkDuration(add, "gateway.shutdown.drain-timeout", c.Shutdown.DrainTimeout)
 	for _, s := range []struct {
 		key string
@@ -40,6 +48,7 @@ func (c *Config) Validate() error {
 		{"gateway.rest.prefix-lookup.max-prefixes", int64(c.Limits.PrefixLookupMaxPrefixes)},
 		{"gateway.rest.prefix-lookup.max-rows-per-prefix", int64(c.Limits.PrefixLookupMaxRowsPerPrefix)},
 		{"gateway.rest.prefix-lookup.max-concurrent-requests", int64(c.Limits.PrefixLookupMaxConcurrentRequests)},
+		{"gateway.rest.metadata.max-concurrent-requests", int64(c.Limits.MetadataMaxConcurrentRequests)},
 	} {
 		if s.n <= 0 {
 			add("%s must be greater than zero", s.key)

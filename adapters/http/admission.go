@@ -1,0 +1,103 @@
+package http
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fluss-gateway/fluss-gateway-go/application"
+)
+
+// admissionClass names the concurrency budget an operation draws from.
+// Budgets are separate so that one kind of traffic cannot starve another:
+// lookups stay fast while writes queue or are throttled.
+type admissionClass uint8
+
+const (
+	admitNone admissionClass = iota // probes, the document, the cluster list: no cluster I/O
+	admitMetadata
+	admitWrite
+	admitLookup
+	admitPrefixLookup
+	admissionClasses
+)
+
+var admissionNames = [admissionClasses]string{
+	admitMetadata:     "metadata",
+	admitWrite:        "write",
+	admitLookup:       "lookup",
+	admitPrefixLookup: "prefix lookup",
+}
+
+// Admission configures request admission. A zero concurrency leaves that
+// class unbounded; zero rates disable the write rate limit.
+type Admission struct {
+	// MetadataConcurrency bounds concurrent catalog requests
+	// (gateway.rest.metadata.max-concurrent-requests).
+	MetadataConcurrency int
+	// WriteConcurrency bounds concurrent writes
+	// (gateway.rest.write.max-concurrent-requests).
+	WriteConcurrency int
+	// LookupConcurrency bounds concurrent lookups
+	// (gateway.rest.lookup.max-concurrent-requests).
+	LookupConcurrency int
+	// PrefixLookupConcurrency bounds concurrent prefix lookups
+	// (gateway.rest.prefix-lookup.max-concurrent-requests).
+	PrefixLookupConcurrency int
+	// MaxWait bounds the wait for a slot or rate token before 429
+	// resource_exhausted (gateway.rest.admission.max-wait); 0 is
+	// application.DefaultAdmissionWait. A request never waits past its own
+	// deadline.
+	MaxWait time.Duration
+	// WriteRequestsPerSecond and WriteBytesPerSecond rate-limit writes
+	// (gateway.rest.write.rate-limit.*, applied only when enabled).
+	WriteRequestsPerSecond int
+	WriteBytesPerSecond    int64
+}
+
+// admission holds the budgets of one API instance.
+type admission struct {
+	limits    [admissionClasses]*application.ConcurrencyLimit
+	writeRate *application.RateLimit
+}
+
+func newAdmission(o Admission, maxBody int64) *admission {
+	adm := &admission{}
+	for class, n := range map[admissionClass]int{
+		admitMetadata:     o.MetadataConcurrency,
+		admitWrite:        o.WriteConcurrency,
+		admitLookup:       o.LookupConcurrency,
+		admitPrefixLookup: o.PrefixLookupConcurrency,
+	} {
+		if n > 0 {
+			adm.limits[class] = application.NewConcurrencyLimit(admissionNames[class], n, o.MaxWait)
+		}
+	}
+	if o.WriteRequestsPerSecond > 0 || o.WriteBytesPerSecond > 0 {
+		adm.writeRate = application.NewRateLimit("write", o.WriteRequestsPerSecond, o.WriteBytesPerSecond, maxBody, o.MaxWait)
+	}
+	return adm
+}
+
+// admit runs the rest of the chain inside the operation's budget: first the
+// write rate limit (so a throttled request holds no slot), then a slot of
+// the class's concurrency limit, held until the handler returns.
+func (a *api) admit(class admissionClass) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if class == admitWrite && a.admission.writeRate != nil {
+			if err := a.admission.writeRate.Admit(c.UserContext(), len(c.Request().Body())); err != nil {
+				return err
+			}
+		}
+		limit := a.admission.limits[class]
+		if limit == nil {
+			return c.Next()
+		}
+		release, err := limit.Acquire(c.UserContext())
+		if err != nil {
+			return err
+		}
+		defer release()
+		return c.Next()
+	}
+}

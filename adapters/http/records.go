@@ -1,0 +1,300 @@
+package http
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
+	"github.com/fluss-gateway/fluss-gateway-go/application"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// The data-plane routes: writes, primary-key lookups and prefix lookups.
+// Bodies are decoded by rowjson against the table's schema (the use cases
+// fetch and cache it and hand it to the decoders below); rows are rendered
+// by rowjson too, in the schema the response names.
+
+// writeResponse is the answer to a write whose entries all have a verdict.
+type writeResponse struct {
+	RowCount     int            `json:"row_count"`
+	SuccessCount int            `json:"success_count"`
+	ErrorCount   int            `json:"error_count"`
+	Successes    []writeSuccess `json:"successes"`
+	Failures     []writeFailure `json:"failures"`
+}
+
+type writeSuccess struct {
+	ID string `json:"id"`
+}
+
+type writeFailure struct {
+	ID        string `json:"id"`
+	ErrorCode string `json:"error_code"`
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"`
+	Applied   string `json:"applied"`
+}
+
+func newWriteResponse(res application.WriteResult) writeResponse {
+	out := writeResponse{
+		RowCount:  len(res.Results),
+		Successes: make([]writeSuccess, 0, res.Summary.Succeeded),
+		Failures:  make([]writeFailure, 0, res.Summary.Failed),
+	}
+	for i, r := range res.Results {
+		if r.OK() {
+			out.Successes = append(out.Successes, writeSuccess{ID: res.IDs[i]})
+			continue
+		}
+		applied := r.Applied
+		if applied != domain.AppliedNo {
+			// Anything but a definite "no" may have landed.
+			applied = domain.AppliedUnknown
+		}
+		out.Failures = append(out.Failures, writeFailure{
+			ID: res.IDs[i], ErrorCode: r.Code, Message: r.Message, Retryable: r.Retryable, Applied: string(applied),
+		})
+	}
+	out.SuccessCount, out.ErrorCount = len(out.Successes), len(out.Failures)
+	return out
+}
+
+// buffers recycles the memory write rows are decoded into; a buffer is
+// reset once the use case has returned, when no one reads the rows.
+var buffers = sync.Pool{New: func() any { return new(rowjson.Buffer) }}
+
+func (a *api) writeRecords(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	if a.records == nil {
+		return unsupportedRecords(scope.Cluster, "writes")
+	}
+	body, err := a.jsonBody(c)
+	if err != nil {
+		return err
+	}
+	buf := buffers.Get().(*rowjson.Buffer)
+	defer func() {
+		buf.Reset()
+		buffers.Put(buf)
+	}()
+	res, err := a.records.Write(c.UserContext(), scope, application.WriteCommand{
+		Path:    path,
+		Decoder: &bodyDecoder{body: body, buf: buf},
+	})
+	if err != nil {
+		return err
+	}
+	// Verdicts are owed to the caller even if answering runs late.
+	c.Locals(localVerdicts, true)
+	sum := res.Summary
+	addLogAttrs(c, "table", path.String(), "rows", sum.Rows, "rows_failed", sum.Failed,
+		"rows_applied_unknown", sum.AppliedUnknown, "delivery_ms", float64(sum.Delivery.Microseconds())/1000)
+	if sum.Failed > 0 {
+		addLogAttrs(c, "failed_by_code", failedByCode(sum.FailedByCode))
+	}
+	return writeJSONBody(c, newWriteResponse(res))
+}
+
+// failedByCode renders failure counts as "code=n,..." in code order.
+func failedByCode(m map[string]int) string {
+	var b []byte
+	for _, code := range slices.Sorted(maps.Keys(m)) {
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, code...)
+		b = append(b, '=')
+		b = strconv.AppendInt(b, int64(m[code]), 10)
+	}
+	return string(b)
+}
+
+func (a *api) lookupRecords(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	if a.records == nil {
+		return unsupportedRecords(scope.Cluster, "lookups")
+	}
+	body, err := a.jsonBody(c)
+	if err != nil {
+		return err
+	}
+	res, err := a.records.Lookup(c.UserContext(), scope, path, &bodyDecoder{body: body})
+	if err != nil {
+		return err
+	}
+	cols := res.Table.Columns()
+	out := make([]byte, 0, 256+len(res.Response.Results)*64)
+	out = append(out, `{"schema_id":`...)
+	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
+	out = append(out, `,"results":[`...)
+	found := 0
+	for i, r := range res.Response.Results {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"input_index":`...)
+		out = strconv.AppendInt(out, int64(i), 10)
+		out = append(out, `,"found":`...)
+		out = strconv.AppendBool(out, r.Row != nil && r.Err == nil)
+		out = append(out, `,"row":`...)
+		if r.Row != nil && r.Err == nil {
+			out = rowjson.AppendRow(out, cols, r.Row)
+			found++
+		} else {
+			out = append(out, "null"...)
+		}
+		if r.Err != nil {
+			out = appendKeyError(out, r.Err)
+		}
+		out = append(out, '}')
+	}
+	out = append(out, "]}"...)
+	addLogAttrs(c, "table", path.String(), "keys", len(res.Response.Results), "found", found)
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(out)
+}
+
+func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	if a.records == nil {
+		return unsupportedRecords(scope.Cluster, "prefix lookups")
+	}
+	body, err := a.jsonBody(c)
+	if err != nil {
+		return err
+	}
+	res, err := a.records.PrefixLookup(c.UserContext(), scope, path, &bodyDecoder{body: body})
+	if err != nil {
+		return err
+	}
+	cols := res.Table.Columns()
+	out := make([]byte, 0, 256)
+	out = append(out, `{"schema_id":`...)
+	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
+	out = append(out, `,"results":[`...)
+	rows := 0
+	for i, r := range res.Response.Results {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"input_index":`...)
+		out = strconv.AppendInt(out, int64(i), 10)
+		out = append(out, `,"row_count":`...)
+		out = strconv.AppendInt(out, int64(len(r.Rows)), 10)
+		out = append(out, `,"truncated":`...)
+		out = strconv.AppendBool(out, r.Truncated)
+		out = append(out, `,"rows":[`...)
+		for j, row := range r.Rows {
+			if j > 0 {
+				out = append(out, ',')
+			}
+			out = rowjson.AppendRow(out, cols, row)
+		}
+		out = append(out, ']')
+		rows += len(r.Rows)
+		if r.Err != nil {
+			out = appendKeyError(out, r.Err)
+		}
+		out = append(out, '}')
+	}
+	out = append(out, "]}"...)
+	addLogAttrs(c, "table", path.String(), "prefixes", len(res.Response.Results), "rows_returned", rows)
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(out)
+}
+
+// keyError is the error of one key or prefix that failed on its own.
+type keyError struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"`
+}
+
+// appendKeyError appends `,"error":{...}`; internal causes are not shown.
+func appendKeyError(out []byte, e *domain.Error) []byte {
+	ke := keyError{Code: e.Code(), Message: e.Error(), Retryable: e.Retryable}
+	if e.Kind == domain.KindInternal || ke.Message == "" {
+		ke.Message = "internal error"
+	}
+	b, _ := json.Marshal(ke)
+	out = append(out, `,"error":`...)
+	return append(out, b...)
+}
+
+func unsupportedRecords(cluster, what string) error {
+	return domain.Errorf(domain.KindUnsupported, "cluster `%s` does not support %s", cluster, what)
+}
+
+// bodyDecoder decodes a data-plane request body with the rowjson codec of
+// the table definition the use case passes in.
+type bodyDecoder struct {
+	body []byte
+	buf  *rowjson.Buffer // write rows' memory; nil for a fresh one
+}
+
+var (
+	_ application.WriteDecoder  = (*bodyDecoder)(nil)
+	_ application.KeyDecoder    = (*bodyDecoder)(nil)
+	_ application.PrefixDecoder = (*bodyDecoder)(nil)
+)
+
+// Size returns the body's length.
+func (d *bodyDecoder) Size() int { return len(d.body) }
+
+// DecodeWrite decodes the write body against t.
+func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.WriteBatch, []string, error) {
+	codec, err := codecOf(t)
+	if err != nil {
+		return domain.WriteBatch{}, nil, err
+	}
+	return codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+}
+
+// DecodeKeys decodes the lookup body against t.
+func (d *bodyDecoder) DecodeKeys(t *application.Table, maxKeys int) ([][]domain.Datum, error) {
+	codec, err := codecOf(t)
+	if err != nil {
+		return nil, err
+	}
+	return codec.DecodeKeys(d.body, rowjson.Limits{MaxEntries: maxKeys})
+}
+
+// DecodePrefixes decodes the prefix-lookup body against t.
+func (d *bodyDecoder) DecodePrefixes(t *application.Table, maxPrefixes int) ([]string, [][]domain.Datum, error) {
+	codec, err := codecOf(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return codec.DecodePrefixes(d.body, rowjson.Limits{MaxEntries: maxPrefixes})
+}
+
+// codecOf returns the table definition's compiled rowjson codec, built
+// once per cached definition.
+func codecOf(t *application.Table) (*rowjson.Codec, error) {
+	v, err := t.Compiled(func(info domain.TableInfo) (any, error) {
+		s := info.Descriptor.Schema
+		return rowjson.NewCodec(rowjson.TableSpec{
+			Columns:              s.Columns,
+			PrimaryKey:           s.PrimaryKey,
+			AutoIncrementColumns: s.AutoIncrementColumn,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*rowjson.Codec), nil
+}

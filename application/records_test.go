@@ -1,0 +1,436 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// dataClusters hands out sessions over catalog, writer and lookup for
+// cluster "c1".
+type dataClusters struct {
+	catalog *fakeCatalog
+	writer  domain.RowWriter
+	lookup  domain.Lookup
+}
+
+func (f *dataClusters) Names() []string { return []string{"c1"} }
+
+func (f *dataClusters) Session(_ context.Context, cluster string, _ domain.Principal) (domain.Session, error) {
+	if cluster != "c1" {
+		return nil, domain.NotFound(domain.ResourceCluster, "cluster `%s` is not configured", cluster)
+	}
+	return dataSession{f}, nil
+}
+
+type dataSession struct{ f *dataClusters }
+
+func (s dataSession) Catalog() domain.Catalog  { return s.f.catalog }
+func (s dataSession) Writer() domain.RowWriter { return s.f.writer }
+func (s dataSession) Lookup() domain.Lookup    { return s.f.lookup }
+
+type writerFunc func(ctx context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error)
+
+func (f writerFunc) Write(ctx context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+	return f(ctx, b)
+}
+
+// decoderFunc is a WriteDecoder, KeyDecoder and PrefixDecoder in one.
+type decoderFunc struct {
+	write    func(t *Table, maxRows int) (domain.WriteBatch, []string, error)
+	keys     func(t *Table, maxKeys int) ([][]domain.Datum, error)
+	prefixes func(t *Table, max int) ([]string, [][]domain.Datum, error)
+	size     int
+}
+
+func (d decoderFunc) DecodeWrite(t *Table, maxRows int) (domain.WriteBatch, []string, error) {
+	return d.write(t, maxRows)
+}
+func (d decoderFunc) DecodeKeys(t *Table, n int) ([][]domain.Datum, error) { return d.keys(t, n) }
+func (d decoderFunc) DecodePrefixes(t *Table, n int) ([]string, [][]domain.Datum, error) {
+	return d.prefixes(t, n)
+}
+func (d decoderFunc) Size() int { return d.size }
+
+var usersPath = domain.TablePath{Database: "d", Table: "users"}
+
+// versionedCatalog serves one table whose id and schema id tests bump.
+type versionedCatalog struct {
+	mu       sync.Mutex
+	tableID  int64
+	schemaID int32
+	gets     int
+}
+
+func (v *versionedCatalog) catalog() *fakeCatalog {
+	return &fakeCatalog{getTable: func(p domain.TablePath) (domain.TableInfo, error) {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		v.gets++
+		if p != usersPath {
+			return domain.TableInfo{}, domain.NotFound(domain.ResourceTable, "table `%s` does not exist", p)
+		}
+		return domain.TableInfo{Path: p, TableID: v.tableID, SchemaID: v.schemaID, Descriptor: domain.TableDescriptor{
+			Schema: domain.Schema{Columns: []domain.Column{intColumn("id", false)}, PrimaryKey: []string{"id"}},
+		}}, nil
+	}}
+}
+
+func (v *versionedCatalog) bump(tableID int64, schemaID int32) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.tableID, v.schemaID = tableID, schemaID
+}
+
+func (v *versionedCatalog) getCount() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.gets
+}
+
+// rowsDecoder decodes n entries with ids e0, e1, ... for any table.
+func rowsDecoder(n int) decoderFunc {
+	return decoderFunc{write: func(*Table, int) (domain.WriteBatch, []string, error) {
+		b := domain.WriteBatch{Entries: make([]domain.WriteEntry, n)}
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = "e" + string(rune('0'+i))
+			b.Entries[i] = domain.WriteEntry{Op: domain.OpUpsert, Row: []domain.Datum{{I64: int64(i)}}}
+		}
+		return b, ids, nil
+	}}
+}
+
+func TestWriteAssemblesVerdictsAndSummary(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 7, schemaID: 3}
+	var seen *domain.WriteBatch
+	dc := &dataClusters{catalog: vc.catalog(), writer: writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		seen = b
+		return []domain.EntryResult{
+			{},
+			{Code: "timeout", Applied: domain.AppliedUnknown, Retryable: true},
+			{Code: "timeout", Applied: domain.AppliedNo, Retryable: true},
+			{Code: "invalid_record", Applied: domain.AppliedNo},
+		}, nil
+	})}
+	s := NewRecordService(dc, RecordOptions{})
+	res, err := s.Write(context.Background(), Scope{Cluster: "c1"}, WriteCommand{Path: usersPath, Decoder: rowsDecoder(4)})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"e0", "e1", "e2", "e3"}, res.IDs)
+	assert.Equal(t, usersPath, seen.Table)
+	assert.Equal(t, int64(7), seen.TableID)
+	assert.Equal(t, int32(3), seen.SchemaID)
+	assert.Equal(t, 4, res.Summary.Rows)
+	assert.Equal(t, 1, res.Summary.Succeeded)
+	assert.Equal(t, 3, res.Summary.Failed)
+	assert.Equal(t, map[string]int{"timeout": 2, "invalid_record": 1}, res.Summary.FailedByCode)
+	assert.Equal(t, 1, res.Summary.AppliedUnknown)
+}
+
+func TestWriteWholeRequestFailures(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	ok := writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})
+	cases := []struct {
+		name    string
+		writer  domain.RowWriter
+		decoder decoderFunc
+		path    domain.TablePath
+		limits  RecordLimits
+		kind    domain.Kind
+		msg     string
+	}{
+		{name: "no writer", decoder: rowsDecoder(1), path: usersPath, kind: domain.KindUnsupported, msg: "does not support writes"},
+		{name: "more rows than allowed", writer: ok, decoder: rowsDecoder(3), path: usersPath, limits: RecordLimits{WriteMaxRows: 2},
+			kind: domain.KindLimitExceeded, msg: "3 entries exceed the limit of 2"},
+		{name: "ids do not match", writer: ok, path: usersPath, kind: domain.KindInternal, decoder: decoderFunc{write: func(*Table, int) (domain.WriteBatch, []string, error) {
+			return domain.WriteBatch{Entries: make([]domain.WriteEntry, 2)}, []string{"a"}, nil
+		}}},
+		{name: "writer verdict count", path: usersPath, decoder: rowsDecoder(2), kind: domain.KindInternal,
+			writer: writerFunc(func(context.Context, *domain.WriteBatch) ([]domain.EntryResult, error) { return nil, nil })},
+		{name: "unknown table", writer: ok, decoder: rowsDecoder(1), path: domain.TablePath{Database: "d", Table: "nope"}, kind: domain.KindNotFound},
+		{name: "invalid name", writer: ok, decoder: rowsDecoder(1), path: domain.TablePath{Database: "d", Table: "a.b"}, kind: domain.KindInvalidArgument},
+		{name: "writer gives up at the deadline", decoder: rowsDecoder(1), path: usersPath, kind: domain.KindTimeout, msg: "before any entry was submitted",
+			writer: writerFunc(func(ctx context.Context, _ *domain.WriteBatch) ([]domain.EntryResult, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dc := &dataClusters{catalog: vc.catalog(), writer: tc.writer}
+			s := NewRecordService(dc, RecordOptions{Limits: tc.limits})
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			_, err := s.Write(ctx, Scope{Cluster: "c1"}, WriteCommand{Path: tc.path, Decoder: tc.decoder})
+			require.Error(t, err)
+			assert.Equal(t, tc.kind, domain.KindOf(err), "%v", err)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}
+
+func TestWriteDeadlinePassedBeforeSubmission(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	called := false
+	dc := &dataClusters{catalog: vc.catalog(), writer: writerFunc(func(context.Context, *domain.WriteBatch) ([]domain.EntryResult, error) {
+		called = true
+		return nil, nil
+	})}
+	s := NewRecordService(dc, RecordOptions{MaxDeliveryTime: time.Nanosecond})
+	_, err := s.Write(context.Background(), Scope{Cluster: "c1"}, WriteCommand{Path: usersPath, Decoder: rowsDecoder(1)})
+	assert.Equal(t, domain.KindTimeout, domain.KindOf(err))
+	assert.False(t, called)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s = NewRecordService(dc, RecordOptions{})
+	_, err = s.Write(ctx, Scope{Cluster: "c1"}, WriteCommand{Path: usersPath, Decoder: rowsDecoder(1)})
+	assert.Equal(t, domain.KindCancelled, domain.KindOf(err))
+	assert.False(t, called)
+}
+
+func TestDeliveryDeadline(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	cases := []struct {
+		name     string
+		timeout  time.Duration // request deadline after start; 0: none
+		maxDeliv time.Duration
+		want     time.Duration // delivery deadline after start; 0: none
+	}{
+		{"default margin", 30 * time.Second, 0, 30*time.Second - MaxAnswerMargin},
+		{"short request", 200 * time.Millisecond, 0, 150 * time.Millisecond},
+		{"max delivery time", 30 * time.Second, 5 * time.Second, 5 * time.Second},
+		{"max delivery time above the request's", time.Second, 5 * time.Second, 750 * time.Millisecond},
+		{"no request deadline", 0, 2 * time.Second, 2 * time.Second},
+		{"nothing", 0, 0, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewRecordService(&dataClusters{}, RecordOptions{MaxDeliveryTime: tc.maxDeliv, Now: func() time.Time { return start }})
+			ctx := context.Background()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, start.Add(tc.timeout))
+				defer cancel()
+			}
+			dctx, cancel := s.deliveryContext(ctx, start)
+			defer cancel()
+			dl, ok := dctx.Deadline()
+			if tc.want == 0 {
+				assert.False(t, ok)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, start.Add(tc.want), dl)
+		})
+	}
+}
+
+func TestWriteRetriesOnceAfterAStaleDefinition(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	var tableIDs []int64
+	dc := &dataClusters{catalog: vc.catalog()}
+	dc.writer = writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		tableIDs = append(tableIDs, b.TableID)
+		if b.TableID == 1 {
+			return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true, Message: "re-created"}
+		}
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})
+	s := NewRecordService(dc, RecordOptions{})
+	scope := Scope{Cluster: "c1"}
+	_, err := s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: rowsDecoder(1)})
+	assert.Equal(t, domain.KindFailedPrecondition, domain.KindOf(err), "unchanged definition: no second attempt")
+	assert.Equal(t, []int64{1}, tableIDs)
+
+	// The table was re-created: the cached definition (id 1) is refused,
+	// then one new attempt goes out against the new definition.
+	vc.bump(2, 1)
+	tableIDs = nil
+	_, err = s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: rowsDecoder(1)})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2}, tableIDs)
+}
+
+func TestDecodeFailureAgainstACachedDefinitionRefetches(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	dc := &dataClusters{catalog: vc.catalog(), writer: writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})}
+	clock := newFakeClock()
+	s := NewRecordService(dc, RecordOptions{Now: clock.Now})
+	scope := Scope{Cluster: "c1"}
+	// Valid only against schema 2 (a column was added).
+	dec := decoderFunc{write: func(t *Table, _ int) (domain.WriteBatch, []string, error) {
+		if t.Info.SchemaID < 2 {
+			return domain.WriteBatch{}, nil, domain.InvalidArgument("entry `a`: column `note`: no such column")
+		}
+		return domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpUpsert}}}, []string{"a"}, nil
+	}}
+	_, err := s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: dec})
+	require.Error(t, err)
+	assert.Equal(t, 1, vc.getCount(), "a fresh definition is not fetched twice")
+
+	vc.bump(1, 2)
+	_, err = s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: dec})
+	require.Error(t, err)
+	assert.Equal(t, 1, vc.getCount(), "a definition younger than the refetch interval is trusted")
+
+	clock.Advance(DefaultSchemaRefetchInterval)
+	res, err := s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: dec})
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), res.Table.Info.SchemaID)
+	assert.Equal(t, 2, vc.getCount())
+}
+
+func TestTableCache(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	cat := vc.catalog()
+	c := newTableCache(time.Second, 2, clock.Now)
+	key := func(cluster string) tableKey { return tableKey{cluster: cluster, path: usersPath} }
+
+	t1, cached, err := c.get(context.Background(), key("a"), cat)
+	require.NoError(t, err)
+	assert.False(t, cached)
+	t2, cached, err := c.get(context.Background(), key("a"), cat)
+	require.NoError(t, err)
+	assert.True(t, cached)
+	assert.Same(t, t1, t2)
+
+	clock.Advance(time.Second)
+	_, cached, err = c.get(context.Background(), key("a"), cat)
+	require.NoError(t, err)
+	assert.False(t, cached, "expired after the TTL")
+
+	_, _, _ = c.get(context.Background(), key("b"), cat)
+	_, _, _ = c.get(context.Background(), key("a"), cat) // a is now the most recent
+	_, _, _ = c.get(context.Background(), key("c"), cat) // evicts b
+	assert.Equal(t, 2, c.len())
+	_, cached, _ = c.get(context.Background(), key("a"), cat)
+	assert.True(t, cached)
+	_, cached, _ = c.get(context.Background(), key("b"), cat)
+	assert.False(t, cached, "b was the least recently used")
+
+	c.invalidate(key("b"))
+	_, cached, _ = c.get(context.Background(), key("b"), cat)
+	assert.False(t, cached)
+
+	// A compiled form lives with its snapshot.
+	builds := 0
+	build := func(domain.TableInfo) (any, error) { builds++; return "codec", nil }
+	v1, _ := t1.Compiled(build)
+	v2, _ := t1.Compiled(build)
+	assert.Equal(t, "codec", v1)
+	assert.Equal(t, v1, v2)
+	assert.Equal(t, 1, builds)
+	_, err = NewTable(domain.TableInfo{}).Compiled(func(domain.TableInfo) (any, error) { return nil, errors.New("bad") })
+	assert.Error(t, err)
+}
+
+func TestLookupPaths(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	lk := &fakeLookupPort{}
+	dc := &dataClusters{catalog: vc.catalog(), lookup: lk}
+	s := NewRecordService(dc, RecordOptions{Limits: RecordLimits{LookupMaxKeyBytes: 10, LookupMaxKeys: 2}})
+	scope := Scope{Cluster: "c1"}
+	keys := decoderFunc{size: 5, keys: func(*Table, int) ([][]domain.Datum, error) { return [][]domain.Datum{{{I64: 1}}}, nil }}
+
+	lk.lookup = func(_ context.Context, r *domain.LookupRequest) (*domain.LookupResponse, error) {
+		return &domain.LookupResponse{SchemaID: r.SchemaID, Results: make([]domain.LookupResult, len(r.Keys))}, nil
+	}
+	res, err := s.Lookup(context.Background(), scope, usersPath, keys)
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), res.Table.Info.SchemaID)
+
+	big := keys
+	big.size = 11
+	_, err = s.Lookup(context.Background(), scope, usersPath, big)
+	assert.Equal(t, domain.KindLimitExceeded, domain.KindOf(err))
+
+	many := decoderFunc{keys: func(*Table, int) ([][]domain.Datum, error) { return make([][]domain.Datum, 3), nil }}
+	_, err = s.Lookup(context.Background(), scope, usersPath, many)
+	assert.Equal(t, domain.KindLimitExceeded, domain.KindOf(err))
+
+	// Rows in a newer schema than the request's are rendered with the
+	// refetched definition.
+	vc.bump(1, 2)
+	lk.lookup = func(_ context.Context, r *domain.LookupRequest) (*domain.LookupResponse, error) {
+		return &domain.LookupResponse{SchemaID: 2, Results: make([]domain.LookupResult, len(r.Keys))}, nil
+	}
+	res, err = s.Lookup(context.Background(), scope, usersPath, keys)
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), res.Table.Info.SchemaID)
+	lk.lookup = func(_ context.Context, r *domain.LookupRequest) (*domain.LookupResponse, error) {
+		return &domain.LookupResponse{SchemaID: 9, Results: make([]domain.LookupResult, len(r.Keys))}, nil
+	}
+	_, err = s.Lookup(context.Background(), scope, usersPath, keys)
+	assert.Equal(t, domain.KindFailedPrecondition, domain.KindOf(err))
+
+	dc.lookup = nil
+	_, err = s.Lookup(context.Background(), scope, usersPath, keys)
+	assert.Equal(t, domain.KindUnsupported, domain.KindOf(err))
+}
+
+type fakeLookupPort struct {
+	lookup func(ctx context.Context, r *domain.LookupRequest) (*domain.LookupResponse, error)
+	prefix func(ctx context.Context, r *domain.PrefixLookupRequest) (*domain.PrefixLookupResponse, error)
+}
+
+func (f *fakeLookupPort) Lookup(ctx context.Context, r *domain.LookupRequest) (*domain.LookupResponse, error) {
+	return f.lookup(ctx, r)
+}
+
+func (f *fakeLookupPort) PrefixLookup(ctx context.Context, r *domain.PrefixLookupRequest) (*domain.PrefixLookupResponse, error) {
+	return f.prefix(ctx, r)
+}
+
+func TestValidatePrefixColumns(t *testing.T) {
+	t.Parallel()
+	partitioned := domain.TableInfo{Path: usersPath, Descriptor: domain.TableDescriptor{
+		Schema:        domain.Schema{PrimaryKey: []string{"dt", "region", "id"}},
+		PartitionKeys: []string{"dt"},
+		BucketKeys:    []string{"region"},
+	}}
+	defaultBuckets := domain.TableInfo{Path: usersPath, Descriptor: domain.TableDescriptor{
+		Schema: domain.Schema{PrimaryKey: []string{"region", "id"}},
+	}}
+	cases := []struct {
+		info domain.TableInfo
+		cols []string
+		want string
+	}{
+		{partitioned, []string{"dt", "region"}, ""},
+		{partitioned, []string{"region", "dt"}, ""},
+		{partitioned, []string{"region"}, "must include the partition column `dt`"},
+		{partitioned, []string{"dt", "id"}, "must be the bucket key [region] in this order, plus the partition columns [dt]"},
+		{defaultBuckets, []string{"region"}, "does not support prefix lookups"},
+	}
+	for _, tc := range cases {
+		err := validatePrefixColumns(tc.info, tc.cols)
+		if tc.want == "" {
+			assert.NoError(t, err, "%v", tc.cols)
+			continue
+		}
+		require.Error(t, err, "%v", tc.cols)
+		assert.Equal(t, domain.KindInvalidArgument, domain.KindOf(err))
+		assert.Contains(t, err.Error(), tc.want)
+	}
+}
