@@ -44,6 +44,16 @@ func testConfig(t *testing.T, env map[string]string) *config.Config {
 	return cfg
 }
 
+// takenAddr returns a loopback address whose port is held by a listener for
+// the rest of the test.
+func takenAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	return l.Addr().String()
+}
+
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func get(t *testing.T, url string) (int, string) {
@@ -126,11 +136,6 @@ func TestStartFailures(t *testing.T) {
 		env  map[string]string
 		want []string
 	}{
-		{
-			name: "fluss backend not wired",
-			env:  map[string]string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__BACKEND": ""},
-			want: []string{"gateway.cluster.default.backend", "OpenFlussCluster", "not wired"},
-		},
 		{
 			name: "REST port taken",
 			env:  map[string]string{"FLUSS_GATEWAY__REST__LISTEN": taken.Addr().String()},
@@ -268,10 +273,13 @@ func TestMain_(t *testing.T) {
 		{name: "stray argument", args: []string{"serve"}, wantCode: ExitUsage, stderr: []string{"unexpected arguments"}},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantCode: ExitUsage, stderr: []string{"--log-level"}},
 		{
-			name:     "start failure",
-			environ:  []string{"FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:0", "FLUSS_GATEWAY__METRICS__ENABLED=false"},
+			name: "start failure",
+			environ: []string{"FLUSS_GATEWAY__REST__LISTEN=" + takenAddr(t), "FLUSS_GATEWAY__METRICS__ENABLED=false",
+				"FLUSS_GATEWAY__CLUSTER__DEFAULT__CONNECTION__SERVICE__ACCOUNT=admin",
+				"FLUSS_GATEWAY__CLUSTER__DEFAULT__CONNECTION__SERVICE__SECRET=admin-secret"},
 			wantCode: ExitFailed,
-			stderr:   []string{"failed to start", "not wired"},
+			stderr:   []string{"failed to start", "gateway.rest.listen"},
+			hidden:   []string{"admin-secret"},
 		},
 	}
 	for _, tc := range cases {
