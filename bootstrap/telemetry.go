@@ -18,11 +18,33 @@ import (
 // TelemetryModule sets up the OpenTelemetry SDK from the OTEL_* environment,
 // installs it as the global providers, serves the Prometheus exposition on
 // `gateway.metrics.exporter.prometheus.listen` when `gateway.metrics.enabled`,
-// and flushes everything on stop.
-var TelemetryModule = fx.Module("telemetry",
-	fx.Provide(newTelemetry, newMetricsServer),
-	fx.Invoke(func(*MetricsServer) {}),
+// and flushes everything on stop. It provides the gateway's instruments
+// (*telemetry.Instrumentation: REST, write, Fluss connection/request and
+// writer metrics, backend spans) and wraps the *slog.Logger seen by every
+// module so that records logged with a context carry trace_id, span_id and
+// request_id.
+var TelemetryModule = fx.Options(
+	fx.Module("telemetry",
+		fx.Provide(newTelemetry, newInstrumentation, newMetricsServer),
+		fx.Invoke(func(*MetricsServer) {}),
+	),
+	// At the root, so the decoration reaches every module.
+	fx.Decorate(func(log *slog.Logger) *slog.Logger { return slog.New(telemetry.NewLogHandler(log.Handler())) }),
 )
+
+// newInstrumentation creates the gateway's instruments once, on the
+// configured providers.
+func newInstrumentation(p *telemetry.Providers, log *slog.Logger) *telemetry.Instrumentation {
+	in, err := telemetry.NewInstrumentation(telemetry.InstrumentationOptions{
+		TracerProvider: p.TracerProvider,
+		MeterProvider:  p.MeterProvider,
+	})
+	if err != nil {
+		// The failed instruments are no-ops; the gateway serves anyway.
+		log.Warn("some telemetry instruments could not be created", "error", err)
+	}
+	return in
+}
 
 func newTelemetry(lc fx.Lifecycle, cfg *config.Config, log *slog.Logger) (*telemetry.Providers, error) {
 	p, err := telemetry.Setup(context.Background(), telemetry.Options{

@@ -13,6 +13,16 @@
 // Endpoint, headers, TLS, timeouts, sampler, export interval and resource
 // (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) are read by the SDK and the
 // exporters themselves.
+//
+// On top of the providers, NewInstrumentation creates the gateway's own
+// instruments and hands out the observers the other adapters call through
+// interfaces of their own (this package imports none of them):
+// GatewayMetrics (REST requests, write verdicts), FlussHooks (the rpc
+// layer's connect, disconnect and request hooks, with client spans),
+// WriterHooks (writer batches, retries, buffer, KV backpressure, and backend
+// spans linked to the REST requests whose rows they carry). LogHandler adds
+// trace_id, span_id and request_id to slog records. The Prometheus family
+// names are listed next to the instrument names (instrumentation.go).
 package telemetry
 
 import (

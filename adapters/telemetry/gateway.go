@@ -1,0 +1,73 @@
+package telemetry
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// GatewayMetrics records the REST-level families. The HTTP adapter and the
+// write use case call it through interfaces of their own with the same
+// method signatures.
+type GatewayMetrics struct{ in *Instrumentation }
+
+// Gateway returns the REST-level recorder.
+func (in *Instrumentation) Gateway() *GatewayMetrics { return &GatewayMetrics{in: in} }
+
+// Entry outcomes of fluss_gateway_write_entries_total.
+const (
+	OutcomeSuccess = "success" // the entry was written
+	OutcomeFailed  = "failed"  // the entry was not applied (applied "no")
+	OutcomeUnknown = "unknown" // the entry may have been applied (applied "unknown")
+)
+
+// CodeOK is the `code` attribute of successful entries.
+const CodeOK = "ok"
+
+// ObserveRequest records one REST request: fluss_gateway_rest_requests_total
+// {method, route, status_code, status_class} and
+// fluss_gateway_rest_request_duration_seconds{method, route, status_class}.
+// route is the OpenAPI template (`/v1/clusters/{cluster}/databases`), never
+// the raw path; "" (no route matched) is recorded as "unmatched". Unknown
+// methods are recorded as _OTHER.
+func (g *GatewayMetrics) ObserveRequest(ctx context.Context, method, route string, status int, elapsed time.Duration) {
+	if route == "" {
+		route = "unmatched"
+	}
+	m, class := normalizeMethod(method), statusClass(status)
+	g.in.restRequests.Add(ctx, 1, metric.WithAttributes(
+		AttrMethod.String(m), AttrRoute.String(route), AttrStatusCode.String(strconv.Itoa(status)), AttrStatusClass.String(class)))
+	g.in.restDuration.Record(ctx, seconds(elapsed), metric.WithAttributes(
+		AttrMethod.String(m), AttrRoute.String(route), AttrStatusClass.String(class)))
+}
+
+// RecordEntries counts the verdicts of one write request in
+// fluss_gateway_write_entries_total{outcome, code}: outcome success (code
+// "ok"), failed (Applied "no" or unset) or unknown (Applied "unknown"), code
+// the entry's snake_case code. Call it once per request with the final
+// verdicts (validation rejections included). table is used only when
+// InstrumentationOptions.TableLabel is set.
+func (g *GatewayMetrics) RecordEntries(ctx context.Context, table domain.TablePath, results []domain.EntryResult) {
+	type key struct{ outcome, code string }
+	counts := make(map[key]int64, 2)
+	for i := range results {
+		r := &results[i]
+		switch {
+		case r.OK():
+			counts[key{OutcomeSuccess, CodeOK}]++
+		case r.Applied == domain.AppliedUnknown:
+			counts[key{OutcomeUnknown, r.Code}]++
+		default:
+			counts[key{OutcomeFailed, r.Code}]++
+		}
+	}
+	for k, n := range counts {
+		attrs := g.in.tableAttr([]attribute.KeyValue{AttrOutcome.String(k.outcome), AttrCode.String(k.code)}, table)
+		g.in.writeEntries.Add(ctx, n, metric.WithAttributes(attrs...))
+	}
+}
