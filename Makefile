@@ -5,7 +5,7 @@ CLUSTER := deployments/local/fluss-cluster.sh
 GATEWAY_CONFIG ?= configs/local.yaml
 GOLANGCI_VERSION ?= v2.6.2
 
-.PHONY: all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean
+.PHONY: test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean
 
 all: build
 
@@ -36,6 +36,18 @@ test-unit:
 ## test-integration: integration tests only, against an already running cluster (make cluster-up)
 test-integration:
 	bash tests/run.sh --integration-only --keep-cluster
+
+## test-otel: gateway telemetry into a real OpenTelemetry Collector (built from the Go module proxy)
+test-otel:
+	bash tests/otel/run.sh
+
+## test-faults: SIGKILL/restart tablet servers of a 3-server cluster under sustained writes
+test-faults:
+	bash tests/faults/run.sh
+
+## load: a bounded load run on loopback at 2x the sustainable rate
+load:
+	bash tests/load/run.sh
 
 gen:
 	bash adapters/fluss/proto/gen.sh

@@ -68,6 +68,10 @@ type RecordOptions struct {
 	SchemaRefetchInterval time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Metrics counts the verdicts of every write; nil: none.
+	Metrics interface {
+		RecordEntries(ctx context.Context, table domain.TablePath, results []domain.EntryResult)
+	}
 }
 
 // DefaultSchemaRefetchInterval is the default RecordOptions.SchemaRefetchInterval.
@@ -249,6 +253,9 @@ func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand
 			}
 			res := WriteResult{Table: t, IDs: ids, Results: results, Summary: summarize(results)}
 			res.Summary.Delivery = s.now().Sub(sent)
+			if s.opts.Metrics != nil {
+				s.opts.Metrics.RecordEntries(ctx, cmd.Path, results)
+			}
 			return res, nil
 		}
 		if ctxErr := deliveryCtx.Err(); ctxErr != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {

@@ -31,7 +31,7 @@ type ClusterFactory func(ctx context.Context, cluster config.Cluster, log *slog.
 // fluss backends through the ClusterFactory, memory backends in process.
 var ClustersModule = fx.Module("clusters",
 	fx.Provide(
-		func() ClusterFactory { return OpenFlussCluster },
+		FlussClusterFactory,
 		fx.Annotate(newClusterSet, fx.As(new(domain.Clusters))),
 	),
 )

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/telemetry"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 )
 
@@ -13,6 +14,17 @@ import (
 // I/O: an unreachable cluster or wrong credentials surface as 503
 // `unavailable` on requests, never as a failed start.
 func OpenFlussCluster(ctx context.Context, cluster config.Cluster, log *slog.Logger) (ClusterBackend, error) {
+	return openFlussCluster(ctx, cluster, log, nil)
+}
+
+// FlussClusterFactory opens Fluss clusters observed by the telemetry adapter.
+func FlussClusterFactory(inst *telemetry.Instrumentation) ClusterFactory {
+	return func(ctx context.Context, cluster config.Cluster, log *slog.Logger) (ClusterBackend, error) {
+		return openFlussCluster(ctx, cluster, log, inst)
+	}
+}
+
+func openFlussCluster(ctx context.Context, cluster config.Cluster, log *slog.Logger, inst *telemetry.Instrumentation) (ClusterBackend, error) {
 	cfg := fluss.Config{
 		ID:               cluster.ID,
 		BootstrapServers: cluster.BootstrapServers,
@@ -23,6 +35,10 @@ func OpenFlussCluster(ctx context.Context, cluster config.Cluster, log *slog.Log
 	if cluster.EffectiveSecurityProtocol() == config.ProtocolSASL {
 		cfg.Username = cluster.ServiceAccount
 		cfg.Password = cluster.ServiceSecret.Reveal()
+	}
+	if inst != nil {
+		cfg.Hooks = []any{inst.FlussHooks(cluster.ID)}
+		cfg.Writer.Metrics = inst.WriterHooks(cluster.ID)
 	}
 	return fluss.Open(ctx, cfg, log)
 }

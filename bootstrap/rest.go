@@ -64,6 +64,7 @@ type restParams struct {
 	Clusters  domain.Clusters
 	Readiness *httpadapter.Readiness
 	Telemetry *telemetry.Providers
+	Inst      *telemetry.Instrumentation
 	Identity  IdentityFactory
 	Logger    *slog.Logger
 }
@@ -82,6 +83,7 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		TracerProvider:  p.Telemetry.TracerProvider,
 		MeterProvider:   p.Telemetry.MeterProvider,
 		Propagators:     p.Telemetry.Propagators,
+		Observer:        p.Inst.Gateway(),
 	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity})
 	if err != nil {
 		return nil, err
@@ -99,7 +101,7 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 
 // newRecordService builds the data-plane use cases with the configured
 // limits and delivery bound.
-func newRecordService(cfg *config.Config, clusters domain.Clusters) *application.RecordService {
+func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *telemetry.Instrumentation) *application.RecordService {
 	l := cfg.Limits
 	return application.NewRecordService(clusters, application.RecordOptions{
 		Limits: application.RecordLimits{
@@ -110,6 +112,7 @@ func newRecordService(cfg *config.Config, clusters domain.Clusters) *application
 			PrefixLookupMaxRowsPerPrefix: l.PrefixLookupMaxRowsPerPrefix,
 		},
 		MaxDeliveryTime: cfg.REST.MaxDeliveryTime,
+		Metrics:         inst.Gateway(),
 	})
 }
 

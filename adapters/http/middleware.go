@@ -20,6 +20,7 @@ const (
 	localStarted   = "fluss-gateway.started"
 	localRoute     = "fluss-gateway.route"
 	localLogged    = "fluss-gateway.logged"
+	localSpanCtx   = "fluss-gateway.span-ctx"
 	// localVerdicts marks a response that carries per-entry verdicts: it
 	// stands even when it is sent after the request deadline.
 	localVerdicts = "fluss-gateway.verdicts"
@@ -108,7 +109,15 @@ func (a *api) accessLog(c *fiber.Ctx) {
 	if extra, ok := c.Locals(localLogAttrs).([]any); ok {
 		attrs = append(attrs, extra...)
 	}
-	a.log.InfoContext(c.UserContext(), "request", attrs...)
+	ctx := c.UserContext()
+	if sc, ok := c.Locals(localSpanCtx).(context.Context); ok {
+		ctx = sc
+	}
+	a.log.InfoContext(ctx, "request", attrs...)
+	if a.opts.Observer != nil {
+		r, _ := c.Locals(localRoute).(string)
+		a.opts.Observer.ObserveRequest(ctx, c.Method(), r, c.Response().StatusCode(), elapsed)
+	}
 }
 
 // addLogAttrs adds key/value pairs to the request's access log line.
@@ -121,6 +130,7 @@ func addLogAttrs(c *fiber.Ctx, kv ...any) {
 // final status: it answers every error returned by the chain (404 and 405
 // included) and turns a panic into 500 internal without leaking its value.
 func (a *api) errorsAndPanics(c *fiber.Ctx) (err error) {
+	c.Locals(localSpanCtx, c.UserContext())
 	defer func() {
 		if p := recover(); p != nil {
 			a.log.ErrorContext(c.UserContext(), "handler panicked", "request_id", requestID(c), "panic", fmt.Sprint(p))

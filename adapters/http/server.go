@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/contrib/otelfiber/v2"
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -68,6 +69,14 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 	Propagators    propagation.TextMapPropagator
+	// Observer receives every request's method, route template, status and
+	// duration (REST metrics); nil: none.
+	Observer RequestObserver
+}
+
+// RequestObserver records REST requests; telemetry.GatewayMetrics implements it.
+type RequestObserver interface {
+	ObserveRequest(ctx context.Context, method, route string, status int, elapsed time.Duration)
 }
 
 // Deps are the ports and state the API serves.
@@ -135,6 +144,9 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	})
 
 	otelOpts := []otelfiber.Option{
+		otelfiber.WithCustomAttributes(func(c *fiber.Ctx) []attribute.KeyValue {
+			return []attribute.KeyValue{attribute.String("gateway.request_id", requestID(c))}
+		}),
 		// Probes would flood traces; they are still counted by the access log.
 		otelfiber.WithNext(func(c *fiber.Ctx) bool { return a.routes.isOpen(c.Path()) }),
 		// Span names use the OpenAPI route template, so traces and the

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
@@ -219,6 +220,24 @@ func (w *Writer) failResult(bt *batch, code wire.ErrorCode, msg string) domain.E
 func (w *Writer) send(sr *sendReq) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.opts.RequestTimeout)
 	defer cancel()
+	spanDone := func(int32, int, error) {}
+	if h, ok := w.opts.Metrics.(spanHook); ok {
+		var links []trace.SpanContext
+		var last *request
+		for _, bt := range sr.batches {
+			for _, r := range bt.recs {
+				if r.req != last {
+					last = r.req
+					links = append(links, trace.SpanContextFromContext(r.req.ctx))
+				}
+			}
+		}
+		api := wire.KeyProduceLog.String()
+		if sr.kv {
+			api = wire.KeyPutKv.String()
+		}
+		ctx, spanDone = h.StartBackendRequest(ctx, api, sr.node.ID, len(sr.batches), sr.rows, links)
+	}
 	timeoutMs := int32(w.opts.RequestTimeout / time.Millisecond)
 	dest := meta.Dest{Kind: meta.ToNode, Node: sr.node.ID, Addr: sr.node.Addr()}
 	w.opts.Metrics.BatchesSent(sr.path, len(sr.batches), sr.rows, sr.bytes)
@@ -280,6 +299,17 @@ func (w *Writer) send(sr *sendReq) {
 		}
 	}
 
+	var firstCode int32
+	failed := 0
+	for _, r := range resps {
+		if r.code != nil && *r.code != 0 {
+			failed++
+			if firstCode == 0 {
+				firstCode = *r.code
+			}
+		}
+	}
+	spanDone(firstCode, failed, err)
 	retried := make(map[string]int)
 	invalid := make(map[physKey]bool)
 	w.mu.Lock()
@@ -589,4 +619,8 @@ func (w *Writer) failPhysLocked(pk physKey, de *domain.Error) {
 			}
 		}
 	}
+}
+
+type spanHook interface {
+	StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int, links []trace.SpanContext) (context.Context, func(errorCode int32, failedBuckets int, err error))
 }
