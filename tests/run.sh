@@ -57,4 +57,10 @@ echo "==> integration tests against $FLUSS_BOOTSTRAP"
 export FLUSS_INTEGRATION_REQUIRED=1
 $GO test -count=1 -tags integration -timeout 30m ./tests/... || status=1
 
+echo "==> telemetry into a real OpenTelemetry Collector"
+# The collector binary is cached outside the clone (per machine), so only the
+# first run on a machine pays its ~4 minute build.
+export OTELCOL_CACHE_DIR=${OTELCOL_CACHE_DIR:-$HOME/.cache/fluss-gateway-go/otelcol}
+bash tests/otel/run.sh || status=1
+
 exit $status
