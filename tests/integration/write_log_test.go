@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/writer"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -87,6 +88,21 @@ func TestWriteLogAppend(t *testing.T) {
 			}
 			if len(c.extra) > 0 {
 				assert.Len(t, byBucket, 3, "hashed by bucket key")
+				// Each row is in the bucket the Java client chooses: the
+				// compacted bucket-key bytes through Fluss's murmur variant
+				// (record's encoder and hash are checked against Fluss's own
+				// test vectors and, in write_java_test.go, the Java client).
+				keyEnc, err := record.NewBucketKeyEncoder([]domain.DataType{{Root: domain.TypeBigInt}}, []int{0}, record.LakeNone)
+				require.NoError(t, err)
+				for b, ids := range byBucket {
+					for _, id := range ids {
+						key, err := keyEnc.AppendKey(nil, []domain.Datum{{I64: id}})
+						require.NoError(t, err)
+						want, err := record.FlussBucketing{}.Bucket(key, 3)
+						require.NoError(t, err)
+						assert.Equal(t, want, b, "row id %d", id)
+					}
+				}
 			}
 			t.Logf("%s: %d rows in buckets %v", c.name, n, func() []string {
 				var s []string
