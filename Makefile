@@ -12,10 +12,14 @@ all: build
 build:
 	$(GO) build -o bin/fluss-gateway ./bootstrap/cmd/gateway
 
-## run: start the local Fluss cluster (unless FLUSS_GATEWAY_CONFIG points elsewhere) and the gateway on 127.0.0.1:8080
+## run: start the local Fluss cluster and the gateway on 127.0.0.1:8080 (cluster id `default`);
+## with FLUSS_GATEWAY_CONFIG set, only the gateway, with that configuration
 run: build
-	@if [ -z "$$FLUSS_GATEWAY_CONFIG" ]; then bash $(CLUSTER) start; fi
-	./bin/fluss-gateway --config $${FLUSS_GATEWAY_CONFIG:-$(GATEWAY_CONFIG)}
+	@if [ -n "$$FLUSS_GATEWAY_CONFIG" ]; then exec ./bin/fluss-gateway; fi; \
+	out=$$(bash $(CLUSTER) start) || exit 1; \
+	boot=$$(printf '%s\n' "$$out" | sed -n 's/^FLUSS_BOOTSTRAP=//p'); \
+	echo "local Fluss cluster at $$boot (stop it with: make cluster-down)"; \
+	FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$$boot exec ./bin/fluss-gateway --config $(GATEWAY_CONFIG)
 
 cluster-up:
 	bash $(CLUSTER) start
