@@ -211,3 +211,29 @@ func TestOlderSchema(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, fake.Calls(wire.KeyGetTableSchema))
 }
+
+func TestInvalidateDatabase(t *testing.T) {
+	t.Parallel()
+	fake := metatest.New(1)
+	fake.AddTable(table(7, "t", 1))
+	fake.AddTable(table(9, "u", 1))
+	c := meta.New(fake, meta.Options{})
+	for _, name := range []string{"t", "u"} {
+		_, err := c.Table(ctx(t), domain.TablePath{Database: "db", Table: name})
+		require.NoError(t, err)
+	}
+	require.Equal(t, 2, fake.Calls(wire.KeyGetMetadata))
+	c.InvalidateDatabase("other")
+	_, err := c.Table(ctx(t), domain.TablePath{Database: "db", Table: "t"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, fake.Calls(wire.KeyGetMetadata), "another database's drop keeps the cache")
+
+	c.InvalidateDatabase("db")
+	_, ok := c.TableByID(7)
+	assert.False(t, ok)
+	_, ok = c.TableByID(9)
+	assert.False(t, ok)
+	_, err = c.Table(ctx(t), domain.TablePath{Database: "db", Table: "u"})
+	require.NoError(t, err)
+	assert.Equal(t, 3, fake.Calls(wire.KeyGetMetadata), "reloaded after the database was dropped")
+}
