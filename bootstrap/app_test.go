@@ -147,12 +147,26 @@ func TestStartFailures(t *testing.T) {
 			want: []string{"address already in use"},
 		},
 		{
-			name: "identity not wired",
+			name: "JWKS file missing",
+			env: map[string]string{
+				"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":       "jwt",
+				"FLUSS_GATEWAY__SECURITY__JWT__ISSUER":          "https://idp.example.com",
+				"FLUSS_GATEWAY__SECURITY__JWT__AUDIENCE":        "gateway",
+				"FLUSS_GATEWAY__SECURITY__JWT__JWKS_FILE":       "/nonexistent/jwks.json",
+				"FLUSS_GATEWAY__SECURITY__ACT_AS__HEADER":       "x-act-as",
+				"FLUSS_GATEWAY__SECURITY__TRUSTED_HEADER__NAME": "x-user",
+			},
+			want: []string{"caller authentication", "gateway.security.jwt.jwks-file"},
+		},
+		{
+			name: "TLS certificate missing",
 			env: map[string]string{
 				"FLUSS_GATEWAY__SECURITY__AUTHENTICATION": "token",
 				"FLUSS_GATEWAY__SECURITY__TOKENS":         "t0k3n:alice",
+				"FLUSS_GATEWAY__REST__TLS__CERT_FILE":     "/nonexistent/cert.pem",
+				"FLUSS_GATEWAY__REST__TLS__KEY_FILE":      "/nonexistent/key.pem",
 			},
-			want: []string{"gateway.security.authentication token", "NewIdentity"},
+			want: []string{"REST listener TLS", "gateway.rest.tls.cert-file"},
 		},
 	}
 	for _, tc := range cases {

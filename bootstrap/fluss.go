@@ -10,9 +10,14 @@ import (
 )
 
 // OpenFlussCluster opens the Fluss adapter (adapters/fluss) for one cluster
-// whose `gateway.cluster.<id>.backend` is fluss (the default). It performs no
-// I/O: an unreachable cluster or wrong credentials surface as 503
-// `unavailable` on requests, never as a failed start.
+// whose `gateway.cluster.<id>.backend` is fluss (the default). In identity
+// mode service it performs no I/O: an unreachable cluster or wrong
+// credentials surface as 503 `unavailable` on requests, never as a failed
+// start. In identity mode user it probes, within the start context and
+// `connect-timeout`, that the cluster accepts a SASL authorization id, and
+// fails the start when the cluster refuses it (Fluss 0.9.1) or refuses the
+// service account; an unreachable cluster is logged and probed again on
+// first use (user requests answer 503 until the probe passes).
 func OpenFlussCluster(ctx context.Context, cluster config.Cluster, log *slog.Logger) (ClusterBackend, error) {
 	return openFlussCluster(ctx, cluster, log, nil)
 }
@@ -30,6 +35,8 @@ func openFlussCluster(ctx context.Context, cluster config.Cluster, log *slog.Log
 		BootstrapServers: cluster.BootstrapServers,
 		ConnectTimeout:   cluster.ConnectTimeout,
 		IdentityMode:     fluss.IdentityMode(cluster.IdentityMode),
+		MaxUserSessions:  cluster.ConnectionMax,
+		UserIdleTimeout:  cluster.ConnectionIdleTimeout,
 		ClientVersion:    Version,
 	}
 	if cluster.EffectiveSecurityProtocol() == config.ProtocolSASL {

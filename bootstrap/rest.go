@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,13 +34,18 @@ var RESTModule = fx.Module("rest",
 	fx.Invoke(func(*RESTServer) {}),
 )
 
-// RESTServer runs the REST API's fiber application on its listener.
+// RESTServer runs the REST API's fiber application on its listener, with
+// TLS when `gateway.rest.tls.cert-file` is set.
 type RESTServer struct {
 	app       *fiber.App
 	readiness *httpadapter.Readiness
+	cfg       *config.Config
 	listen    string
 	drain     time.Duration
 	log       *slog.Logger
+	factory   IdentityFactory
+	identity  *lateIdentity
+	tls       *tlsReloader
 	ln        net.Listener
 	done      chan error
 }
@@ -70,20 +76,25 @@ type restParams struct {
 }
 
 func newRESTServer(p restParams) (*RESTServer, error) {
-	identity, err := p.Identity(p.Config.Security, p.Logger)
-	if err != nil {
-		return nil, err
-	}
+	identity := &lateIdentity{}
+	q := p.Config.Security.Quota
 	app, err := httpadapter.New(httpadapter.Options{
 		RequestTimeout:  p.Config.REST.RequestTimeout,
 		MaxRequestBytes: p.Config.REST.MaxRequestBytes,
 		ReadTimeout:     p.Config.REST.HeaderReadTimeout,
 		Admission:       admission(p.Config),
-		Logger:          p.Logger,
-		TracerProvider:  p.Telemetry.TracerProvider,
-		MeterProvider:   p.Telemetry.MeterProvider,
-		Propagators:     p.Telemetry.Propagators,
-		Observer:        p.Inst.Gateway(),
+		Quota: httpadapter.Quota{
+			RequestsPerSecond: q.RequestsPerSecond,
+			BytesPerSecond:    q.BytesPerSecond,
+			PerTable:          q.PerTable,
+			MaxPrincipals:     q.MaxPrincipals,
+		},
+		Logger:         p.Logger,
+		AuditLogger:    p.Logger.With(slog.String("logger", httpadapter.AuditLoggerName)),
+		TracerProvider: p.Telemetry.TracerProvider,
+		MeterProvider:  p.Telemetry.MeterProvider,
+		Propagators:    p.Telemetry.Propagators,
+		Observer:       p.Inst.Gateway(),
 	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity})
 	if err != nil {
 		return nil, err
@@ -91,9 +102,12 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 	s := &RESTServer{
 		app:       app,
 		readiness: p.Readiness,
+		cfg:       p.Config,
 		listen:    p.Config.REST.Listen,
 		drain:     p.Config.Shutdown.DrainTimeout,
 		log:       p.Logger,
+		factory:   p.Identity,
+		identity:  identity,
 	}
 	p.Lifecycle.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
 	return s, nil
@@ -134,16 +148,48 @@ func admission(cfg *config.Config) httpadapter.Admission {
 	return a
 }
 
-func (s *RESTServer) start(context.Context) error {
+// start builds the caller authenticator and the TLS configuration (both
+// may fail startup naming the keys), then binds the listener.
+func (s *RESTServer) start(ctx context.Context) (err error) {
+	auth, err := s.factory(ctx, s.cfg, s.log)
+	if err != nil {
+		return err
+	}
+	s.identity.set(auth)
+	defer func() {
+		if err != nil {
+			_ = s.identity.close()
+			if s.tls != nil {
+				s.tls.close()
+			}
+		}
+	}()
+	if s.cfg.REST.TLS.Enabled() {
+		if s.tls, err = newTLSReloader(s.cfg.REST.TLS, s.log); err != nil {
+			return fmt.Errorf("REST listener TLS: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
 		return fmt.Errorf("REST listener on %s (%s): %w", s.listen, config.KeyRESTListen, err)
 	}
+	if s.tls != nil {
+		s.tls.start()
+		ln = tls.NewListener(ln, s.tls.Config())
+	}
 	s.ln, s.done = ln, make(chan error, 1)
 	go func() { s.done <- s.app.Listener(ln) }()
 	s.readiness.SetServing()
-	s.log.Info("REST listener serving", "address", ln.Addr().String())
+	s.log.Info("REST listener serving", "address", ln.Addr().String(), "scheme", s.Scheme())
 	return nil
+}
+
+// Scheme is https when the listener terminates TLS, else http.
+func (s *RESTServer) Scheme() string {
+	if s.cfg.REST.TLS.Enabled() {
+		return "https"
+	}
+	return "http"
 }
 
 // stop drains: /ready turns 503 at once, the listener closes, and in-flight
@@ -162,6 +208,12 @@ func (s *RESTServer) stop(ctx context.Context) error {
 		err = errors.Join(err, serveErr)
 	case <-ctx.Done():
 		err = errors.Join(err, ctx.Err())
+	}
+	if s.tls != nil {
+		s.tls.close()
+	}
+	if cerr := s.identity.close(); cerr != nil {
+		s.log.Warn("closing the caller authenticator", "error", cerr)
 	}
 	if err != nil {
 		s.log.Warn("REST listener stopped before every request finished", "after", time.Since(started).String(), "error", err)

@@ -33,3 +33,26 @@ type Credentials struct {
 type Identity interface {
 	Authenticate(ctx context.Context, c Credentials) (Principal, error)
 }
+
+// FlussPrincipal is the end user a request acts for: ActAs when set, else
+// Name. In user identity mode it is the SASL authorization id.
+func (p Principal) FlussPrincipal() string {
+	if p.ActAs != "" {
+		return p.ActAs
+	}
+	return p.Name
+}
+
+type principalKey struct{}
+
+// ContextWithPrincipal returns ctx carrying the authenticated principal, so
+// that code below the use cases (adapters, log handlers) can see who acts.
+func ContextWithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFromContext returns the principal ContextWithPrincipal stored.
+func PrincipalFromContext(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}

@@ -50,6 +50,18 @@ type Config struct {
 	Password string
 	// IdentityMode is service (default) or user.
 	IdentityMode IdentityMode
+	// MaxUserSessions caps the connection sets of user mode, one per
+	// distinct end user (`connection.max`; 0 means DefaultMaxUserSessions).
+	MaxUserSessions int
+	// UserIdleTimeout closes a user's connection set after it served no
+	// request for that long (`connection.idle-timeout`; 0 means
+	// DefaultUserIdleTimeout).
+	UserIdleTimeout time.Duration
+	// ProbePrincipal is the authorization id of the user-mode start probe;
+	// it must differ from Username ("" means DefaultProbePrincipal).
+	ProbePrincipal string
+	// Now is the clock of the user pool (tests); nil is time.Now.
+	Now func() time.Time
 	// ClientVersion is reported to the servers in ApiVersions.
 	ClientVersion string
 	// Hooks are passed to the rpc layer (telemetry).
@@ -63,35 +75,42 @@ type Config struct {
 	Meta meta.Options
 }
 
-// Cluster is an opened Fluss cluster backend. It performs no I/O when opened:
-// the first request connects, so an unreachable cluster or a wrong password
-// surfaces as KindUnavailable on requests, never as a failed start.
+// Cluster is an opened Fluss cluster backend.
+//
+// In service identity mode it performs no I/O when opened: the first
+// request connects, so an unreachable cluster or a wrong password surfaces
+// as KindUnavailable on requests, never as a failed start. Every principal
+// shares one connection set (rpc client, metadata cache, writer, lookup)
+// authenticated as the service account.
+//
+// In user identity mode (see userPool in users.go) each end user gets a
+// connection set of its own, authenticated as the service account with the
+// user as the SASL authorization id; Open first probes that the cluster
+// accepts authorization ids.
 type Cluster struct {
 	cfg     Config
 	log     *slog.Logger
-	client  *rpc.Client
-	cache   *meta.Cache
-	writer  *writer.Writer
-	session *session
+	service *backend  // service mode
+	users   *userPool // user mode
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// Open builds the backend for one cluster. It fails only on an invalid
-// configuration (no bootstrap servers, user identity mode, which needs a
-// Fluss server that accepts a SASL authorization id).
-func Open(_ context.Context, cfg Config, log *slog.Logger) (*Cluster, error) {
-	if log == nil {
-		log = slog.Default()
-	}
-	if len(cfg.BootstrapServers) == 0 {
-		return nil, errors.New("no bootstrap servers configured")
-	}
-	if cfg.IdentityMode == IdentityUser {
-		return nil, errors.New("identity mode `user` is not available yet: it needs SASL authorization ids (act-as), " +
-			"which Fluss 0.9.1 rejects (apache/fluss PR #3857); use identity mode `service`")
-	}
+// backend is one connection set: an rpc client and everything built on it.
+// Metadata is cached per backend, never shared between users: what the
+// cluster lets one principal see (tables it may DESCRIBE, their ids and
+// schemas) must not answer another principal's request.
+type backend struct {
+	client  *rpc.Client
+	cache   *meta.Cache
+	writer  *writer.Writer
+	session *session
+}
+
+// newBackend builds a connection set; authzid is the SASL authorization id
+// ("" in service mode). It does no I/O.
+func newBackend(cfg Config, authzid string) (*backend, error) {
 	rc := rpc.Config{
 		BootstrapServers: cfg.BootstrapServers,
 		DialTimeout:      cfg.ConnectTimeout,
@@ -101,7 +120,7 @@ func Open(_ context.Context, cfg Config, log *slog.Logger) (*Cluster, error) {
 		Hooks:            cfg.Hooks,
 	}
 	if cfg.Username != "" {
-		rc.SASL = &rpc.SASLConfig{Mechanism: "PLAIN", Username: cfg.Username, Password: cfg.Password}
+		rc.SASL = &rpc.SASLConfig{Mechanism: "PLAIN", Username: cfg.Username, Password: cfg.Password, AuthorizationID: authzid}
 	}
 	client, err := rpc.NewClient(rc)
 	if err != nil {
@@ -110,30 +129,90 @@ func Open(_ context.Context, cfg Config, log *slog.Logger) (*Cluster, error) {
 	caller := meta.RPCCaller{Client: client}
 	cache := meta.New(caller, cfg.Meta)
 	w := writer.New(caller, cache, cfg.Writer)
-	c := &Cluster{cfg: cfg, log: log, client: client, cache: cache, writer: w}
-	c.session = &session{
-		catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache},
-		writer:  w,
-		lookup:  lookup.New(caller, cache, cfg.Lookup),
+	return &backend{
+		client: client,
+		cache:  cache,
+		writer: w,
+		session: &session{
+			catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache},
+			writer:  w,
+			lookup:  lookup.New(caller, cache, cfg.Lookup),
+		},
+	}, nil
+}
+
+// close drains the writer (rows still queued when ctx ends fail with
+// `unavailable`, applied "no") and releases every connection.
+func (b *backend) close(ctx context.Context) error {
+	werr := b.writer.Close(ctx)
+	return errors.Join(werr, b.client.Close())
+}
+
+// Open builds the backend for one cluster. In service mode it fails only on
+// an invalid configuration. In user mode it also probes, within ctx and the
+// connect timeout, that the cluster accepts a SASL authorization id, and
+// fails when the cluster rejects it (Fluss 0.9.1) or rejects the service
+// account; an unreachable cluster is logged and probed again on first use.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Cluster, error) {
+	if log == nil {
+		log = slog.Default()
 	}
+	if len(cfg.BootstrapServers) == 0 {
+		return nil, errors.New("no bootstrap servers configured")
+	}
+	c := &Cluster{cfg: cfg, log: log}
+	if cfg.IdentityMode == IdentityUser {
+		if cfg.Username == "" || cfg.Password == "" {
+			return nil, errors.New("identity mode `user` needs SASL service credentials (connection.service.account and connection.service.secret)")
+		}
+		if _, err := rpc.NewClient(rpc.Config{BootstrapServers: cfg.BootstrapServers}); err != nil {
+			return nil, fmt.Errorf("fluss client: %w", err)
+		}
+		u, err := newUserPool(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		c.users = u
+		return c, nil
+	}
+	b, err := newBackend(cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	c.service = b
 	return c, nil
 }
 
-// Client exposes the underlying rpc client (for tests and diagnostics).
-func (c *Cluster) Client() *rpc.Client { return c.client }
-
-// Session returns the session for p. In service identity mode every
-// principal shares the cluster's connections.
-func (c *Cluster) Session(_ context.Context, _ domain.Principal) (domain.Session, error) {
-	return c.session, nil
+// Client exposes the service-mode rpc client (for tests and diagnostics);
+// nil in user mode, where every user has its own.
+func (c *Cluster) Client() *rpc.Client {
+	if c.service == nil {
+		return nil
+	}
+	return c.service.client
 }
 
-// Close drains the writer (rows still queued when ctx ends fail with
-// `unavailable`, applied "no") and releases every connection. It is idempotent.
+// Session returns the session for p. In service identity mode every
+// principal shares the cluster's connections; in user identity mode p's
+// Fluss principal (ActAs when set, else Name) gets its own, created on
+// demand (see userPool.session for the errors).
+func (c *Cluster) Session(ctx context.Context, p domain.Principal) (domain.Session, error) {
+	if c.users != nil {
+		return c.users.session(ctx, p)
+	}
+	return c.service.session, nil
+}
+
+// Close drains the writers (rows still queued when ctx ends fail with
+// `unavailable`, applied "no") and releases every connection. It is
+// idempotent.
 func (c *Cluster) Close(ctx context.Context) error {
 	c.closeOnce.Do(func() {
-		werr := c.writer.Close(ctx)
-		c.closeErr = errors.Join(werr, c.client.Close())
+		if c.users != nil {
+			c.closeErr = c.users.close(ctx)
+			return
+		}
+		c.closeErr = c.service.close(ctx)
 	})
 	return c.closeErr
 }

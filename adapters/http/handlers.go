@@ -300,18 +300,6 @@ func (a *api) dropPartition(c *fiber.Ctx) error {
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-// principal authenticates the caller; without an Identity every caller is an
-// anonymous principal of the trust mode.
-func (a *api) principal(c *fiber.Ctx) (domain.Principal, error) {
-	if a.identity == nil {
-		return domain.Principal{Method: "trust"}, nil
-	}
-	return a.identity.Authenticate(c.UserContext(), domain.Credentials{
-		Header:     func(name string) string { return c.Get(name) },
-		RemoteAddr: c.Context().RemoteAddr().String(),
-	})
-}
-
 func (a *api) scope(c *fiber.Ctx) (application.Scope, error) {
 	cluster, err := pathParam(c, "cluster")
 	if err != nil {

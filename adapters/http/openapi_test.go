@@ -182,3 +182,41 @@ func templateParams(template string) []string {
 	}
 	return out
 }
+
+// TestOpenAPIDocumentsAuthentication keeps the security section in step
+// with the authenticate middleware: public routes declare `security: []`,
+// every other route documents 401, 403 and 429.
+func TestOpenAPIDocumentsAuthentication(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Security   []map[string]any `yaml:"security"`
+		Components struct {
+			SecuritySchemes map[string]any `yaml:"securitySchemes"`
+		} `yaml:"components"`
+		Paths map[string]map[string]yaml.Node `yaml:"paths"`
+	}
+	require.NoError(t, yaml.Unmarshal(openAPIYAML, &doc))
+	for _, scheme := range []string{"basicAuth", "bearerAuth", "trustedHeader", "mutualTLS"} {
+		assert.Contains(t, doc.Components.SecuritySchemes, scheme)
+		assert.Contains(t, doc.Security, map[string]any{scheme: []any{}})
+	}
+	for _, r := range allRoutes() {
+		var op struct {
+			Security  *[]any         `yaml:"security"`
+			Responses map[string]any `yaml:"responses"`
+		}
+		n := doc.Paths[r.path][strings.ToLower(r.method)]
+		require.NoError(t, n.Decode(&op), r.path)
+		key := r.method + " " + r.path
+		if r.open || r.public {
+			if assert.NotNil(t, op.Security, "%s needs no credentials: security: []", key) {
+				assert.Empty(t, *op.Security, key)
+			}
+			continue
+		}
+		assert.Nil(t, op.Security, "%s uses the document's security", key)
+		for _, code := range []string{"401", "403", "429"} {
+			assert.Contains(t, op.Responses, code, "%s documents %s", key, code)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package http
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -92,16 +93,44 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	// Verdicts are owed to the caller even if answering runs late.
-	c.Locals(localVerdicts, true)
 	sum := res.Summary
+	c.Locals(localWriteSummary, sum)
 	addLogAttrs(c, "table", path.String(), "rows", sum.Rows, "rows_failed", sum.Failed,
 		"rows_applied_unknown", sum.AppliedUnknown, "delivery_ms", float64(sum.Delivery.Microseconds())/1000)
 	if sum.Failed > 0 {
 		addLogAttrs(c, "failed_by_code", failedByCode(sum.FailedByCode))
 	}
+	if err := deniedWrite(path, res); err != nil {
+		return err
+	}
+	// Verdicts are owed to the caller even if answering runs late.
+	c.Locals(localVerdicts, true)
 	return writeJSONBody(c, newWriteResponse(res))
 }
+
+// deniedWrite turns a write whose every entry was refused by the Fluss
+// authorizer (entry code `unauthorized`, definitely not applied) into a
+// whole-request 403 `unauthorized` naming the table: the request as a whole
+// was denied, and the per-entry verdicts would all say the same. A write
+// with any other verdict keeps its per-entry answer.
+func deniedWrite(path domain.TablePath, res application.WriteResult) error {
+	sum := res.Summary
+	if sum.Rows == 0 || sum.Failed != sum.Rows || sum.AppliedUnknown > 0 || sum.FailedByCode[codeUnauthorized] != sum.Rows {
+		return nil
+	}
+	msg := ""
+	for _, r := range res.Results {
+		if r.Message != "" {
+			msg = ": " + r.Message
+			break
+		}
+	}
+	return &domain.Error{Kind: domain.KindUnauthorized,
+		Message: fmt.Sprintf("write to table `%s` denied by the Fluss cluster for all %d entries; nothing was written%s", path, sum.Rows, msg)}
+}
+
+// codeUnauthorized is the entry code of a write refused by the authorizer.
+const codeUnauthorized = "unauthorized"
 
 // failedByCode renders failure counts as "code=n,..." in code order.
 func failedByCode(m map[string]int) string {

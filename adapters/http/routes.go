@@ -19,8 +19,12 @@ type routeSpec struct {
 	// admission is the concurrency budget the operation draws from.
 	admission admissionClass
 	// open routes bypass the acceptance guard: probes must answer while the
-	// gateway starts and drains.
+	// gateway starts and drains. They need no credentials.
 	open bool
+	// public routes need no credentials (the OpenAPI document).
+	public bool
+	// audit writes the audit log line of the request (writes).
+	audit bool
 }
 
 // Path templates of the REST API.
@@ -53,7 +57,7 @@ func allRoutes() routeTable {
 	return routeTable{
 		{method: fiber.MethodGet, path: pathHealth, operationID: "getHealth", handler: (*api).health, open: true},
 		{method: fiber.MethodGet, path: pathReady, operationID: "getReady", handler: (*api).ready, open: true},
-		{method: fiber.MethodGet, path: pathOpenAPI, operationID: "getOpenApi", handler: (*api).openAPI},
+		{method: fiber.MethodGet, path: pathOpenAPI, operationID: "getOpenApi", handler: (*api).openAPI, public: true},
 		{method: fiber.MethodGet, path: pathClusters, operationID: "listClusters", handler: (*api).listClusters},
 
 		{method: fiber.MethodGet, path: pathDatabases, operationID: "listDatabases", query: pageQuery, admission: admitMetadata, handler: (*api).listDatabases},
@@ -73,7 +77,7 @@ func allRoutes() routeTable {
 		{method: fiber.MethodPost, path: pathPartitions, operationID: "createPartition", admission: admitMetadata, handler: (*api).createPartition},
 		{method: fiber.MethodDelete, path: pathPartition, operationID: "dropPartition", query: dropQuery, admission: admitMetadata, handler: (*api).dropPartition},
 
-		{method: fiber.MethodPost, path: pathRecords, operationID: "writeRecords", admission: admitWrite, handler: (*api).writeRecords},
+		{method: fiber.MethodPost, path: pathRecords, operationID: "writeRecords", admission: admitWrite, audit: true, handler: (*api).writeRecords},
 		{method: fiber.MethodPost, path: pathLookup, operationID: "lookupRecords", admission: admitLookup, handler: (*api).lookupRecords},
 		{method: fiber.MethodPost, path: pathPrefix, operationID: "prefixLookupRecords", admission: admitPrefixLookup, handler: (*api).prefixLookupRecords},
 	}

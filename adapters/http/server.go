@@ -62,6 +62,11 @@ type Options struct {
 	ReadTimeout time.Duration
 	// Admission configures the concurrency budgets and the write rate limit.
 	Admission Admission
+	// Quota configures per-principal rate limits; the zero value has none.
+	Quota Quota
+	// AuditLogger receives one record per write request (see auditWrite);
+	// nil uses Logger with the attribute logger=audit.
+	AuditLogger *slog.Logger
 	// Logger receives access and error logs; nil uses slog.Default().
 	Logger *slog.Logger
 	// TracerProvider, MeterProvider and Propagators instrument every route
@@ -86,7 +91,9 @@ type Deps struct {
 	Records   Records
 	Readiness *Readiness
 	// Identity authenticates callers of the /v1/clusters routes; nil trusts
-	// every caller as an anonymous principal (gateway.security.authentication: trust).
+	// every caller as an anonymous principal. When it also has a
+	// ChallengeFor(error) string method (adapters/identity.Authenticator),
+	// 401 answers carry its WWW-Authenticate challenge.
 	Identity domain.Identity
 }
 
@@ -96,6 +103,8 @@ type api struct {
 	catalog   Catalog
 	records   Records
 	admission *admission
+	quotas    *quotas
+	audit     *slog.Logger
 	readiness *Readiness
 	identity  domain.Identity
 	routes    routeTable
@@ -122,6 +131,8 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		catalog:   deps.Catalog,
 		records:   deps.Records,
 		admission: newAdmission(opts.Admission, opts.MaxRequestBytes),
+		quotas:    newQuotas(opts.Quota, opts.MaxRequestBytes),
+		audit:     opts.AuditLogger,
 		readiness: deps.Readiness,
 		identity:  deps.Identity,
 		routes:    allRoutes(),
@@ -130,6 +141,9 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	}
 	if a.log == nil {
 		a.log = slog.Default()
+	}
+	if a.audit == nil {
+		a.audit = a.log.With(slog.String("logger", AuditLoggerName))
 	}
 	bodyLimit := int(min(opts.MaxRequestBytes, int64(^uint(0)>>1)))
 	app := fiber.New(fiber.Config{
@@ -176,7 +190,13 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	app.Use(a.deadline)
 	for _, r := range a.routes {
 		h := r.handler
-		app.Add(r.method, fiberPath(r.path), route(r.path, checkQuery(r.query)), a.admit(r.admission), func(c *fiber.Ctx) error { return h(a, c) })
+		chain := []fiber.Handler{route(r.path, func(c *fiber.Ctx) error { return c.Next() })}
+		if r.audit {
+			chain = append(chain, a.auditWrite)
+		}
+		chain = append(chain, a.authenticate(r), checkQuery(r.query), a.quota(r), a.admit(r.admission),
+			func(c *fiber.Ctx) error { return h(a, c) })
+		app.Add(r.method, fiberPath(r.path), chain...)
 	}
 	return app, nil
 }

@@ -64,7 +64,36 @@ type REST struct {
 	// concurrency budget or for a rate-limit token before 429
 	// resource_exhausted (`gateway.rest.admission.max-wait`, a gateway-go key).
 	AdmissionMaxWait time.Duration
+	// TLS terminates TLS on the listener (`gateway.rest.tls.*`, gateway-go
+	// keys); off while no certificate is configured.
+	TLS TLS
 }
+
+// ClientAuth is whether the REST listener asks for TLS client certificates.
+type ClientAuth string
+
+// Client certificate policies (`gateway.rest.tls.client-auth`).
+const (
+	ClientAuthNone    ClientAuth = "none"
+	ClientAuthRequest ClientAuth = "request" // verified when presented
+	ClientAuthRequire ClientAuth = "require" // handshake fails without one
+)
+
+// TLS configures TLS on the REST listener.
+type TLS struct {
+	CertFile string
+	KeyFile  string
+	// MinVersion is "1.2" or "1.3".
+	MinVersion   string
+	ClientCAFile string
+	ClientAuth   ClientAuth
+	// ReloadInterval is how often the certificate, key and client CA files
+	// are checked for changes.
+	ReloadInterval time.Duration
+}
+
+// Enabled reports whether TLS is configured.
+func (t TLS) Enabled() bool { return t.CertFile != "" || t.KeyFile != "" }
 
 // Metrics configures the Prometheus listener (`gateway.metrics.*`).
 type Metrics struct {
@@ -90,21 +119,80 @@ const (
 	AuthPassword      AuthenticationMode = "password"
 	AuthToken         AuthenticationMode = "token"
 	AuthTrustedHeader AuthenticationMode = "trusted-header"
+	// AuthJWT verifies OIDC/JWT bearer tokens against a JWKS (gateway-go
+	// extension).
+	AuthJWT AuthenticationMode = "jwt"
+	// AuthMTLS takes the principal from the verified TLS client certificate
+	// (gateway-go extension; needs gateway.rest.tls.client-ca-file).
+	AuthMTLS AuthenticationMode = "mtls"
 )
 
-// Security configures caller authentication (`gateway.security.*`).
+// Security configures caller authentication (`gateway.security.*`). The
+// keys other than authentication, users, tokens and trusted-header.name are
+// gateway-go extensions (see security.go).
 type Security struct {
 	Authentication AuthenticationMode
+	// Realm is the realm of WWW-Authenticate challenges.
+	Realm string
+	// TrustAllowNonLoopback lets trust mode accept non-loopback clients.
+	TrustAllowNonLoopback bool
 	// Users is the password-mode table `principal:secret` or
 	// `principal:bcrypt:<hash>`, comma-separated.
 	Users Secret
+	// PasswordCacheTTL is how long a verified Basic credential is
+	// remembered (keyed by an HMAC, never stored); negative disables it.
+	PasswordCacheTTL time.Duration
 	// Tokens is the token-mode table `<token>:<principal>` or
 	// `sha256:<hex>:<principal>`, comma-separated.
 	Tokens Secret
 	// TrustedHeaderName is the header carrying the principal in
 	// trusted-header mode.
 	TrustedHeaderName string
+	// TrustedHeaderCIDRs are the proxy addresses allowed to set it; empty
+	// means loopback only.
+	TrustedHeaderCIDRs []string
+	JWT                JWT
+	// MTLSPrincipalField is the client certificate field naming the
+	// principal: cn, subject, san-dns, san-email or san-uri.
+	MTLSPrincipalField string
+	ActAs              ActAs
+	Quota              Quota
 }
+
+// JWT configures the jwt authentication method (`gateway.security.jwt.*`).
+type JWT struct {
+	Issuer   string
+	Audience string
+	// Exactly one of JWKSFile and JWKSURL.
+	JWKSFile        string
+	JWKSURL         string
+	PrincipalClaim  string
+	Algorithms      []string
+	ClockSkew       time.Duration
+	RefreshInterval time.Duration
+	FetchTimeout    time.Duration
+}
+
+// ActAs configures impersonation (`gateway.security.act-as.*`): principals
+// on the allow-list may name, in the header, the end user to act for.
+type ActAs struct {
+	Header            string
+	AllowedPrincipals []string
+}
+
+// Quota is a per-principal rate limit (`gateway.security.quota.*`); zero
+// rates are unlimited.
+type Quota struct {
+	RequestsPerSecond int
+	BytesPerSecond    int64
+	// PerTable keys the table routes' buckets by principal and table.
+	PerTable bool
+	// MaxPrincipals bounds the LRU of buckets.
+	MaxPrincipals int
+}
+
+// Enabled reports whether any quota rate is configured.
+func (q Quota) Enabled() bool { return q.RequestsPerSecond > 0 || q.BytesPerSecond > 0 }
 
 // Limits are the admission limits of the data-plane APIs
 // (`gateway.rest.write.*`, `gateway.rest.lookup.*`,
@@ -189,6 +277,8 @@ const (
 	DefaultClusterID         = "default"
 	DefaultBootstrapServers  = "127.0.0.1:9123"
 	DefaultTrustedHeaderName = "x-forwarded-user"
+	DefaultRealm             = "fluss-gateway"
+	DefaultActAsHeader       = "x-fluss-act-as"
 	// MaxDuration bounds every configured duration to keep deadline
 	// arithmetic safe.
 	MaxDuration = 365 * 24 * time.Hour
@@ -204,6 +294,11 @@ func Default() Config {
 			RequestTimeout:    30 * time.Second,
 			MaxRequestBytes:   32 << 20,
 			AdmissionMaxWait:  time.Second,
+			TLS: TLS{
+				MinVersion:     "1.2",
+				ClientAuth:     ClientAuthNone,
+				ReloadInterval: 30 * time.Second,
+			},
 		},
 		Metrics: Metrics{
 			Enabled:          true,
@@ -211,7 +306,20 @@ func Default() Config {
 			PrometheusListen: DefaultMetricsListen,
 		},
 		Shutdown: Shutdown{DrainTimeout: 30 * time.Second},
-		Security: Security{Authentication: AuthTrust},
+		Security: Security{
+			Authentication:     AuthTrust,
+			Realm:              DefaultRealm,
+			PasswordCacheTTL:   time.Minute,
+			MTLSPrincipalField: "cn",
+			JWT: JWT{
+				PrincipalClaim:  "sub",
+				ClockSkew:       30 * time.Second,
+				RefreshInterval: 15 * time.Minute,
+				FetchTimeout:    10 * time.Second,
+			},
+			ActAs: ActAs{Header: DefaultActAsHeader},
+			Quota: Quota{MaxPrincipals: 10_000},
+		},
 		Limits: Limits{
 			WriteMaxRows:                      10_000,
 			WriteMaxConcurrentRequests:        64,

@@ -243,6 +243,22 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 			return "prometheus", "prometheus"
 		case key == KeySecurityAuth:
 			return "trusted-header", "trust"
+		case key == KeyTrustAllowNonLoopback || key == KeyQuotaPerTable:
+			return "true", "false"
+		case key == KeyMTLSPrincipalField:
+			return "san-uri", "subject"
+		case key == KeyTLSMinVersion:
+			return "1.3", "1.2"
+		case key == KeyTLSClientAuth:
+			return "request", "require"
+		case key == KeyTLSReloadInterval || key == KeyPasswordCacheTTL || strings.HasPrefix(key, "gateway.security.jwt.") && !strings.Contains(key, "jwks-") && strings.Contains(key, "skew"):
+			return "11s", "22s"
+		case key == KeyJWTRefreshInterval:
+			return "11m", "22m"
+		case key == KeyTrustedHeaderCIDRs:
+			return "10.0.0.0/8", "192.168.0.1"
+		case key == KeyJWTJWKSURL:
+			return "https://idp.example.com/jwks", "https://idp.example.com/keys"
 		case strings.HasSuffix(key, "listen"):
 			if key == KeyRESTListen {
 				return "127.0.0.1:11111", "127.0.0.1:22222"
@@ -257,16 +273,26 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 		}
 		return "file-value", "env-value"
 	}
+	// Keys that are valid only together with others.
+	companions := map[string]string{
+		KeyTLSCertFile:     KeyTLSKeyFile + ": /k.pem\n",
+		KeyTLSKeyFile:      KeyTLSCertFile + ": /c.pem\n",
+		KeyTLSClientCAFile: KeyTLSCertFile + ": /c.pem\n" + KeyTLSKeyFile + ": /k.pem\n",
+		KeyTLSClientAuth:   KeyTLSCertFile + ": /c.pem\n" + KeyTLSKeyFile + ": /k.pem\n" + KeyTLSClientCAFile + ": /ca.pem\n",
+	}
 	for _, e := range globalEntries {
 		t.Run(e.key, func(t *testing.T) {
 			t.Parallel()
 			fileValue, envValue := sample(e.key)
-			path := writeFile(t, fmt.Sprintf("%s: %q\n", e.key, fileValue))
+			path := writeFile(t, fmt.Sprintf("%s: %q\n", e.key, fileValue)+companions[e.key])
 			fromFile, err := Load(Options{Path: path})
 			require.NoError(t, err)
 			env := map[string]string{EnvVar(e.key): envValue}
 			fromEnv, err := Load(Options{Path: path, Env: env})
 			require.NoError(t, err)
+			if companions[e.key] != "" {
+				return
+			}
 			onlyEnv, err := Load(Options{Env: env})
 			require.NoError(t, err)
 			// The dump redacts credentials, so compare them revealed as well.
@@ -568,9 +594,21 @@ func TestWarnings(t *testing.T) {
 	cfg, err := loadFile(t, "gateway.rest.listen: 0.0.0.0:8080\ngateway.cluster.default.connection.max: 4\ngateway.cluster.default.backend: memory\n")
 	require.NoError(t, err)
 	w := strings.Join(cfg.Warnings(), "\n")
-	assert.Contains(t, w, "accepts unauthenticated requests")
+	assert.Contains(t, w, "refuses non-loopback clients with 401 because gateway.security.authentication is trust")
+	assert.Contains(t, w, "has no TLS")
 	assert.Contains(t, w, "ignored because gateway.cluster.default.connection.identity-mode is service")
 	assert.Contains(t, w, "gateway.cluster.default.backend is memory")
+
+	cfg, err = loadFile(t, "gateway.rest.listen: 0.0.0.0:8080\ngateway.security.trust.allow-non-loopback: true\n"+
+		"gateway.rest.tls.cert-file: /c.pem\ngateway.rest.tls.key-file: /k.pem\n")
+	require.NoError(t, err)
+	w = strings.Join(cfg.Warnings(), "\n")
+	assert.Contains(t, w, "accepts unauthenticated requests from any address")
+	assert.NotContains(t, w, "TLS")
+
+	cfg, err = loadFile(t, "gateway.rest.listen: 0.0.0.0:8080\ngateway.security.authentication: token\ngateway.security.tokens: t:alice\n")
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(cfg.Warnings(), "\n"), "bearer tokens cross the network in clear text")
 }
 
 func TestAdmissionDefaults(t *testing.T) {

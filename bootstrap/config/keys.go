@@ -218,8 +218,9 @@ func listenEntry[T any](key string, field func(*T) *string) entry[T] {
 }
 
 // globalEntries are the keys outside `gateway.cluster.<id>.` and
-// `gateway.clusters`, as in the official gateway.
-var globalEntries = []entry[Config]{
+// `gateway.clusters`: those of the official gateway, then the security and
+// TLS extensions (security.go).
+var globalEntries = append([]entry[Config]{
 	stringEntry(KeyInstanceID, func(c *Config) *string { return &c.InstanceID }),
 	listenEntry(KeyRESTListen, func(c *Config) *string { return &c.REST.Listen }),
 	durationEntry("gateway.rest.header-read-timeout", func(c *Config) *time.Duration { return &c.REST.HeaderReadTimeout }),
@@ -266,16 +267,17 @@ var globalEntries = []entry[Config]{
 	{
 		key: KeySecurityAuth,
 		apply: func(c *Config, v scalar) error {
-			s, err := v.oneOf(string(AuthTrust), string(AuthPassword), string(AuthToken), string(AuthTrustedHeader))
+			s, err := v.oneOf(string(AuthTrust), string(AuthPassword), string(AuthToken), string(AuthTrustedHeader),
+				string(AuthJWT), string(AuthMTLS))
 			c.Security.Authentication = AuthenticationMode(s)
 			return err
 		},
 		render: func(c *Config) string { return string(c.Security.Authentication) },
 	},
-	secretEntry("gateway.security.users", func(c *Config) *Secret { return &c.Security.Users }),
-	secretEntry("gateway.security.tokens", func(c *Config) *Secret { return &c.Security.Tokens }),
-	stringEntry("gateway.security.trusted-header.name", func(c *Config) *string { return &c.Security.TrustedHeaderName }),
-}
+	secretEntry(KeyUsers, func(c *Config) *Secret { return &c.Security.Users }),
+	secretEntry(KeyTokens, func(c *Config) *Secret { return &c.Security.Tokens }),
+	stringEntry(KeyTrustedHeaderName, func(c *Config) *string { return &c.Security.TrustedHeaderName }),
+}, securityEntries...)
 
 // clusterEntries are the keys under `gateway.cluster.<id>.`. The last two are
 // gateway-go extensions: `connection.security.protocol` makes the transport

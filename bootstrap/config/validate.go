@@ -92,9 +92,11 @@ func (c *Config) validateSecurity(add func(string, ...any)) {
 		if !validHeaderName(s.EffectiveTrustedHeaderName()) {
 			add("gateway.security.trusted-header.name must be a legal HTTP header name")
 		}
+	case AuthJWT, AuthMTLS:
 	default:
-		add("%s: expected trust, password, token or trusted-header", KeySecurityAuth)
+		add("%s: expected trust, password, token, trusted-header, jwt or mtls", KeySecurityAuth)
 	}
+	c.validateSecurityExtensions(add)
 }
 
 func (c *Config) validateClusters(add func(string, ...any)) {
@@ -158,7 +160,7 @@ func (c *Config) validateClusters(add func(string, ...any)) {
 		}
 		if cl.IdentityMode == IdentityUser {
 			if c.Security.Authentication == AuthTrust {
-				add("%s user requires verified client identities; set %s to password, token or trusted-header", key(clusterKeyIdentity), KeySecurityAuth)
+				add("%s user requires verified client identities; set %s to password, token, trusted-header, jwt or mtls", key(clusterKeyIdentity), KeySecurityAuth)
 			}
 			if !hasAccount || !hasSecret {
 				add("%s user requires %s and %s", key(clusterKeyIdentity), key(clusterKeyAccount), key(clusterKeySecret))
@@ -171,12 +173,22 @@ func (c *Config) validateClusters(add func(string, ...any)) {
 func (c *Config) Warnings() []string {
 	var w []string
 	if !isLoopback(c.REST.Listen) {
-		risk := "has no TLS"
+		var risks []string
 		if c.Security.Authentication == AuthTrust {
-			risk = "accepts unauthenticated requests and has no TLS"
+			if c.Security.TrustAllowNonLoopback {
+				risks = append(risks, "accepts unauthenticated requests from any address ("+KeyTrustAllowNonLoopback+")")
+			} else {
+				risks = append(risks, "refuses non-loopback clients with 401 because "+KeySecurityAuth+" is trust (see "+KeyTrustAllowNonLoopback+")")
+			}
 		}
-		w = append(w, fmt.Sprintf("%s %s is not loopback: the REST listener %s", KeyRESTListen, c.REST.Listen, risk))
+		if !c.REST.TLS.Enabled() {
+			risks = append(risks, "has no TLS")
+		}
+		if len(risks) > 0 {
+			w = append(w, fmt.Sprintf("%s %s is not loopback: the REST listener %s", KeyRESTListen, c.REST.Listen, strings.Join(risks, " and ")))
+		}
 	}
+	w = append(w, c.securityWarnings()...)
 	if c.Metrics.Enabled && !isLoopback(c.Metrics.PrometheusListen) {
 		w = append(w, fmt.Sprintf("%s %s is not loopback: metrics are exposed without authentication or TLS", KeyMetricsListen, c.Metrics.PrometheusListen))
 	}

@@ -118,7 +118,10 @@ func answeredToDomain(e *rpc.Error, o op) error {
 		wire.CodeLakeTableAlreadyExist:
 		return &domain.Error{Kind: domain.KindFailedPrecondition, Message: msg, Cause: e}
 	case wire.CodeAuthorizationException:
-		return &domain.Error{Kind: domain.KindUnauthorized, Message: msg, Cause: e}
+		// Name the operation and the object: Fluss's message names the
+		// operation type and resource, but not always the request.
+		return &domain.Error{Kind: domain.KindUnauthorized, Cause: e,
+			Message: fmt.Sprintf("%s on %s denied by the Fluss cluster: %s", o.api, o.what, msg)}
 	case wire.CodeSecurityDisabledException, wire.CodeUnsupportedVersion:
 		return &domain.Error{Kind: domain.KindUnsupported, Message: msg, Cause: e}
 	case wire.CodeRequestTimeOut:

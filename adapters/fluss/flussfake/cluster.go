@@ -24,6 +24,8 @@ type ClusterConfig struct {
 	TabletServers int
 	// SASLUsers, when not nil, makes every listener require SASL/PLAIN.
 	SASLUsers map[string]string
+	// Impersonation is ServerConfig.Impersonation of every server.
+	Impersonation map[string][]string
 }
 
 // Cluster is a fake Fluss cluster: one coordinator and N tablet servers, each
@@ -43,13 +45,13 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		cfg.TabletServers = 1
 	}
 	c := &Cluster{Catalog: NewCatalog()}
-	cs, err := NewServer(ServerConfig{Type: TypeCoordinator, NodeID: 0, SASLUsers: cfg.SASLUsers})
+	cs, err := NewServer(ServerConfig{Type: TypeCoordinator, NodeID: 0, SASLUsers: cfg.SASLUsers, Impersonation: cfg.Impersonation})
 	if err != nil {
 		return nil, err
 	}
 	c.Coordinator = cs
 	for i := 0; i < cfg.TabletServers; i++ {
-		ts, err := NewServer(ServerConfig{Type: TypeTablet, NodeID: int32(i), SASLUsers: cfg.SASLUsers})
+		ts, err := NewServer(ServerConfig{Type: TypeTablet, NodeID: int32(i), SASLUsers: cfg.SASLUsers, Impersonation: cfg.Impersonation})
 		if err != nil {
 			c.Close()
 			return nil, err

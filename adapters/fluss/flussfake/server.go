@@ -114,6 +114,14 @@ type ServerConfig struct {
 	// RetriableAuthFailures answers the first n Authenticate requests of
 	// the server with RETRIABLE_AUTHENTICATE_EXCEPTION (code 51).
 	RetriableAuthFailures int
+	// Impersonation, when not nil, lets the listed SASL users authenticate
+	// with an authorization id other than their name (the principal becomes
+	// the authorization id), as a server with apache/fluss PR #3857 does:
+	// user -> the authorization ids it may use, "*" for any. A user not
+	// listed, or an id not allowed, is refused with AUTHENTICATE_EXCEPTION.
+	// Nil behaves like Fluss 0.9.1: any authorization id other than the
+	// username is refused.
+	Impersonation map[string][]string
 }
 
 // Server is one fake Fluss server on a loopback listener.
@@ -128,6 +136,7 @@ type Server struct {
 	counts   map[wire.APIKey]int
 	closed   bool
 
+	authzIDs     []string // authorization id of every successful Authenticate
 	authFailures atomic.Int64
 	nextConn     atomic.Int64
 	wg           sync.WaitGroup
@@ -224,6 +233,14 @@ func (s *Server) Requests(key wire.APIKey) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts[key]
+}
+
+// AuthorizationIDs returns the authorization id ("" when none) of every
+// successful SASL authentication, in order.
+func (s *Server) AuthorizationIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.authzIDs)
 }
 
 // Connections returns the number of open connections.
@@ -527,12 +544,24 @@ func (c *serverConn) authenticate(r *Request) (proto.Message, error) {
 	if want, ok := users[user]; !ok || want != pass {
 		return fail("Authentication failed: Invalid username or password")
 	}
+	principal := user
 	if authzid != "" && authzid != user {
-		return fail("Authentication failed: Client requested an authorization id that is different from username")
+		imp := c.s.cfg.Impersonation
+		if imp == nil {
+			return fail("Authentication failed: Client requested an authorization id that is different from username")
+		}
+		allowed := imp[user]
+		if !slices.Contains(allowed, "*") && !slices.Contains(allowed, authzid) {
+			return fail(fmt.Sprintf("Authentication failed: user %s is not allowed to impersonate %s", user, authzid))
+		}
+		principal = authzid
 	}
 	c.mu.Lock()
 	c.authed = true
-	c.principal = user
+	c.principal = principal
 	c.mu.Unlock()
+	c.s.mu.Lock()
+	c.s.authzIDs = append(c.s.authzIDs, authzid)
+	c.s.mu.Unlock()
 	return &flusspb.AuthenticateResponse{Challenge: []byte{}}, nil
 }

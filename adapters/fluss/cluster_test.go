@@ -1,0 +1,357 @@
+package fluss
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/flussfake"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+var saslUsers = map[string]string{"svc": "svc-secret", "alice": "alice-secret"}
+
+func fakeCluster(t *testing.T, impersonation map[string][]string) *flussfake.Cluster {
+	t.Helper()
+	fc, err := flussfake.NewCluster(flussfake.ClusterConfig{SASLUsers: saslUsers, Impersonation: impersonation})
+	require.NoError(t, err)
+	t.Cleanup(fc.Close)
+	return fc
+}
+
+// logs is a slog handler target the test can read.
+type logs struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func userConfig(addr string) Config {
+	return Config{
+		ID:               "c1",
+		BootstrapServers: []string{addr},
+		ConnectTimeout:   2 * time.Second,
+		RequestTimeout:   2 * time.Second,
+		Username:         "svc",
+		Password:         "svc-secret",
+		IdentityMode:     IdentityUser,
+	}
+}
+
+func openUser(t *testing.T, cfg Config) (*Cluster, *logs) {
+	t.Helper()
+	l := &logs{}
+	c, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, c.Close(ctx))
+	})
+	return c, l
+}
+
+// principals records the principal of every ListDatabases request.
+func principals(fc *flussfake.Cluster) func() []string {
+	var mu sync.Mutex
+	var seen []string
+	for _, s := range fc.Servers() {
+		s.Control(wire.KeyListDatabases, func(_ context.Context, r *flussfake.Request) (proto.Message, error, bool) {
+			mu.Lock()
+			seen = append(seen, r.Principal)
+			mu.Unlock()
+			return nil, nil, false
+		})
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}
+}
+
+func TestUserModeRefusesAServerWithoutAuthorizationIDs(t *testing.T) {
+	t.Parallel()
+	fc := fakeCluster(t, nil) // like Fluss 0.9.1
+	_, err := Open(context.Background(), userConfig(fc.BootstrapAddr()), nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrAuthzIDUnsupported)
+	msg := err.Error()
+	assert.Contains(t, msg, "identity mode `user` cannot start")
+	assert.Contains(t, msg, "does not accept SASL authorization ids")
+	assert.Contains(t, msg, "AUTHENTICATE_EXCEPTION (46)")
+	assert.Contains(t, msg, "PR #3857")
+	assert.Contains(t, msg, "different from username")
+	assert.NotContains(t, msg, "svc-secret")
+}
+
+func TestUserModeRefusesABadServiceAccount(t *testing.T) {
+	t.Parallel()
+	fc := fakeCluster(t, map[string][]string{"svc": {"*"}})
+	cfg := userConfig(fc.BootstrapAddr())
+	cfg.Password = "wrong-secret"
+	_, err := Open(context.Background(), cfg, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `refuses the service account "svc"`)
+	assert.NotContains(t, err.Error(), "wrong-secret")
+
+	cfg.Username, cfg.Password = "", ""
+	_, err = Open(context.Background(), cfg, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "needs SASL service credentials")
+}
+
+func TestUserModeActsAsTheEndUser(t *testing.T) {
+	t.Parallel()
+	fc := fakeCluster(t, map[string][]string{"svc": {"*"}})
+	seen := principals(fc)
+	c, _ := openUser(t, userConfig(fc.BootstrapAddr()))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	// The act-as target, not the authenticated caller, is the Fluss principal.
+	s1, err := c.Session(ctx, domain.Principal{Name: "ingest", Method: "token", ActAs: "carol"})
+	require.NoError(t, err)
+	_, err = s1.Catalog().ListDatabases(ctx)
+	require.NoError(t, err)
+	s2, err := c.Session(ctx, domain.Principal{Name: "alice", Method: "password"})
+	require.NoError(t, err)
+	_, err = s2.Catalog().ListDatabases(ctx)
+	require.NoError(t, err)
+	assert.NotSame(t, s1, s2, "each user has its own session")
+	again, err := c.Session(ctx, domain.Principal{Name: "other-proxy", ActAs: "carol"})
+	require.NoError(t, err)
+	assert.Same(t, s1, again, "sessions are keyed by the Fluss principal")
+
+	assert.Equal(t, []string{"carol", "alice"}, seen())
+	ids := fc.Coordinator.AuthorizationIDs()
+	assert.Contains(t, ids, DefaultProbePrincipal, "the start probe asked for the probe principal")
+	assert.Contains(t, ids, "carol")
+	assert.Contains(t, ids, "alice")
+	assert.ElementsMatch(t, []string{"carol", "alice"}, c.users.open())
+
+	_, err = c.Session(ctx, domain.Principal{Method: "trust"})
+	assert.Equal(t, domain.KindUnauthorized, domain.KindOf(err))
+}
+
+func TestUserModeAllowList(t *testing.T) {
+	t.Parallel()
+	// Only alice may be impersonated: the probe principal is refused, the
+	// service account is accepted, so the mode starts and bob gets 403.
+	fc := fakeCluster(t, map[string][]string{"svc": {"alice"}})
+	c, l := openUser(t, userConfig(fc.BootstrapAddr()))
+	assert.Contains(t, l.String(), "assuming an impersonation allow-list")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := c.Session(ctx, domain.Principal{Name: "alice"})
+	require.NoError(t, err)
+	_, err = c.Session(ctx, domain.Principal{Name: "bob"})
+	require.Error(t, err)
+	de := domain.AsError(err)
+	require.NotNil(t, de)
+	assert.Equal(t, domain.KindUnauthorized, de.Kind)
+	assert.Contains(t, de.Message, `refuses the service account acting as "bob"`)
+	assert.Contains(t, de.Message, "not allowed to impersonate bob")
+	assert.Equal(t, []string{"alice"}, c.users.open(), "a refused session is not kept")
+}
+
+func TestUserModeConnectionCap(t *testing.T) {
+	t.Parallel()
+	fc := fakeCluster(t, map[string][]string{"svc": {"*"}})
+	cfg := userConfig(fc.BootstrapAddr())
+	cfg.MaxUserSessions = 2
+	c, _ := openUser(t, cfg)
+
+	// alice and bob each have a request in flight (deadlines 3s and 4s).
+	aliceCtx, cancelAlice := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancelAlice()
+	bobCtx, cancelBob := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancelBob()
+	_, err := c.Session(aliceCtx, domain.Principal{Name: "alice"})
+	require.NoError(t, err)
+	_, err = c.Session(bobCtx, domain.Principal{Name: "bob"})
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = c.Session(ctx, domain.Principal{Name: "carol"})
+	require.Error(t, err)
+	de := domain.AsError(err)
+	require.NotNil(t, de)
+	assert.Equal(t, domain.KindResourceExhausted, de.Kind)
+	assert.True(t, de.Retryable)
+	assert.Contains(t, de.Message, "all 2 per-user connection sets (connection.max) are serving requests")
+	// The earliest session certain to be free is alice's, at her deadline.
+	assert.InDelta(t, 3000, de.RetryAfterMillis, 500)
+
+	// A user with a session is still served.
+	_, err = c.Session(ctx, domain.Principal{Name: "bob"})
+	require.NoError(t, err)
+
+	// Once alice's request ends, her idle session makes room for carol.
+	cancelAlice()
+	require.Eventually(t, func() bool {
+		_, err := c.Session(ctx, domain.Principal{Name: "carol"})
+		return err == nil
+	}, 2*time.Second, 10*time.Millisecond)
+	assert.ElementsMatch(t, []string{"bob", "carol"}, c.users.open())
+}
+
+func TestUserModeIdleSessionsAreClosed(t *testing.T) {
+	t.Parallel()
+	fc := fakeCluster(t, map[string][]string{"svc": {"*"}})
+	cfg := userConfig(fc.BootstrapAddr())
+	cfg.UserIdleTimeout = 100 * time.Millisecond
+	c, _ := openUser(t, cfg)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	s, err := c.Session(ctx, domain.Principal{Name: "alice"})
+	require.NoError(t, err)
+	_, err = s.Catalog().ListDatabases(ctx)
+	require.NoError(t, err)
+	require.Positive(t, fc.Coordinator.Connections()+fc.TabletServers[0].Connections())
+
+	// In use: kept past the idle timeout.
+	time.Sleep(300 * time.Millisecond)
+	assert.Equal(t, []string{"alice"}, c.users.open())
+	cancel()
+	require.Eventually(t, func() bool { return len(c.users.open()) == 0 }, 3*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return fc.Coordinator.Connections()+fc.TabletServers[0].Connections() == 0
+	}, 3*time.Second, 10*time.Millisecond, "the idle session's connections are closed")
+}
+
+func TestUserModeUnreachableAtStartIsProbedOnFirstUse(t *testing.T) {
+	t.Parallel()
+	fc := fakeCluster(t, map[string][]string{"svc": {"*"}})
+	fwd := newForwarder(t, fc.BootstrapAddr())
+	cfg := userConfig(fwd.addr())
+	cfg.ConnectTimeout = 500 * time.Millisecond
+	c, l := openUser(t, cfg)
+	assert.Contains(t, l.String(), "unreachable")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := c.Session(ctx, domain.Principal{Name: "alice"})
+	require.Error(t, err)
+	de := domain.AsError(err)
+	require.NotNil(t, de)
+	assert.Equal(t, domain.KindUnavailable, de.Kind)
+	assert.True(t, de.Retryable)
+	assert.Contains(t, de.Message, "cannot verify that it accepts SASL authorization ids")
+
+	fwd.enable()
+	require.Eventually(t, func() bool {
+		_, err := c.Session(ctx, domain.Principal{Name: "alice"})
+		return err == nil
+	}, 4*time.Second, 50*time.Millisecond)
+}
+
+func TestUserModeUnreachableThenRefused(t *testing.T) {
+	t.Parallel()
+	fc := fakeCluster(t, nil)
+	fwd := newForwarder(t, fc.BootstrapAddr())
+	cfg := userConfig(fwd.addr())
+	cfg.ConnectTimeout = 500 * time.Millisecond
+	c, _ := openUser(t, cfg)
+	fwd.enable()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var err error
+	require.Eventually(t, func() bool {
+		_, err = c.Session(ctx, domain.Principal{Name: "alice"})
+		return domain.KindOf(err) == domain.KindUnsupported
+	}, 4*time.Second, 50*time.Millisecond, "last error: %v", err)
+	assert.Contains(t, err.Error(), "does not accept SASL authorization ids")
+}
+
+func TestServiceModeAuthorizationFailureIsForbidden(t *testing.T) {
+	t.Parallel()
+	fc := fakeCluster(t, nil)
+	fc.Coordinator.Control(wire.KeyCreateDatabase, func(context.Context, *flussfake.Request) (proto.Message, error, bool) {
+		return nil, wire.NewServerError(wire.CodeAuthorizationException, "No permission to CREATE on cluster"), true
+	})
+	c, err := Open(context.Background(), Config{ID: "c1", BootstrapServers: []string{fc.BootstrapAddr()},
+		Username: "alice", Password: "alice-secret"}, nil)
+	require.NoError(t, err)
+	defer c.Close(context.Background())
+	s, err := c.Session(context.Background(), domain.Principal{})
+	require.NoError(t, err)
+	err = s.Catalog().CreateDatabase(context.Background(), "sales", domain.DatabaseDescriptor{}, false)
+	de := domain.AsError(err)
+	require.NotNil(t, de, "%v", err)
+	assert.Equal(t, domain.KindUnauthorized, de.Kind)
+	assert.Contains(t, de.Message, `database "sales"`)
+	assert.Contains(t, de.Message, "No permission to CREATE on cluster")
+}
+
+// forwarder is a TCP proxy that resets connections until enabled.
+type forwarder struct {
+	ln      net.Listener
+	target  string
+	enabled atomic.Bool
+}
+
+func newForwarder(t *testing.T, target string) *forwarder {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	f := &forwarder{ln: ln, target: target}
+	t.Cleanup(func() { _ = ln.Close() })
+	go f.serve()
+	return f
+}
+
+func (f *forwarder) addr() string { return f.ln.Addr().String() }
+func (f *forwarder) enable()      { f.enabled.Store(true) }
+
+func (f *forwarder) serve() {
+	for {
+		c, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		if !f.enabled.Load() {
+			_ = c.Close()
+			continue
+		}
+		go func() {
+			defer c.Close()
+			up, err := net.Dial("tcp", f.target)
+			if err != nil {
+				return
+			}
+			defer up.Close()
+			done := make(chan struct{}, 2)
+			go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
+			go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
+			<-done
+		}()
+	}
+}
+
+var _ = errors.New

@@ -1,0 +1,169 @@
+package http
+
+import (
+	"container/list"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"golang.org/x/time/rate"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Quota configures per-principal rate limits (gateway.security.quota.*).
+// Zero rates are unlimited; with both zero there is no quota.
+type Quota struct {
+	// RequestsPerSecond and BytesPerSecond are token buckets with one second
+	// of burst (and at least the largest request body for bytes), per
+	// authenticated principal.
+	RequestsPerSecond int
+	BytesPerSecond    int64
+	// PerTable gives each (principal, cluster, database, table) of the
+	// table routes its own buckets; other routes stay per principal.
+	PerTable bool
+	// MaxPrincipals bounds the least-recently-used set of buckets
+	// (default 10000). An evicted principal starts again with full buckets.
+	MaxPrincipals int
+	// Now is the clock (tests); nil is time.Now.
+	Now func() time.Time
+}
+
+// DefaultQuotaPrincipals is the default Quota.MaxPrincipals.
+const DefaultQuotaPrincipals = 10_000
+
+// quotas holds one pair of buckets per key in an LRU. A request is never
+// queued: when its tokens are not available now it is refused with 429
+// `resource_exhausted` and a Retry-After of the exact delay the token bucket
+// reports for its reservation (rounded up to whole seconds in the header,
+// exact in the message), and the reservation is cancelled.
+type quotas struct {
+	cfg     Quota
+	maxBody int64
+	now     func() time.Time
+
+	mu    sync.Mutex
+	lru   list.List // of *quotaEntry, most recent first
+	items map[string]*list.Element
+}
+
+type quotaEntry struct {
+	key      string
+	requests *rate.Limiter
+	bytes    *rate.Limiter
+}
+
+func newQuotas(cfg Quota, maxBody int64) *quotas {
+	if cfg.RequestsPerSecond <= 0 && cfg.BytesPerSecond <= 0 {
+		return nil
+	}
+	if cfg.MaxPrincipals <= 0 {
+		cfg.MaxPrincipals = DefaultQuotaPrincipals
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &quotas{cfg: cfg, maxBody: maxBody, now: now, items: map[string]*list.Element{}}
+}
+
+func (q *quotas) entry(key string) *quotaEntry {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if el, ok := q.items[key]; ok {
+		q.lru.MoveToFront(el)
+		return el.Value.(*quotaEntry)
+	}
+	e := &quotaEntry{key: key}
+	if n := q.cfg.RequestsPerSecond; n > 0 {
+		e.requests = rate.NewLimiter(rate.Limit(n), n)
+	}
+	if n := q.cfg.BytesPerSecond; n > 0 {
+		burst := int(min(max(n, q.maxBody), math.MaxInt32))
+		e.bytes = rate.NewLimiter(rate.Limit(n), burst)
+	}
+	q.items[key] = q.lru.PushFront(e)
+	for q.lru.Len() > q.cfg.MaxPrincipals {
+		old := q.lru.Remove(q.lru.Back()).(*quotaEntry)
+		delete(q.items, old.key)
+	}
+	return e
+}
+
+// admit takes one request token and n byte tokens for key, or returns how
+// long until they would be available.
+func (q *quotas) admit(key string, n int) time.Duration {
+	e := q.entry(key)
+	now := q.now()
+	var res []*rate.Reservation
+	var delay time.Duration
+	if e.requests != nil {
+		r := e.requests.ReserveN(now, 1)
+		res = append(res, r)
+		delay = max(delay, r.DelayFrom(now))
+	}
+	if e.bytes != nil {
+		r := e.bytes.ReserveN(now, min(max(n, 0), e.bytes.Burst()))
+		res = append(res, r)
+		delay = max(delay, r.DelayFrom(now))
+	}
+	if delay > 0 {
+		for _, r := range res {
+			r.CancelAt(now)
+		}
+	}
+	return delay
+}
+
+// quota is the per-route middleware; it runs after authentication.
+func (a *api) quota(r routeSpec) fiber.Handler {
+	if a.quotas == nil || r.open || r.public {
+		return func(c *fiber.Ctx) error { return c.Next() }
+	}
+	perTable := a.quotas.cfg.PerTable && r.hasTable()
+	return func(c *fiber.Ctx) error {
+		p, _ := c.Locals(localPrincipal).(domain.Principal)
+		key := "p:" + p.Name
+		if perTable {
+			key = "t:" + strconv.Quote(p.Name) + "/" + c.Params("cluster") + "/" + c.Params("database") + "/" + c.Params("table")
+		}
+		delay := a.quotas.admit(key, len(c.Request().Body()))
+		if delay <= 0 {
+			return c.Next()
+		}
+		who := "anonymous callers"
+		if p.Name != "" {
+			who = fmt.Sprintf("principal %q", p.Name)
+		}
+		scope := ""
+		if perTable {
+			scope = " on this table"
+		}
+		addLogAttrs(c, "quota_delay_ms", float64(delay.Microseconds())/1000)
+		return &domain.Error{
+			Kind:             domain.KindResourceExhausted,
+			Retryable:        true,
+			RetryAfterMillis: int64((delay + time.Millisecond - 1) / time.Millisecond),
+			Message: fmt.Sprintf("quota of %s%s exceeded (%s); retry after %s",
+				who, scope, a.quotas.describe(), delay.Round(time.Millisecond)),
+		}
+	}
+}
+
+func (q *quotas) describe() string {
+	switch {
+	case q.cfg.RequestsPerSecond > 0 && q.cfg.BytesPerSecond > 0:
+		return fmt.Sprintf("%d requests and %d bytes per second", q.cfg.RequestsPerSecond, q.cfg.BytesPerSecond)
+	case q.cfg.RequestsPerSecond > 0:
+		return fmt.Sprintf("%d requests per second", q.cfg.RequestsPerSecond)
+	default:
+		return fmt.Sprintf("%d bytes per second", q.cfg.BytesPerSecond)
+	}
+}
+
+// hasTable reports whether the route's path names a table.
+func (r routeSpec) hasTable() bool { return strings.HasPrefix(r.path, pathTable) }
