@@ -37,7 +37,12 @@ started_here=0
 if ! bash deployments/local/fluss-cluster.sh status >/dev/null 2>&1; then
   started_here=1
 fi
+acl_started=0
 cleanup() {
+  if [[ $acl_started == 1 ]]; then
+    echo "==> stopping the ACL Fluss cluster"
+    bash tests/integration/acl-cluster.sh stop || true
+  fi
   if [[ $keep == 0 && $started_here == 1 ]]; then
     echo "==> stopping local Fluss cluster"
     bash deployments/local/fluss-cluster.sh stop || true
@@ -48,6 +53,12 @@ out=$(bash deployments/local/fluss-cluster.sh start)
 echo "$out"
 eval "$(echo "$out" | grep -E '^FLUSS_[A-Z_]+=' | sed 's/^/export /')"
 : "${FLUSS_BOOTSTRAP:?cluster script did not print FLUSS_BOOTSTRAP}"
+
+echo "==> second local Fluss cluster with the authorizer (ACL tests)"
+acl_started=1
+acl_out=$(bash tests/integration/acl-cluster.sh start)
+echo "$acl_out"
+eval "$(echo "$acl_out" | grep -E '^FLUSS_ACL_[A-Z_]+=' | sed 's/^/export /')"
 
 echo "==> peer client (independent Fluss client used to check our writes)"
 bash tests/peer/setup.sh
