@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"os"
 	"sort"
@@ -194,7 +195,31 @@ func (cl *client) do(worker int) result {
 	return r
 }
 
+// unsolicited counts the net/http client's "Unsolicited response received on
+// idle HTTP channel" log lines: answers the server wrote on a keep-alive
+// connection that carried no request.
+type unsolicited struct {
+	mu    sync.Mutex
+	n     int
+	first string
+}
+
+func (u *unsolicited) Write(p []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if bytes.Contains(p, []byte("Unsolicited response")) {
+		u.n++
+		if u.first == "" {
+			u.first = strings.TrimSpace(string(p))
+		}
+		return len(p), nil
+	}
+	return os.Stderr.Write(p)
+}
+
 func run(c config) error {
+	unsol := &unsolicited{}
+	log.SetOutput(unsol)
 	tr := &http.Transport{MaxIdleConns: c.maxInflight, MaxIdleConnsPerHost: c.maxInflight, IdleConnTimeout: 30 * time.Second}
 	cl := &client{c: c, http: &http.Client{Transport: tr},
 		urlPath: fmt.Sprintf("%s/v1/clusters/%s/databases/%s/tables/%s/records", strings.TrimRight(c.url, "/"), c.cluster, c.db, c.table)}
@@ -234,8 +259,13 @@ func run(c config) error {
 	printStats("overload", ov, c.rows)
 	report["overload"] = statsJSON(ov, c.rows)
 
-	// Idle for a few seconds: memory after the load.
-	time.Sleep(5 * time.Second)
+	if unsol.n > 0 {
+		fmt.Printf("  unsolicited responses on idle keep-alive connections: %d, first: %s\n", unsol.n, truncate(unsol.first, 400))
+		report["unsolicited_responses"] = unsol.n
+	}
+
+	// Idle for a while: memory after the load.
+	time.Sleep(15 * time.Second)
 	samples := rss.stop()
 	if c.pid > 0 {
 		printRSS(samples)
@@ -464,4 +494,11 @@ func printRSS(samples []rssSample) {
 	}
 	fmt.Printf("gateway VmRSS: first %d kB, min %d kB, max %d kB, last %d kB (%d samples, 1/s)\n  every 5 s:%s\n",
 		samples[0].KB, lo, hi, samples[len(samples)-1].KB, len(samples), b.String())
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }

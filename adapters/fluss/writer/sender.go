@@ -333,7 +333,7 @@ func (w *Writer) send(sr *sendReq) {
 				if msg == "" {
 					msg = code.Description()
 				}
-				w.batchFailedLocked(bt, code, fmt.Sprintf("%s (code %d): %s", code, int32(code), msg), false, retriableCode(code), now, retried, invalid)
+				w.batchFailedLocked(bt, code, fmt.Sprintf("%s (code %d): %s", code, int32(code), msg), mayHaveBeenAppended(code), retriableCode(code), now, retried, invalid)
 			default:
 				if bt.state == batchInAir {
 					w.completeBatchLocked(bt)
@@ -404,6 +404,24 @@ func classify(err error) (code wire.ErrorCode, ambiguous, retriable bool) {
 	}
 }
 
+// mayHaveBeenAppended reports whether a per-bucket error may be answered
+// after the leader appended the batch to its log. Fluss appends first and
+// then waits for the in-sync replicas (fluss-server: DelayedWrite,
+// Replica#checkEnoughReplicasReachOffset); that wait can end with
+// NOT_LEADER_OR_FOLLOWER (leadership moved), REQUEST_TIME_OUT or
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND while the batch is in the log and may
+// already be on the new leader. Storage and network failures may come from
+// any stage. A batch answered with one of these is ambiguous: its rows are
+// never reported applied "no", and its sequence is never reused.
+func mayHaveBeenAppended(code wire.ErrorCode) bool {
+	switch code {
+	case wire.CodeNotLeaderOrFollower, wire.CodeRequestTimeOut, wire.CodeNotEnoughReplicasAfterAppendException,
+		wire.CodeNetworkException, wire.CodeLogStorageException, wire.CodeKvStorageException, wire.CodeStorageException:
+		return true
+	}
+	return false
+}
+
 // batchFailedLocked applies a failed send of bt (§7.4, §7.5).
 func (w *Writer) batchFailedLocked(bt *batch, code wire.ErrorCode, msg string, ambiguous, retriable bool,
 	now time.Time, retried map[string]int, invalid map[physKey]bool) {
@@ -432,9 +450,13 @@ func (w *Writer) batchFailedLocked(bt *batch, code wire.ErrorCode, msg string, a
 		invalid[b.key.physKey] = true
 	}
 	if !canRetry {
-		w.failBatchLocked(bt, w.failResult(bt, code, msg), idem &&
-			code != wire.CodeOutOfOrderSequenceException && code != wire.CodeUnknownWriterIDException, now)
-		if idem && (code == wire.CodeOutOfOrderSequenceException || code == wire.CodeUnknownWriterIDException) {
+		seqBroken := code == wire.CodeOutOfOrderSequenceException || code == wire.CodeUnknownWriterIDException
+		// A batch that may be in the leader's log keeps its sequence: giving
+		// the sequence to the next batch would make the server acknowledge
+		// that batch as a duplicate of this one without writing it. Start a
+		// new writer id instead.
+		w.failBatchLocked(bt, w.failResult(bt, code, msg), idem && !seqBroken && !bt.ambiguous, now)
+		if idem && (seqBroken || bt.ambiguous) {
 			w.resetWriterIDLocked()
 		}
 		return

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Fault tests (`make test-faults`): starts a local Fluss cluster of its own —
+# ZooKeeper, coordinator and 3 tablet servers, default replication factor 3 —
+# on ports that do not collide with the default cluster (29123/29124/22181,
+# state in .cache/fluss-faults), starts the gateway binary against it, runs
+# the tests of tests/faults with the `faults` build tag, and stops both on
+# exit. The tests SIGKILL/SIGSTOP tablet servers of THIS cluster only (pid
+# files in its state dir).
+#
+#   bash tests/faults/run.sh                    # everything, ~4 minutes
+#   bash tests/faults/run.sh 'TestDeadline'     # a -run pattern
+#
+# Environment:
+#   FLUSS_FAULTS_VIA      http (default): write through the gateway's records
+#                         route; writer: through adapters/fluss.Open(...).Writer()
+#   FLUSS_FAULTS_PORT / _SASL_PORT / _ZK_PORT / _GATEWAY_PORT  (29123/29124/22181/28080)
+#   FLUSS_FAULTS_STATE_DIR  cluster state ($repo/.cache/fluss-faults)
+#   FLUSS_FAULTS_KEEP_CLUSTER=1  leave the cluster (and gateway) running
+#   knobs of the tests: FLUSS_FAULTS_CYCLES, _UP, _DOWN, _DEADLINE, _RATE,
+#   _WORKERS, _BATCH, _FREEZES, _FREEZE, _ONLY (see kills_test.go)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+GO=${GO:-go}
+PATTERN=${1:-'TestFaults|TestDeadline'}
+
+export FLUSS_PORT=${FLUSS_FAULTS_PORT:-29123}
+export FLUSS_SASL_PORT=${FLUSS_FAULTS_SASL_PORT:-29124}
+export FLUSS_ZK_PORT=${FLUSS_FAULTS_ZK_PORT:-22181}
+export FLUSS_STATE_DIR=${FLUSS_FAULTS_STATE_DIR:-$ROOT/.cache/fluss-faults}
+export FLUSS_TABLET_SERVERS=3
+export FLUSS_REPLICATION_FACTOR=3
+GW_PORT=${FLUSS_FAULTS_GATEWAY_PORT:-28080}
+VIA=${FLUSS_FAULTS_VIA:-http}
+CLUSTER="bash deployments/local/fluss-cluster.sh"
+
+gw_pid=""
+cleanup() {
+  local rc=$?
+  if [[ "${FLUSS_FAULTS_KEEP_CLUSTER:-0}" == 1 ]]; then
+    echo "==> keeping the cluster (FLUSS_STATE_DIR=$FLUSS_STATE_DIR) and gateway (pid ${gw_pid:-none})"
+    exit $rc
+  fi
+  if [[ -n $gw_pid ]] && kill -0 "$gw_pid" 2>/dev/null; then
+    echo "==> stopping the gateway ($gw_pid)"
+    kill -TERM "$gw_pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$gw_pid" 2>/dev/null || true
+  fi
+  echo "==> stopping the fault-test cluster ($FLUSS_STATE_DIR)"
+  # A frozen server would ignore TERM until resumed.
+  for f in "$FLUSS_STATE_DIR"/run/*.pid; do [[ -s $f ]] && kill -CONT "$(cat "$f")" 2>/dev/null || true; done
+  FLUSS_KEEP_STATE=0 $CLUSTER stop || true
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "==> fault-test cluster: 3 tablet servers, replication factor 3, port $FLUSS_PORT, state $FLUSS_STATE_DIR"
+$CLUSTER fetch
+out=$($CLUSTER start)
+echo "$out"
+eval "$(echo "$out" | grep -E '^FLUSS_[A-Z_]+=' | sed 's/^/export /')"
+
+echo "==> peer client"
+bash tests/peer/setup.sh >/dev/null
+export FLUSS_PEER="$ROOT/tests/peer/peer.sh"
+
+if [[ $VIA == http ]]; then
+  echo "==> gateway on 127.0.0.1:$GW_PORT"
+  $GO build -o "$FLUSS_STATE_DIR/fluss-gateway" ./bootstrap/cmd/gateway
+  FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:$GW_PORT \
+  FLUSS_GATEWAY__METRICS__ENABLED=false \
+  FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$FLUSS_BOOTSTRAP \
+  FLUSS_GATEWAY__REST__WRITE__REQUEST_TIMEOUT=30s \
+    "$FLUSS_STATE_DIR/fluss-gateway" --config configs/local.yaml > "$FLUSS_STATE_DIR/log/gateway.log" 2>&1 &
+  gw_pid=$!
+  for i in $(seq 1 100); do
+    curl -fsS "http://127.0.0.1:$GW_PORT/ready" >/dev/null 2>&1 && break
+    kill -0 "$gw_pid" 2>/dev/null || { tail -30 "$FLUSS_STATE_DIR/log/gateway.log"; echo "gateway died" >&2; exit 1; }
+    [[ $i == 100 ]] && { tail -30 "$FLUSS_STATE_DIR/log/gateway.log"; echo "gateway not ready" >&2; exit 1; }
+    sleep 0.2
+  done
+  export FLUSS_FAULTS_GATEWAY_URL="http://127.0.0.1:$GW_PORT"
+fi
+
+echo "==> fault tests (-run '$PATTERN', writes via $VIA)"
+export FLUSS_FAULTS_REQUIRED=1
+export FLUSS_FAULTS_CYCLES=${FLUSS_FAULTS_CYCLES:-5}
+export FLUSS_FAULTS_UP=${FLUSS_FAULTS_UP:-5s}
+export FLUSS_FAULTS_DOWN=${FLUSS_FAULTS_DOWN:-11s}
+$GO test -tags faults -count=1 -v -timeout 15m -run "$PATTERN" ./tests/faults/ 2>&1 |
+  grep --line-buffered -v -E '^=== (RUN|PAUSE|CONT|NAME)' | tee "$FLUSS_STATE_DIR/../faults-last.log"
+exit "${PIPESTATUS[0]}"
