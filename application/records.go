@@ -230,6 +230,9 @@ func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand
 		if len(ids) != len(batch.Entries) {
 			return batch, nil, domain.Errorf(domain.KindInternal, "write decoder returned %d ids for %d entries", len(ids), len(batch.Entries))
 		}
+		if err := checkWritePartitions(t.Info, &batch, ids); err != nil {
+			return batch, nil, err
+		}
 		batch.Table, batch.TableID, batch.SchemaID = cmd.Path, t.Info.TableID, t.Info.SchemaID
 		return batch, ids, nil
 	}
@@ -372,6 +375,9 @@ func (s *RecordService) Lookup(ctx context.Context, scope Scope, path domain.Tab
 			return nil, nil, &domain.Error{Kind: domain.KindLimitExceeded,
 				Message: fmt.Sprintf("keys: %d keys exceed the limit of %d", len(keys), s.limits.LookupMaxKeys)}
 		}
+		if err := checkKeyPartitions(t.Info, t.Info.Descriptor.Schema.PrimaryKey, keys, "keys"); err != nil {
+			return nil, nil, err
+		}
 		return &domain.LookupRequest{Table: path, TableID: t.Info.TableID, SchemaID: t.Info.SchemaID, Keys: keys}, nil, nil
 	}
 	t, req, _, err := withFreshSchema(ctx, s, key, session.Catalog(), decode)
@@ -439,6 +445,9 @@ func (s *RecordService) PrefixLookup(ctx context.Context, scope Scope, path doma
 				Message: fmt.Sprintf("prefixes: %d prefixes exceed the limit of %d", len(prefixes), s.limits.PrefixLookupMaxPrefixes)}
 		}
 		if err := validatePrefixColumns(t.Info, cols); err != nil {
+			return nil, nil, err
+		}
+		if err := checkKeyPartitions(t.Info, cols, prefixes, "prefixes"); err != nil {
 			return nil, nil, err
 		}
 		return &domain.PrefixLookupRequest{

@@ -127,7 +127,7 @@ func (e *Error) Error() string {
 		var se *wire.ServerError
 		if errors.As(e.Err, &se) {
 			// The server's message is already part of Message; add the code.
-			if strings.Contains(e.Message, se.Message) {
+			if strings.Contains(e.Message, se.Message) || e.Message == se.Summary() {
 				cause = fmt.Sprintf("%s (code %d)", se.Code, int32(se.Code))
 			}
 		}
@@ -197,8 +197,11 @@ func IsAuthentication(err error) bool {
 // answered builds the error of an ERROR_RESPONSE.
 func answered(api wire.APIKey, addr string, se *wire.ServerError) *Error {
 	return &Error{
+		// The message keeps the server's first line and innermost cause, not
+		// a Java stack trace (UNKNOWN_SERVER_ERROR carries one): it reaches
+		// HTTP callers. The full text stays in Err for logs.
 		Outcome: Answered, Code: se.Code, API: api, Addr: addr,
-		Message: se.Message, Err: se, retriable: se.Code.Retriable(),
+		Message: se.Summary(), Err: se, retriable: se.Code.Retriable(),
 	}
 }
 

@@ -329,7 +329,8 @@ func (w *Writer) send(sr *sendReq) {
 				w.batchFailedLocked(bt, wire.CodeNetworkException, "the response has no answer for the bucket", true, true, now, retried, invalid)
 			case resps[i].code != nil && *resps[i].code != 0:
 				code := wire.ErrorCode(*resps[i].code)
-				msg := resps[i].message
+				// No Java stack trace in per-entry messages: first line and cause.
+				msg := (&wire.ServerError{Code: code, Message: resps[i].message}).Summary()
 				if msg == "" {
 					msg = code.Description()
 				}

@@ -1,0 +1,56 @@
+//go:build integration
+
+package integration
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGatewayInvalidPartitionValues: a partition value Fluss cannot name a
+// partition after ("", "..", "a/b") is a 400 naming the entry or key and the
+// column, answered at once, and nothing is written; no Java stack trace
+// reaches the caller.
+func TestGatewayInvalidPartitionValues(t *testing.T) {
+	g := startGateway(t)
+	db := gwName("gw_pvals")
+	createDatabase(t, g, db)
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
+		"table_name": "orders",
+		"columns": []any{
+			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
+			map[string]any{"name": "region", "data_type": map[string]any{"type": "STRING"}},
+			map[string]any{"name": "v", "data_type": map[string]any{"type": "INTEGER"}},
+		},
+		"primary_key": []any{"id", "region"}, "partitioned_by": []any{"region"},
+	})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	records := "/databases/" + db + "/tables/orders/records"
+
+	for _, bad := range []string{"", "..", "a/b", "a$b"} {
+		status, body = g.do(http.MethodPost, records, map[string]any{"entries": []any{
+			map[string]any{"id": "ok", "upsert": map[string]any{"id": 1, "region": "eu", "v": 1}},
+			map[string]any{"id": "bad", "upsert": map[string]any{"id": 2, "region": bad, "v": 2}},
+		}})
+		require.Equal(t, http.StatusBadRequest, status, "%q: %v", bad, body)
+		msg := body["error"].(map[string]any)["message"].(string)
+		assert.Contains(t, msg, "entry `bad`")
+		assert.Contains(t, msg, "`region`")
+		assert.NotContains(t, msg, "\tat ")
+
+		start := time.Now()
+		status, body = g.do(http.MethodPost, records+"/lookup", map[string]any{"keys": []any{
+			map[string]any{"id": 1, "region": bad},
+		}})
+		require.Equal(t, http.StatusBadRequest, status, "%q: %v", bad, body)
+		assert.Contains(t, body["error"].(map[string]any)["message"], "keys[0]")
+		assert.Less(t, time.Since(start), 2*time.Second)
+	}
+	status, body = g.do(http.MethodGet, "/databases/"+db+"/tables/orders/partitions", nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Empty(t, body["partitions"], "nothing was written, so no partition was created")
+}
