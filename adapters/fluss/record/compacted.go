@@ -134,6 +134,34 @@ func appendCompactedFields(dst []byte, c *column, row []domain.Datum, label stri
 			dst[start+i>>3] |= 1 << (i & 7)
 			continue
 		}
+		// The most common kinds inline (appendCompactedValue does the
+		// same); values that fail a check go the general way, which
+		// reports them.
+		switch f.kind {
+		case kindBigInt, kindDecimalCompact, kindTimestampCompact:
+			dst = AppendUvarint64(dst, uint64(d.I64))
+			continue
+		case kindChar, kindString, kindBinary, kindBytes:
+			dst = AppendUvarint32(dst, uint32(len(d.Bytes)))
+			dst = append(dst, d.Bytes...)
+			continue
+		case kindInt:
+			if v := d.I64; v == int64(int32(v)) {
+				dst = AppendUvarint32(dst, uint32(v))
+				continue
+			}
+		case kindSmallInt:
+			if v := d.I64; v == int64(int16(v)) {
+				dst = binary.LittleEndian.AppendUint16(dst, uint16(v))
+				continue
+			}
+		case kindTimestamp:
+			if d.Nanos >= 0 && d.Nanos <= 999_999 {
+				dst = AppendUvarint64(dst, uint64(d.I64))
+				dst = AppendUvarint32(dst, uint32(d.Nanos))
+				continue
+			}
+		}
 		var err error
 		if dst, err = appendCompactedValue(dst, f, d); err != nil {
 			return dst, prefixError(err, "%s %d", label, i)

@@ -10,6 +10,13 @@
 // from one per-request arena (see Buffer), so a request costs a handful of
 // allocations whatever its size. Decoder state is pooled.
 //
+// Write bodies of the common shape ({"entries": [...]} with scalar column
+// values) first go through a fast path (fast.go) that scans the bytes
+// directly instead of through the jsontext state machine, with the same
+// value conversions; on anything else, or on any error, it gives up without
+// a trace and the general decoder decodes the body from the start. Results
+// and error messages are the same either way (FuzzFastPath).
+//
 // # Errors
 //
 // A body that breaks a rule gives a KindInvalidArgument *domain.Error (too

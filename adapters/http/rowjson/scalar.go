@@ -42,7 +42,22 @@ func decodeBase64(dst, src []byte) (n, bad int) {
 		return 0, -1
 	}
 	last := len(src) - 4
-	for i := 0; i < last; i += 4 {
+	i := 0
+	// Eight characters (six bytes) at a time, written as one 8-byte store
+	// whose last two bytes the next group overwrites; a group with a bad
+	// character is left to the loop below, which finds it.
+	for ; i+8 <= last && n+8 <= len(dst); i += 8 {
+		s := src[i : i+8 : i+8]
+		a, b, c, d := base64Values[s[0]], base64Values[s[1]], base64Values[s[2]], base64Values[s[3]]
+		e, f, g, h := base64Values[s[4]], base64Values[s[5]], base64Values[s[6]], base64Values[s[7]]
+		if (a|b|c|d|e|f|g|h)&0xc0 != 0 {
+			break
+		}
+		binary.BigEndian.PutUint64(dst[n:], uint64(a)<<58|uint64(b)<<52|uint64(c)<<46|uint64(d)<<40|
+			uint64(e)<<34|uint64(f)<<28|uint64(g)<<22|uint64(h)<<16)
+		n += 6
+	}
+	for ; i < last; i += 4 {
 		a, b, c, d := base64Values[src[i]], base64Values[src[i+1]], base64Values[src[i+2]], base64Values[src[i+3]]
 		if (a|b|c|d)&0xc0 != 0 {
 			return 0, i + firstBad(src[i:i+4])
@@ -415,6 +430,17 @@ func isDigit(c byte) bool { return c-'0' <= 9 }
 // unscaled integer of at most p digits times 10^-s: extra trailing zeros are
 // fine, any rounding is refused.
 func (st *state) decimal(d *domain.Datum, t *typ, raw, lex []byte) error {
+	if t.precision <= 18 {
+		if v, ok := decimalPlain(lex, t.scale, t.precision); ok {
+			d.I64 = v
+			return nil
+		}
+	}
+	return st.decimalExact(d, t, raw, lex)
+}
+
+// decimalExact is decimal without the fast path.
+func (st *state) decimalExact(d *domain.Datum, t *typ, raw, lex []byte) error {
 	n, ok := scanNumber(lex)
 	if !ok {
 		return st.fail("%s value %s is not a number", t.name, showRaw(raw))
@@ -479,6 +505,76 @@ func (st *state) decimal(d *domain.Datum, t *typ, raw, lex []byte) error {
 	d.Bytes = st.arena.copy(b)
 	return nil
 }
+
+// decimalPlain is the fast path of decimal for p <= 18: a lexeme
+// -?(0|[1-9][0-9]*)(\.[0-9]+)? (no exponent) whose unscaled value needs no
+// more than 18 digits before the precision check. It reports false when it
+// cannot decide; then the general code decides (and it accepts exactly what
+// decimalPlain accepts, with the same value).
+func decimalPlain(lex []byte, scale, precision int) (int64, bool) {
+	i, neg := 0, false
+	if len(lex) > 0 && lex[0] == '-' {
+		i, neg = 1, true
+	}
+	start := i
+	switch {
+	case i < len(lex) && lex[i] == '0':
+		i++
+	case i < len(lex) && lex[i]-'1' < 9:
+		for i < len(lex) && isDigit(lex[i]) {
+			i++
+		}
+	default:
+		return 0, false
+	}
+	if i-start+scale > 18 {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range lex[start:i] {
+		u = u*10 + uint64(c-'0')
+	}
+	k := scale // digits still to append
+	if i < len(lex) {
+		if lex[i] != '.' {
+			return 0, false
+		}
+		i++
+		frac := lex[i:]
+		if len(frac) == 0 {
+			return 0, false
+		}
+		for j, c := range frac {
+			if !isDigit(c) {
+				return 0, false
+			}
+			if j < scale {
+				u = u*10 + uint64(c-'0')
+				k--
+			} else if c != '0' {
+				return 0, false // a non-zero digit beyond the scale
+			}
+		}
+	}
+	u *= pow10u[k]
+	if u >= pow10u[precision] {
+		return 0, false
+	}
+	v := int64(u)
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// pow10u holds 10^0 … 10^18.
+var pow10u = func() (t [19]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
+	}
+	return t
+}()
 
 // mulAdd128 returns (hi,lo)×m + a.
 func mulAdd128(hi, lo, m, a uint64) (uint64, uint64) {

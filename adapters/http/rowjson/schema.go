@@ -202,6 +202,7 @@ func compileType(dt *domain.DataType, where string, names *[]string) (*typ, erro
 type column struct {
 	name    string
 	quoted  string // the name as a JSON string, compared before unquoting
+	match   quotedMatcher
 	t       *typ
 	pk      bool
 	autoInc bool
@@ -256,7 +257,8 @@ func NewCodec(spec TableSpec) (*Codec, error) {
 		if err != nil {
 			return nil, &domain.Error{Kind: domain.KindInternal, Message: "rowjson: " + err.Error(), Cause: err}
 		}
-		c.cols[i] = column{name: col.Name, quoted: quote(col.Name), t: t}
+		q := quote(col.Name)
+		c.cols[i] = column{name: col.Name, quoted: q, match: newQuotedMatcher(q), t: t}
 		c.byName[col.Name] = i
 	}
 	for _, name := range spec.PrimaryKey {

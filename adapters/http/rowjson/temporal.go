@@ -186,6 +186,14 @@ func fractionFits(tm timeOfDay, p int) string {
 // parseTimestamp parses DATE('T'|' ')TIME[ZONE]. A zone (Z or ±hh:mm) is
 // required when ltz and refused otherwise.
 func parseTimestamp(s []byte, ltz bool, p int) (ms int64, nanos int32, msg string) {
+	if ms, nanos, ok := parseTimestampCommon(s, ltz, p); ok {
+		return ms, nanos, ""
+	}
+	return parseTimestampGeneral(s, ltz, p)
+}
+
+// parseTimestampGeneral is parseTimestamp without the fast path.
+func parseTimestampGeneral(s []byte, ltz bool, p int) (ms int64, nanos int32, msg string) {
 	days, n, msg := parseDate(s)
 	if msg != "" {
 		return 0, 0, msg
@@ -234,6 +242,79 @@ func parseTimestamp(s []byte, ltz bool, p int) (ms int64, nanos int32, msg strin
 		return 0, 0, "out of range"
 	}
 	return ms, tm.subMilli, ""
+}
+
+// parseTimestampCommon is the fast path of parseTimestamp for the usual
+// spelling: a 4-digit year, 'T' or ' ', HH:MM:SS, an optional fraction of 1
+// to 9 digits, and for ltz Z or ±hh:mm. It reports false when it cannot
+// decide (other spellings, any invalid or out-of-range part); then
+// parseTimestampGeneral decides. Where it decides, the result is the same.
+func parseTimestampCommon(s []byte, ltz bool, p int) (ms int64, nanos int32, ok bool) {
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' {
+		return 0, 0, false
+	}
+	y1, ok1 := digits2(s[0], s[1])
+	y2, ok2 := digits2(s[2], s[3])
+	mo, ok3 := digits2(s[5], s[6])
+	d, ok4 := digits2(s[8], s[9])
+	h, ok5 := digits2(s[11], s[12])
+	mi, ok6 := digits2(s[14], s[15])
+	sec, ok7 := digits2(s[17], s[18])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || h > 23 || mi > 59 || sec > 59 || mo < 1 || mo > 12 || d < 1 {
+		return 0, 0, false
+	}
+	y := int64(y1*100 + y2)
+	if d > daysIn(y, mo) {
+		return 0, 0, false
+	}
+	n := 19
+	var frac int64
+	if n < len(s) && s[n] == '.' {
+		n++
+		start := n
+		for n < len(s) && isDigit(s[n]) {
+			if n-start == 9 {
+				return 0, 0, false
+			}
+			frac = frac*10 + int64(s[n]-'0')
+			n++
+		}
+		if n == start {
+			return 0, 0, false
+		}
+		frac *= pow10[9-(n-start)]
+	}
+	if frac%pow10[9-p] != 0 {
+		return 0, 0, false
+	}
+	var off int64
+	switch rest := s[n:]; {
+	case !ltz:
+		if len(rest) != 0 {
+			return 0, 0, false
+		}
+	case len(rest) == 1 && rest[0] == 'Z':
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, ok1 := digits2(rest[1], rest[2])
+		om, ok2 := digits2(rest[4], rest[5])
+		if !ok1 || !ok2 || om > 59 || oh*60+om > 18*60 {
+			return 0, 0, false
+		}
+		off = int64(oh*60+om) * 60_000
+		if rest[0] == '-' {
+			off = -off
+		}
+	default:
+		return 0, 0, false
+	}
+	ms = daysFromCivil(y, mo, d)*millisPerDay + int64(h*3600+mi*60+sec)*1000 + frac/1_000_000 - off
+	return ms, int32(frac % 1_000_000), true
+}
+
+// digits2 parses two decimal digits.
+func digits2(a, b byte) (int, bool) {
+	a, b = a-'0', b-'0'
+	return int(a)*10 + int(b), a <= 9 && b <= 9
 }
 
 // parseOffset parses Z or ±hh:mm (at most ±18:00, as java.time.ZoneOffset).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"io"
+	"math/bits"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -35,8 +36,19 @@ func (c *Codec) DecodeWrite(body []byte, lim Limits) (domain.WriteBatch, []strin
 // DecodeWriteTo is DecodeWrite with the rows' memory taken from buf (see
 // Buffer); a nil buf means a fresh one. The ids never alias buf.
 func (c *Codec) DecodeWriteTo(buf *Buffer, body []byte, lim Limits) (domain.WriteBatch, []string, error) {
+	return c.decodeWriteTo(buf, body, lim, true)
+}
+
+// decodeWriteTo is DecodeWriteTo; fast selects trying the fast path first
+// (see fast.go; tests compare both ways).
+func (c *Codec) decodeWriteTo(buf *Buffer, body []byte, lim Limits, fast bool) (domain.WriteBatch, []string, error) {
 	st := getState(c, buf, body, lim)
 	defer putState(st)
+	if fast {
+		if batch, ids, ok := st.decodeWriteFast(body); ok {
+			return batch, ids, nil
+		}
+	}
 	return st.decodeWrite()
 }
 
@@ -90,6 +102,13 @@ func (st *state) decodeWrite() (domain.WriteBatch, []string, error) {
 	if !sawEntries {
 		return batch, nil, invalid("missing `entries`")
 	}
+	batch, ids := st.finishWrite(batch)
+	return batch, ids, nil
+}
+
+// finishWrite completes a decoded batch: target columns on tables with
+// auto-increment columns, and the entry ids.
+func (st *state) finishWrite(batch domain.WriteBatch) (domain.WriteBatch, []string) {
 	if batch.PartialUpdateColumns == nil && len(st.c.autoInc) > 0 {
 		// Fluss requires an explicit target-column list on tables with an
 		// auto-increment column: write every other column.
@@ -106,7 +125,7 @@ func (st *state) decodeWrite() (domain.WriteBatch, []string, error) {
 		ids[i] = all[prev:end]
 		prev = end
 	}
-	return batch, ids, nil
+	return batch, ids
 }
 
 // endTopLevel consumes the closing '}' and checks that nothing follows.
@@ -384,6 +403,12 @@ func (st *state) entryID(i int) error {
 	if err != nil {
 		return st.entryErr(i, false, -1, st.syntaxErr(err))
 	}
+	return st.addID(i, id)
+}
+
+// addID records id (unquoted, non-empty) as the id of entries[i], checking
+// that it is unique in the request.
+func (st *state) addID(i int, id []byte) error {
 	start := len(st.idBuf)
 	st.idBuf = append(st.idBuf, id...)
 	id = st.idBuf[start:]
@@ -523,20 +548,32 @@ func (st *state) writeRow(op domain.WriteOp, row []domain.Datum) error {
 // that this is allowed.
 func (st *state) fillMissing(op domain.WriteOp, row []domain.Datum) error {
 	c := st.c
-	for ci := range c.cols {
-		if st.present[ci>>6]&(1<<(ci&63)) != 0 {
-			continue
+	for w, seen := range st.present {
+		missing := ^seen
+		if n := len(c.cols) - w*64; n < 64 {
+			missing &= 1<<n - 1
 		}
-		col := &c.cols[ci]
-		row[ci].Null = true
-		switch {
-		case col.pk:
-			return st.failAt(col.name, "missing primary-key column")
-		case op == domain.OpDelete || col.autoInc:
-		case op == domain.OpUpsert && st.partial != nil && !st.partial[ci]:
-		case !col.t.nullable:
-			return st.failAt(col.name, "missing value for a NOT NULL column")
+		for ; missing != 0; missing &= missing - 1 {
+			if err := st.fillMissingColumn(op, row, w*64+bits.TrailingZeros64(missing)); err != nil {
+				return err
+			}
 		}
+	}
+	return nil
+}
+
+// fillMissingColumn sets the absent column ci to null, checking that this
+// is allowed.
+func (st *state) fillMissingColumn(op domain.WriteOp, row []domain.Datum, ci int) error {
+	col := &st.c.cols[ci]
+	row[ci].Null = true
+	switch {
+	case col.pk:
+		return st.failAt(col.name, "missing primary-key column")
+	case op == domain.OpDelete || col.autoInc:
+	case op == domain.OpUpsert && st.partial != nil && !st.partial[ci]:
+	case !col.t.nullable:
+		return st.failAt(col.name, "missing value for a NOT NULL column")
 	}
 	return nil
 }
