@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"errors"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"log/slog"
 	"time"
 
@@ -175,9 +176,11 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	if opts.TracerProvider != nil {
 		otelOpts = append(otelOpts, otelfiber.WithTracerProvider(opts.TracerProvider))
 	}
-	if opts.MeterProvider != nil {
-		otelOpts = append(otelOpts, otelfiber.WithMeterProvider(opts.MeterProvider))
-	}
+	// otelfiber's own HTTP metrics stay off: they label series with the
+	// client-supplied Host header (net.host.name), so any caller could grow
+	// the metric set without bound, and they duplicate the bounded
+	// fluss_gateway_rest_* families the access log records.
+	otelOpts = append(otelOpts, otelfiber.WithMeterProvider(metricnoop.NewMeterProvider()))
 	if opts.Propagators != nil {
 		otelOpts = append(otelOpts, otelfiber.WithPropagators(opts.Propagators))
 	}
