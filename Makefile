@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 CLUSTER := deployments/local/fluss-cluster.sh
 GATEWAY_CONFIG ?= configs/local.yaml
-GOLANGCI_VERSION ?= v2.6.2
+GOLANGCI_VERSION ?= v2.15.0
 
 .PHONY: test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean
 

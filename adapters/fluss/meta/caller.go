@@ -33,9 +33,13 @@ type Dest struct {
 	Addr string
 }
 
-// Any, Coordinator and Node build destinations.
-func Any() Dest          { return Dest{Kind: ToAny} }
-func Coordinator() Dest  { return Dest{Kind: ToCoordinator} }
+// Any is the destination "any live tablet server".
+func Any() Dest { return Dest{Kind: ToAny} }
+
+// Coordinator is the destination "the coordinator leader".
+func Coordinator() Dest { return Dest{Kind: ToCoordinator} }
+
+// Node is the destination "the tablet server with this id".
 func Node(id int32) Dest { return Dest{Kind: ToNode, Node: id} }
 
 // Caller sends one request and decodes its answer into resp. It is the seam

@@ -65,15 +65,6 @@ type field struct {
 // rowFieldMapThreshold is the field count from which a ROW gets a name map.
 const rowFieldMapThreshold = 12
 
-// fieldIndex returns the position of the ROW field called name, or -1. hint
-// is the position tried first (fields usually arrive in declaration order).
-func (t *typ) fieldIndex(name []byte, hint int) int {
-	if uint(hint) < uint(len(t.fields)) && t.fields[hint].name == string(name) {
-		return hint
-	}
-	return t.fieldByName(name)
-}
-
 func (t *typ) fieldByName(name []byte) int {
 	if t.fieldIdx != nil {
 		if i, ok := t.fieldIdx[string(name)]; ok {
