@@ -9,10 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -97,15 +93,7 @@ func (g *gateway) do(method, path string, body any) (int, map[string]any) {
 // decodes its JSON answer; see tests/peer/README.md.
 func peerCmd(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	peer := os.Getenv("FLUSS_PEER")
-	if peer == "" {
-		_, file, _, _ := runtime.Caller(0)
-		peer = filepath.Join(filepath.Dir(file), "..", "peer", "peer.sh")
-	}
-	cmd := exec.Command("bash", append([]string{peer}, args...)...)
-	cmd.Env = append(os.Environ(), "FLUSS_BOOTSTRAP="+wrBootstrap(t))
-	out, err := cmd.Output()
-	require.NoError(t, err, "peer %v: %s", args, out)
+	out := wrPeer(t, nil, args...)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(out, &m), "peer output: %s", out)
 	return m

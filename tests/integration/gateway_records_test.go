@@ -8,10 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,15 +17,7 @@ import (
 // peerScan runs the peer's changelog scan and returns its JSON lines.
 func peerScan(t *testing.T, db, table string) []map[string]any {
 	t.Helper()
-	peer := os.Getenv("FLUSS_PEER")
-	if peer == "" {
-		_, file, _, _ := runtime.Caller(0)
-		peer = filepath.Join(filepath.Dir(file), "..", "peer", "peer.sh")
-	}
-	cmd := exec.Command("bash", peer, "scan", db, table)
-	cmd.Env = append(os.Environ(), "FLUSS_BOOTSTRAP="+wrBootstrap(t))
-	out, err := cmd.Output()
-	require.NoError(t, err, "peer scan: %s", out)
+	out := wrPeer(t, nil, "scan", db, table)
 	var rows []map[string]any
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)

@@ -18,10 +18,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -39,52 +35,6 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-func lkBootstrap(t testing.TB) string {
-	t.Helper()
-	addr := os.Getenv("FLUSS_BOOTSTRAP")
-	if addr == "" {
-		if os.Getenv("FLUSS_INTEGRATION_REQUIRED") == "1" {
-			t.Fatal("FLUSS_INTEGRATION_REQUIRED=1 but FLUSS_BOOTSTRAP is not set")
-		}
-		t.Skip("FLUSS_BOOTSTRAP is not set; start a cluster with deployments/local/fluss-cluster.sh")
-	}
-	return addr
-}
-
-func lkPeerPath() string {
-	if p := os.Getenv("FLUSS_PEER"); p != "" {
-		return p
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "peer", "peer.sh")
-}
-
-// lkPeer runs the peer client and returns its stdout, failing the test on a
-// non-zero exit.
-func lkPeer(t testing.TB, stdin []byte, args ...string) []byte {
-	t.Helper()
-	out, err := lkPeerTry(t, stdin, args...)
-	require.NoError(t, err, "peer %v: %s", args, out)
-	return out
-}
-
-func lkPeerTry(t testing.TB, stdin []byte, args ...string) ([]byte, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{lkPeerPath(), "--bootstrap", lkBootstrap(t)}, args...)...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return append(out, stderr.Bytes()...), err
-	}
-	return out, nil
-}
-
 func lkName(prefix string) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -95,8 +45,8 @@ func lkName(prefix string) string {
 func lkDatabase(t testing.TB) string {
 	t.Helper()
 	name := lkName("gw_lookup")
-	lkPeer(t, nil, "create-database", name)
-	t.Cleanup(func() { _, _ = lkPeerTry(t, nil, "drop-database", name) })
+	wrPeer(t, nil, "create-database", name)
+	t.Cleanup(func() { _, _ = wrPeerTry(t, nil, "drop-database", name) })
 	return name
 }
 
@@ -110,7 +60,7 @@ func lkCreateTable(t testing.TB, db, table string, cols [][2]string, extra ...st
 		ty, _ := json.Marshal(c[1])
 		parts = append(parts, `{"name":`+string(n)+`,"type":`+string(ty)+`}`)
 	}
-	lkPeer(t, nil, append([]string{"create-table", db, table, "--schema", "[" + strings.Join(parts, ",") + "]"}, extra...)...)
+	wrPeer(t, nil, append([]string{"create-table", db, table, "--schema", "[" + strings.Join(parts, ",") + "]"}, extra...)...)
 	return domain.TablePath{Database: db, Table: table}
 }
 
@@ -124,7 +74,7 @@ func lkUpsert(t testing.TB, path domain.TablePath, rows []map[string]any) {
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	lkPeer(t, buf.Bytes(), "upsert", path.Database, path.Table, "--rows-stdin")
+	wrPeer(t, buf.Bytes(), "upsert", path.Database, path.Table, "--rows-stdin")
 }
 
 type lkEnv struct {
@@ -181,7 +131,7 @@ func (c *lkCounter) take() []lkReq {
 
 func lkNewEnv(t testing.TB) *lkEnv {
 	t.Helper()
-	c, err := rpc.NewClient(rpc.Config{BootstrapServers: []string{lkBootstrap(t)}, RequestTimeout: 30 * time.Second})
+	c, err := rpc.NewClient(rpc.Config{BootstrapServers: []string{wrBootstrap(t)}, RequestTimeout: 30 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	cache := meta.New(meta.RPCCaller{Client: c}, meta.Options{})

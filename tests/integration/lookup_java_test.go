@@ -96,7 +96,7 @@ func TestLookupRowsWrittenByJavaClient(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "LookupJavaUpsert.java")
 	require.NoError(t, os.WriteFile(src, []byte(lkJavaUpsert), 0o644))
-	args := []string{"--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", cp, src, lkBootstrap(t), path.Database, path.Table}
+	args := []string{"--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", cp, src, wrBootstrap(t), path.Database, path.Table}
 	for _, k := range ids {
 		args = append(args, strconv.FormatInt(k, 10))
 	}

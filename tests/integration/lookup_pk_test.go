@@ -264,7 +264,7 @@ func TestLookupPartitioned128Keys(t *testing.T) {
 		if string(k[0].Bytes) == "2024-02-30" {
 			continue
 		}
-		out := lkPeer(t, nil, "lookup", db, "parted", "--key", fmt.Sprintf(`{"dt":%q,"id":%d}`, k[0].Bytes, k[1].I64))
+		out := wrPeer(t, nil, "lookup", db, "parted", "--key", fmt.Sprintf(`{"dt":%q,"id":%d}`, k[0].Bytes, k[1].I64))
 		var pr struct {
 			Found bool           `json:"found"`
 			Row   map[string]any `json:"row"`
