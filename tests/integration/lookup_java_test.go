@@ -10,9 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -53,25 +51,6 @@ public class LookupJavaUpsert {
 }
 `
 
-func lkJavaClasspath(t *testing.T) string {
-	t.Helper()
-	home := os.Getenv("FLUSS_HOME")
-	if home == "" {
-		_, file, _, _ := runtime.Caller(0)
-		home = filepath.Join(filepath.Dir(file), "..", "..", ".cache", "fluss")
-	}
-	version := os.Getenv("FLUSS_VERSION")
-	if version == "" {
-		version = "0.9.1-incubating"
-	}
-	client := filepath.Join(home, version, "client", "fluss-client-"+version+".jar")
-	if _, err := os.Stat(client); err != nil {
-		t.Skipf("no Java client jar at %s (run deployments/local/fluss-cluster.sh fetch)", client)
-	}
-	jars, _ := filepath.Glob(filepath.Join(home, version, "lib", "log4j-*.jar"))
-	return strings.Join(append([]string{client}, jars...), string(os.PathListSeparator))
-}
-
 // TestLookupRowsWrittenByJavaClient looks up rows the official Java client
 // wrote, with keys whose encoded bytes end in bytes >= 0x80 (ints >= 128,
 // negative ints, non-ASCII strings). The Rust-based peer hashes such bytes
@@ -84,7 +63,7 @@ func TestLookupRowsWrittenByJavaClient(t *testing.T) {
 			t.Skip("java not found")
 		}
 	}
-	cp := lkJavaClasspath(t)
+	cp := javaClientClasspath(t)
 	db := lkDatabase(t)
 	path := lkCreateTable(t, db, "javarows", [][2]string{{"id", "int NOT NULL"}, {"name", "string NOT NULL"}, {"v", "string"}},
 		"--primary-key", "id,name", "--buckets", "16")
