@@ -21,8 +21,8 @@ import (
 // -ldflags "-X github.com/fluss-gateway/fluss-gateway-go/bootstrap.Version=…".
 var Version = "dev"
 
-// stopMargin is added to the drain timeout for the other stop hooks
-// (closing clusters, flushing telemetry).
+// stopMargin is added to the readiness grace and the drain timeout for the
+// other stop hooks (closing clusters, flushing telemetry).
 const stopMargin = 5 * time.Second
 
 // ConfigModule supplies the validated configuration and the logger.
@@ -43,7 +43,7 @@ func Options(cfg *config.Config, log *slog.Logger) fx.Option {
 		ClustersModule,
 		RESTModule,
 		fx.StartTimeout(startTimeout),
-		fx.StopTimeout(cfg.Shutdown.DrainTimeout+stopMargin),
+		fx.StopTimeout(cfg.Shutdown.ReadinessGrace+cfg.Shutdown.DrainTimeout+stopMargin),
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.SlogLogger{Logger: log}
 			l.UseLogLevel(slog.LevelDebug)

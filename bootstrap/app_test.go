@@ -30,6 +30,7 @@ func testConfig(t *testing.T, env map[string]string) *config.Config {
 		"FLUSS_GATEWAY__REST__LISTEN":                          "127.0.0.1:0",
 		"FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN": "127.0.0.1:0",
 		"FLUSS_GATEWAY__SHUTDOWN__DRAIN_TIMEOUT":               "5s",
+		"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE":             "0s",
 		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BACKEND":             "memory",
 	}
 	for k, v := range env {
@@ -197,6 +198,7 @@ func TestStartFailures(t *testing.T) {
 // and stops the gateway: the request completes, /ready turns 503 meanwhile
 // and new connections are refused.
 func TestGracefulDrain(t *testing.T) {
+	const grace = 600 * time.Millisecond
 	cluster := memory.NewCluster()
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
@@ -207,7 +209,10 @@ func TestGracefulDrain(t *testing.T) {
 		}
 		return nil
 	})
-	cfg := testConfig(t, map[string]string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__BACKEND": ""})
+	cfg := testConfig(t, map[string]string{
+		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BACKEND": "",
+		"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE": "600ms",
+	})
 	var rest *RESTServer
 	app := fxtest.New(t, Options(cfg, discard()),
 		fx.Decorate(func() ClusterFactory {
@@ -217,6 +222,8 @@ func TestGracefulDrain(t *testing.T) {
 	)
 	app.RequireStart()
 	base := "http://" + rest.Addr().String()
+	status, _ := get(t, base+"/ready")
+	require.Equal(t, 200, status)
 
 	type result struct {
 		status int
@@ -234,9 +241,26 @@ func TestGracefulDrain(t *testing.T) {
 	}()
 	<-entered
 
+	stopAt := time.Now()
 	stopped := make(chan error, 1)
 	go func() { stopped <- app.Stop(context.Background()) }()
-	require.Eventually(t, func() bool { return !rest.Readiness().Accepting() }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return !rest.Readiness().Ready() }, 5*time.Second, 5*time.Millisecond)
+
+	// The readiness grace: the listener still accepts, /ready answers 503
+	// with the envelope and Retry-After, application requests are served.
+	resp, err := http.Get(base + "/ready")
+	require.NoError(t, err, "probes reach the listener during the grace")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, 503, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	assert.Contains(t, string(body), `"code":"unavailable"`)
+	assert.Contains(t, string(body), "shutting down")
+	status, _ = get(t, base+"/v1/clusters")
+	assert.Equal(t, 200, status, "application requests are still served during the grace")
+	assert.Less(t, time.Since(stopAt), grace, "the probes above ran inside the grace")
+
+	// After the grace the listener closes while the request is in flight.
 	require.Eventually(t, func() bool {
 		c, err := net.DialTimeout("tcp", rest.Addr().String(), 100*time.Millisecond)
 		if err == nil {
@@ -244,12 +268,78 @@ func TestGracefulDrain(t *testing.T) {
 		}
 		return err != nil
 	}, 5*time.Second, 10*time.Millisecond, "the listener closes while the request is in flight")
+	assert.GreaterOrEqual(t, time.Since(stopAt), grace, "the listener closes only after the grace")
+	assert.False(t, rest.Readiness().Accepting())
 
 	close(release)
 	r := <-inflight
 	require.NoError(t, r.err)
 	assert.Equal(t, 200, r.status, "the in-flight request completes")
 	require.NoError(t, <-stopped)
+}
+
+func TestStopTimeoutCoversTheGrace(t *testing.T) {
+	cases := []struct {
+		name  string
+		grace string
+		want  time.Duration
+	}{
+		{"no grace", "0s", 5*time.Second + stopMargin},
+		{"with grace", "3s", 3*time.Second + 5*time.Second + stopMargin},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t, map[string]string{"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE": tc.grace})
+			app := fx.New(Options(cfg, discard()))
+			require.NoError(t, app.Err())
+			assert.Equal(t, tc.want, app.StopTimeout())
+		})
+	}
+}
+
+func TestClusterStartupLogSaysConfigured(t *testing.T) {
+	cases := []struct {
+		name    string
+		backend string
+		want    []string
+	}{
+		{"memory", "memory", []string{`"msg":"cluster configured"`, `"backend":"memory"`, "nothing is stored in Fluss"}},
+		{"fluss", "", []string{`"msg":"cluster configured"`, `"backend":"fluss"`, "opened on first use", `"auto_create_partitions":true`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&syncBuffer{w: &logs}, nil))
+			cfg := testConfig(t, map[string]string{
+				"FLUSS_GATEWAY__CLUSTER__DEFAULT__BACKEND": tc.backend,
+				"FLUSS_GATEWAY__METRICS__ENABLED":          "false",
+			})
+			app := fxtest.New(t, Options(cfg, log), fx.Decorate(func() ClusterFactory {
+				return func(context.Context, config.Cluster, *slog.Logger) (ClusterBackend, error) {
+					return memory.NewCluster(), nil
+				}
+			}))
+			app.RequireStart()
+			app.RequireStop()
+			out := logs.String()
+			for _, w := range tc.want {
+				assert.Contains(t, out, w)
+			}
+			assert.NotContains(t, out, "cluster ready")
+		})
+	}
+}
+
+// syncBuffer serialises writes from the server goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.w.Write(p)
 }
 
 func TestMain_(t *testing.T) {

@@ -83,9 +83,20 @@ func (s *clusterSet) open(ctx context.Context, factory ClusterFactory, log *slog
 			return fmt.Errorf("cluster %s: %w", cl.ID, err)
 		}
 		opened[cl.ID] = b
-		log.Info("cluster ready", "cluster", cl.ID, "backend", string(cl.Backend),
-			"bootstrap_servers", cl.BootstrapServers, "security_protocol", string(cl.EffectiveSecurityProtocol()),
-			"identity_mode", string(cl.IdentityMode))
+		// Opening a Fluss backend connects nothing (identity mode user only
+		// probes), so the line says what was configured, not that the
+		// cluster is reachable: that shows on the first request.
+		attrs := []any{"cluster", cl.ID, "backend", string(cl.Backend)}
+		if cl.Backend == config.BackendMemory {
+			attrs = append(attrs, "note", "in-process catalog, nothing is stored in Fluss")
+		} else {
+			attrs = append(attrs, "bootstrap_servers", cl.BootstrapServers,
+				"security_protocol", string(cl.EffectiveSecurityProtocol()),
+				"identity_mode", string(cl.IdentityMode),
+				"auto_create_partitions", cl.AutoCreatePartitions,
+				"note", "connections to Fluss are opened on first use; reachability shows on requests")
+		}
+		log.Info("cluster configured", attrs...)
 	}
 	s.backends.Store(&opened)
 	return nil

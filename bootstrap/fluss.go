@@ -30,6 +30,11 @@ func FlussClusterFactory(inst *telemetry.Instrumentation) ClusterFactory {
 }
 
 func openFlussCluster(ctx context.Context, cluster config.Cluster, log *slog.Logger, inst *telemetry.Instrumentation) (ClusterBackend, error) {
+	return fluss.Open(ctx, flussConfig(cluster, inst), log)
+}
+
+// flussConfig maps one cluster's configuration to the Fluss adapter's.
+func flussConfig(cluster config.Cluster, inst *telemetry.Instrumentation) fluss.Config {
 	cfg := fluss.Config{
 		ID:               cluster.ID,
 		BootstrapServers: cluster.BootstrapServers,
@@ -39,6 +44,9 @@ func openFlussCluster(ctx context.Context, cluster config.Cluster, log *slog.Log
 		UserIdleTimeout:  cluster.ConnectionIdleTimeout,
 		ClientVersion:    Version,
 	}
+	// gateway.cluster.<id>.write.auto-create-partitions (default true): when
+	// false, rows for a missing partition fail with partition_not_found.
+	cfg.Writer.DisableDynamicPartitions = !cluster.AutoCreatePartitions
 	if cluster.EffectiveSecurityProtocol() == config.ProtocolSASL {
 		cfg.Username = cluster.ServiceAccount
 		cfg.Password = cluster.ServiceSecret.Reveal()
@@ -47,5 +55,5 @@ func openFlussCluster(ctx context.Context, cluster config.Cluster, log *slog.Log
 		cfg.Hooks = []any{inst.FlussHooks(cluster.ID)}
 		cfg.Writer.Metrics = inst.WriterHooks(cluster.ID)
 	}
-	return fluss.Open(ctx, cfg, log)
+	return cfg
 }

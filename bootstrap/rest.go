@@ -21,8 +21,9 @@ import (
 
 // RESTModule serves the REST API on `gateway.rest.listen`: it binds in
 // OnStart (so a taken port fails startup), serves in a goroutine, flips
-// readiness to serving once listening, and on stop flips it to draining and
-// lets in-flight requests finish within `gateway.shutdown.drain-timeout`.
+// readiness to serving once listening, and on stop turns /ready to 503 while
+// still serving for `gateway.shutdown.readiness-grace`, then stops accepting
+// and lets in-flight requests finish within `gateway.shutdown.drain-timeout`.
 var RESTModule = fx.Module("rest",
 	fx.Provide(
 		httpadapter.NewReadiness,
@@ -41,6 +42,7 @@ type RESTServer struct {
 	readiness *httpadapter.Readiness
 	cfg       *config.Config
 	listen    string
+	grace     time.Duration
 	drain     time.Duration
 	log       *slog.Logger
 	factory   IdentityFactory
@@ -104,6 +106,7 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		readiness: p.Readiness,
 		cfg:       p.Config,
 		listen:    p.Config.REST.Listen,
+		grace:     p.Config.Shutdown.ReadinessGrace,
 		drain:     p.Config.Shutdown.DrainTimeout,
 		log:       p.Logger,
 		factory:   p.Identity,
@@ -184,6 +187,16 @@ func (s *RESTServer) start(ctx context.Context) (err error) {
 	return nil
 }
 
+// waitGrace waits out the readiness grace, or less if the stop context ends.
+func (s *RESTServer) waitGrace(ctx context.Context) {
+	t := time.NewTimer(s.grace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // Scheme is https when the listener terminates TLS, else http.
 func (s *RESTServer) Scheme() string {
 	if s.cfg.REST.TLS.Enabled() {
@@ -192,12 +205,22 @@ func (s *RESTServer) Scheme() string {
 	return "http"
 }
 
-// stop drains: /ready turns 503 at once, the listener closes, and in-flight
-// requests get until the drain timeout to finish.
+// stop shuts the listener down in two phases. During the readiness grace
+// /ready answers 503 (with Retry-After) while the listener keeps accepting
+// and serving, so load balancers and probes observe the instance leaving
+// rather than a refused connection. Then application requests are refused,
+// the listener closes, and in-flight requests get until the drain timeout to
+// finish.
 func (s *RESTServer) stop(ctx context.Context) error {
-	s.readiness.BeginDraining()
+	s.readiness.BeginShutdown()
 	defer s.readiness.SetStopped()
 	started := time.Now()
+	if s.grace > 0 {
+		s.log.Info("REST listener leaving: /ready answers 503 while requests are still served",
+			"readiness_grace", config.FormatDuration(s.grace))
+		s.waitGrace(ctx)
+	}
+	s.readiness.BeginDraining()
 	ctx, cancel := context.WithTimeout(ctx, s.drain)
 	defer cancel()
 	err := s.app.ShutdownWithContext(ctx)

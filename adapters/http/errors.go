@@ -135,6 +135,14 @@ func (a *api) writeError(c *fiber.Ctx, err error) {
 	if internal {
 		a.log.ErrorContext(c.UserContext(), "request failed", "request_id", id, "error", err)
 	}
+	// The access line names the failure. The envelope message is what the
+	// caller was told (it never holds credentials); an internal cause stays
+	// out of the envelope but is already logged in full above.
+	logged := message
+	if internal {
+		logged = err.Error()
+	}
+	c.Locals(localFailure, failure{code: code, message: logged})
 	if retryAfter > 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(retryAfter, 10))
 	}

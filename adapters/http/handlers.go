@@ -26,11 +26,13 @@ func (a *api) health(c *fiber.Ctx) error {
 	return writeJSONBody(c, healthResponse{Status: "ok", UptimeMS: time.Since(a.started).Milliseconds()})
 }
 
-// ready is 200 only while application traffic is accepted, so load balancers
-// stop routing as soon as shutdown begins. It reflects the process lifecycle
-// only: cluster availability surfaces through request errors.
+// ready is 200 only between startup and the start of shutdown, so load
+// balancers stop routing as soon as shutdown begins (the readiness grace
+// keeps serving application requests meanwhile). It answers 503
+// `unavailable` with Retry-After otherwise. It reflects the process
+// lifecycle only: cluster availability surfaces through request errors.
 func (a *api) ready(c *fiber.Ctx) error {
-	if err := a.readiness.ensureAccepting(); err != nil {
+	if err := a.readiness.ensureReady(); err != nil {
 		return err
 	}
 	return writeJSONBody(c, readyResponse{Status: "ready"})
@@ -404,7 +406,12 @@ func existence(c *fiber.Ctx, ok bool, res domain.Resource, format string, arg an
 	if !ok {
 		return domain.NotFound(res, format, arg)
 	}
-	return c.SendStatus(fiber.StatusOK)
+	// A HEAD answer carries the headers of the GET answer and no body (the
+	// resource's JSON is not fetched for an existence check).
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	c.Status(fiber.StatusOK)
+	c.Response().ResetBody()
+	return nil
 }
 
 // writeCreated answers 201 with a Location for a created resource, or 200

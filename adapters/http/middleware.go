@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"mime"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
@@ -26,7 +28,43 @@ const (
 	localVerdicts = "fluss-gateway.verdicts"
 	// localLogAttrs holds extra key/value pairs for the access log line.
 	localLogAttrs = "fluss-gateway.log-attrs"
+	// localFailure holds the failure (a failure value) the request was
+	// answered with, for the access log line.
+	localFailure = "fluss-gateway.failure"
 )
+
+// failure is the error a request was answered with, as the access log
+// reports it.
+type failure struct {
+	code    string
+	message string
+}
+
+// severeCodes are the wire codes of failures on the gateway's or the
+// cluster's side: operators need to see them (WARN or ERROR), unlike caller
+// mistakes (INFO).
+var severeCodes = map[string]bool{"internal": true, "backend": true, "unavailable": true, "timeout": true}
+
+// accessLevel is the level of an access line: ERROR for 500 (internal or
+// backend failures), WARN for other 5xx answers and for answers carrying a
+// severe failure (a write whose entries failed on the cluster side), INFO
+// otherwise (caller errors included).
+func accessLevel(status int, f *failure, entryCodes map[string]int) slog.Level {
+	switch {
+	case status == fiber.StatusInternalServerError:
+		return slog.LevelError
+	case status >= 500:
+		return slog.LevelWarn
+	case f != nil && severeCodes[f.code]:
+		return slog.LevelWarn
+	}
+	for code := range entryCodes {
+		if severeCodes[code] {
+			return slog.LevelWarn
+		}
+	}
+	return slog.LevelInfo
+}
 
 // HeaderRequestID carries the request id in both directions.
 const HeaderRequestID = "X-Request-Id"
@@ -109,11 +147,20 @@ func (a *api) accessLog(c *fiber.Ctx) {
 	if extra, ok := c.Locals(localLogAttrs).([]any); ok {
 		attrs = append(attrs, extra...)
 	}
+	var f *failure
+	if v, ok := c.Locals(localFailure).(failure); ok {
+		f = &v
+		attrs = append(attrs, "error_code", v.code, "error", v.message)
+	}
+	var entryCodes map[string]int
+	if sum, ok := c.Locals(localWriteSummary).(application.WriteSummary); ok {
+		entryCodes = sum.FailedByCode
+	}
 	ctx := c.UserContext()
 	if sc, ok := c.Locals(localSpanCtx).(context.Context); ok {
 		ctx = sc
 	}
-	a.log.InfoContext(ctx, "request", attrs...)
+	a.log.Log(ctx, accessLevel(c.Response().StatusCode(), f, entryCodes), "request", attrs...)
 	if a.opts.Observer != nil {
 		r, _ := c.Locals(localRoute).(string)
 		a.opts.Observer.ObserveRequest(ctx, c.Method(), r, c.Response().StatusCode(), elapsed)

@@ -10,13 +10,17 @@ import (
 const (
 	stateStarting int32 = iota
 	stateServing
+	stateQuiescing
 	stateDraining
 	stateStopped
 )
 
 // Readiness is the process lifecycle as the REST API sees it: starting, then
-// serving, then draining, then stopped. Transitions only move forwards, so a
-// late or repeated call is harmless. /ready and the acceptance guard read it;
+// serving, then quiescing (shutdown began: /ready answers 503 so load
+// balancers take the instance out, while application requests are still
+// served), then draining (application requests are refused while in-flight
+// ones finish), then stopped. Transitions only move forwards, so a late or
+// repeated call is harmless. /ready and the acceptance guard read it;
 // bootstrap moves it. The zero value is starting.
 type Readiness struct {
 	state atomic.Int32
@@ -28,27 +32,52 @@ func NewReadiness() *Readiness { return &Readiness{} }
 // SetServing marks startup complete: application traffic is accepted.
 func (r *Readiness) SetServing() { r.advance(stateServing) }
 
-// BeginDraining marks the start of shutdown: new application requests are
-// refused while in-flight ones finish.
+// BeginShutdown marks the start of shutdown: /ready answers 503 from now on,
+// while application requests are still served (the readiness grace that
+// lets load balancers observe the instance leaving).
+func (r *Readiness) BeginShutdown() { r.advance(stateQuiescing) }
+
+// BeginDraining marks the end of the readiness grace: new application
+// requests are refused while in-flight ones finish. It implies BeginShutdown.
 func (r *Readiness) BeginDraining() { r.advance(stateDraining) }
 
 // SetStopped marks the end of shutdown.
 func (r *Readiness) SetStopped() { r.advance(stateStopped) }
 
-// Accepting reports whether application traffic is accepted.
-func (r *Readiness) Accepting() bool { return r.state.Load() == stateServing }
+// Ready reports whether /ready answers 200: startup is complete and shutdown
+// has not begun.
+func (r *Readiness) Ready() bool { return r.state.Load() == stateServing }
 
-// ensureAccepting returns nil while serving and an unavailable error naming
-// the state otherwise.
-func (r *Readiness) ensureAccepting() error {
-	switch r.state.Load() {
-	case stateServing:
-		return nil
-	case stateStarting:
-		return domain.Errorf(domain.KindUnavailable, "gateway is starting")
-	default:
-		return domain.Errorf(domain.KindUnavailable, "gateway is shutting down")
+// Accepting reports whether application traffic is accepted: while serving
+// and during the readiness grace of shutdown.
+func (r *Readiness) Accepting() bool {
+	s := r.state.Load()
+	return s == stateServing || s == stateQuiescing
+}
+
+// ensureReady returns nil while serving and an unavailable error naming the
+// state otherwise; /ready answers with it.
+func (r *Readiness) ensureReady() error {
+	if s := r.state.Load(); s != stateServing {
+		return notAccepting(s)
 	}
+	return nil
+}
+
+// ensureAccepting returns nil while application traffic is accepted and an
+// unavailable error naming the state otherwise.
+func (r *Readiness) ensureAccepting() error {
+	if s := r.state.Load(); s != stateServing && s != stateQuiescing {
+		return notAccepting(s)
+	}
+	return nil
+}
+
+func notAccepting(state int32) error {
+	if state == stateStarting {
+		return domain.Errorf(domain.KindUnavailable, "gateway is starting")
+	}
+	return domain.Errorf(domain.KindUnavailable, "gateway is shutting down")
 }
 
 func (r *Readiness) advance(to int32) {

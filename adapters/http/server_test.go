@@ -34,6 +34,7 @@ func TestHealthReadyAcrossTheLifecycle(t *testing.T) {
 	}{
 		{name: "starting", advance: func() {}, ready: 503, readyCode: "unavailable", catalog: 503, catalogMsg: "starting"},
 		{name: "serving", advance: rd.SetServing, ready: 200, catalog: 200},
+		{name: "readiness grace", advance: rd.BeginShutdown, ready: 503, readyCode: "unavailable", catalog: 200},
 		{name: "draining", advance: rd.BeginDraining, ready: 503, readyCode: "unavailable", catalog: 503, catalogMsg: "shutting down"},
 		{name: "stopped", advance: rd.SetStopped, ready: 503, readyCode: "unavailable", catalog: 503, catalogMsg: "shutting down"},
 		{name: "never backwards", advance: rd.SetServing, ready: 503, readyCode: "unavailable", catalog: 503, catalogMsg: "shutting down"},
@@ -49,8 +50,15 @@ func TestHealthReadyAcrossTheLifecycle(t *testing.T) {
 
 		r := g.call("GET", "/ready", "")
 		require.Equal(t, s.ready, r.status, s.name)
+		assert.Equal(t, s.ready == 200, rd.Ready(), s.name)
+		assert.Equal(t, s.catalog == 200, rd.Accepting(), s.name)
 		if s.readyCode != "" {
 			assert.Equal(t, s.readyCode, r.errorCode(t), s.name)
+			want := "shutting down"
+			if s.name == "starting" {
+				want = "starting"
+			}
+			assert.Contains(t, r.message(t), want, s.name)
 			assert.Equal(t, "1", r.header.Get("Retry-After"))
 		} else {
 			assert.Equal(t, map[string]any{"status": "ready"}, r.json(t))

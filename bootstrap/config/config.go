@@ -106,8 +106,15 @@ type Metrics struct {
 
 // Shutdown configures graceful shutdown (`gateway.shutdown.*`).
 type Shutdown struct {
-	// DrainTimeout bounds the whole shutdown, in-flight request drain included.
+	// DrainTimeout bounds the in-flight request drain that follows the
+	// readiness grace.
 	DrainTimeout time.Duration
+	// ReadinessGrace (`gateway.shutdown.readiness-grace`, a gateway-go
+	// extension) is how long the REST listener keeps serving after SIGTERM
+	// with /ready answering 503, so load balancers and readiness probes see
+	// the instance leave before it stops accepting connections. Zero stops
+	// accepting at once.
+	ReadinessGrace time.Duration
 }
 
 // AuthenticationMode is how HTTP callers are authenticated.
@@ -268,6 +275,11 @@ type Cluster struct {
 	ConnectionIdleTimeout time.Duration
 	// Backend is a gateway-go extension key; see Backend.
 	Backend Backend
+	// AutoCreatePartitions (`write.auto-create-partitions`, a gateway-go
+	// extension, default true) lets a write create the missing partitions
+	// of a partitioned table; when false such rows fail with
+	// `partition_not_found`.
+	AutoCreatePartitions bool
 }
 
 // Defaults, as in the official gateway.
@@ -279,6 +291,8 @@ const (
 	DefaultTrustedHeaderName = "x-forwarded-user"
 	DefaultRealm             = "fluss-gateway"
 	DefaultActAsHeader       = "x-fluss-act-as"
+	// DefaultReadinessGrace is the default of gateway.shutdown.readiness-grace.
+	DefaultReadinessGrace = 2 * time.Second
 	// MaxDuration bounds every configured duration to keep deadline
 	// arithmetic safe.
 	MaxDuration = 365 * 24 * time.Hour
@@ -305,7 +319,7 @@ func Default() Config {
 			Exporter:         "prometheus",
 			PrometheusListen: DefaultMetricsListen,
 		},
-		Shutdown: Shutdown{DrainTimeout: 30 * time.Second},
+		Shutdown: Shutdown{DrainTimeout: 30 * time.Second, ReadinessGrace: DefaultReadinessGrace},
 		Security: Security{
 			Authentication:     AuthTrust,
 			Realm:              DefaultRealm,
@@ -346,6 +360,9 @@ func DefaultCluster(id string) Cluster {
 		ConnectTimeout:   10 * time.Second,
 		IdentityMode:     IdentityService,
 		Backend:          BackendFluss,
+		// AutoCreatePartitions follows the Java client's default
+		// (client.writer.dynamic-create-partition.enabled).
+		AutoCreatePartitions: true,
 	}
 }
 

@@ -253,6 +253,8 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 			return "request", "require"
 		case key == KeyTLSReloadInterval || key == KeyPasswordCacheTTL || strings.HasPrefix(key, "gateway.security.jwt.") && !strings.Contains(key, "jwks-") && strings.Contains(key, "skew"):
 			return "11s", "22s"
+		case key == KeyReadinessGrace:
+			return "1s", "0s"
 		case key == KeyJWTRefreshInterval:
 			return "11m", "22m"
 		case key == KeyTrustedHeaderCIDRs:
@@ -643,4 +645,95 @@ func TestShippedConfigsLoad(t *testing.T) {
 	cfg, err := Load(Options{Path: filepath.Join("..", "..", "configs", "local.yaml")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"127.0.0.1:19123"}, cfg.Clusters[0].BootstrapServers)
+}
+
+func TestShutdownReadinessGrace(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		want    time.Duration
+		wantErr string
+	}{
+		{name: "default", want: DefaultReadinessGrace},
+		{name: "file", file: "gateway.shutdown.readiness-grace: 5s\n", want: 5 * time.Second},
+		{name: "milliseconds", file: "gateway.shutdown.readiness-grace: 250ms\n", want: 250 * time.Millisecond},
+		{name: "zero disables", file: "gateway.shutdown.readiness-grace: 0s\n", want: 0},
+		{name: "bare zero", file: "gateway.shutdown.readiness-grace: 0\n", want: 0},
+		{name: "environment", env: map[string]string{"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE": "3s"}, want: 3 * time.Second},
+		{name: "no unit", file: "gateway.shutdown.readiness-grace: 10\n", wantErr: "unit must be one of"},
+		{name: "negative", file: "gateway.shutdown.readiness-grace: -1s\n", wantErr: KeyReadinessGrace},
+		{name: "too long", file: "gateway.shutdown.readiness-grace: 366d\n", wantErr: "must not exceed"},
+		{name: "zero with a bad unit", file: "gateway.shutdown.readiness-grace: 0y\n", wantErr: KeyReadinessGrace},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := Options{Env: tc.env}
+			if tc.file != "" {
+				opts.Path = writeFile(t, tc.file)
+			}
+			cfg, err := Load(opts)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, cfg.Shutdown.ReadinessGrace)
+			// The dump reloads to the same value.
+			again, err := Load(Options{Path: writeFile(t, cfg.Redacted())})
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, again.Shutdown.ReadinessGrace)
+		})
+	}
+}
+
+func TestClusterAutoCreatePartitions(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		want    map[string]bool
+		wantErr string
+	}{
+		{name: "default on", want: map[string]bool{"default": true}},
+		{name: "off in the file", file: "gateway.cluster.default.write.auto-create-partitions: false\n", want: map[string]bool{"default": false}},
+		{
+			name: "per cluster",
+			file: "gateway.clusters: [default, analytics]\ngateway.cluster.analytics.write.auto-create-partitions: false\n",
+			want: map[string]bool{"default": true, "analytics": false},
+		},
+		{
+			name: "environment overrides the file",
+			file: "gateway.cluster.default.write.auto-create-partitions: false\n",
+			env:  map[string]string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__WRITE__AUTO_CREATE_PARTITIONS": "true"},
+			want: map[string]bool{"default": true},
+		},
+		{name: "not a boolean", file: "gateway.cluster.default.write.auto-create-partitions: maybe\n", wantErr: "gateway.cluster.default.write.auto-create-partitions"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := Options{Env: tc.env}
+			if tc.file != "" {
+				opts.Path = writeFile(t, tc.file)
+			}
+			cfg, err := Load(opts)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			for id, want := range tc.want {
+				cl, ok := cfg.Cluster(id)
+				require.True(t, ok, id)
+				assert.Equal(t, want, cl.AutoCreatePartitions, id)
+			}
+			assert.Contains(t, cfg.Redacted(), "write.auto-create-partitions")
+		})
+	}
 }

@@ -40,6 +40,9 @@ const (
 	clusterKeyConnMax   = "connection.max"
 	clusterKeyConnIdle  = "connection.idle-timeout"
 	clusterKeyConnectTO = "connect-timeout"
+	clusterKeyAutoPart  = "write.auto-create-partitions"
+	// KeyReadinessGrace is a gateway-go extension key.
+	KeyReadinessGrace = "gateway.shutdown.readiness-grace"
 )
 
 // scalar is one configured value: YAML scalar text with its resolved tag
@@ -93,6 +96,23 @@ func (v scalar) duration() (time.Duration, error) {
 	s, err := v.str()
 	if err != nil {
 		return 0, err
+	}
+	return ParseDuration(s)
+}
+
+// durationOrZero is duration, except that a zero (`0`, `0s`, `0ms`...) is
+// accepted and means "none".
+func (v scalar) durationOrZero() (time.Duration, error) {
+	s, err := v.str()
+	if err != nil {
+		return 0, err
+	}
+	digits, unit := splitNumberAndUnit(s)
+	if digits != "" && strings.Trim(digits, "0") == "" {
+		switch strings.ToLower(unit) {
+		case "", "ms", "s", "m", "h", "d":
+			return 0, nil
+		}
 	}
 	return ParseDuration(s)
 }
@@ -265,6 +285,19 @@ var globalEntries = append([]entry[Config]{
 	listenEntry(KeyMetricsListen, func(c *Config) *string { return &c.Metrics.PrometheusListen }),
 	durationEntry("gateway.shutdown.drain-timeout", func(c *Config) *time.Duration { return &c.Shutdown.DrainTimeout }),
 	{
+		key: KeyReadinessGrace,
+		apply: func(c *Config, v scalar) (err error) {
+			c.Shutdown.ReadinessGrace, err = v.durationOrZero()
+			return err
+		},
+		render: func(c *Config) string {
+			if c.Shutdown.ReadinessGrace == 0 {
+				return "0s"
+			}
+			return FormatDuration(c.Shutdown.ReadinessGrace)
+		},
+	},
+	{
 		key: KeySecurityAuth,
 		apply: func(c *Config, v scalar) error {
 			s, err := v.oneOf(string(AuthTrust), string(AuthPassword), string(AuthToken), string(AuthTrustedHeader),
@@ -279,9 +312,11 @@ var globalEntries = append([]entry[Config]{
 	stringEntry(KeyTrustedHeaderName, func(c *Config) *string { return &c.Security.TrustedHeaderName }),
 }, securityEntries...)
 
-// clusterEntries are the keys under `gateway.cluster.<id>.`. The last two are
-// gateway-go extensions: `connection.security.protocol` makes the transport
-// explicit, and `backend` selects the in-memory development backend.
+// clusterEntries are the keys under `gateway.cluster.<id>.`. The last three
+// are gateway-go extensions: `connection.security.protocol` makes the
+// transport explicit, `backend` selects the in-memory development backend,
+// and `write.auto-create-partitions` switches the writer's dynamic partition
+// creation.
 var clusterEntries = []entry[Cluster]{
 	{
 		key: clusterKeyServers,
@@ -334,6 +369,7 @@ var clusterEntries = []entry[Cluster]{
 		},
 		render: func(c *Cluster) string { return string(c.Backend) },
 	},
+	boolEntry(clusterKeyAutoPart, func(c *Cluster) *bool { return &c.AutoCreatePartitions }),
 }
 
 // ClusterKey returns the full key of a per-cluster option, for messages.

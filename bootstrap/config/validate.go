@@ -33,6 +33,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	checkDuration(add, "gateway.shutdown.drain-timeout", c.Shutdown.DrainTimeout)
+	if c.Shutdown.ReadinessGrace < 0 || c.Shutdown.ReadinessGrace > MaxDuration {
+		add("%s must be between 0 and %d seconds", KeyReadinessGrace, int64(MaxDuration/time.Second))
+	}
 	for _, s := range []struct {
 		key string
 		n   int64

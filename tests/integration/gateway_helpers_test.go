@@ -37,6 +37,7 @@ func startGateway(t *testing.T, extraEnv ...string) *gateway {
 	env := map[string]string{
 		"FLUSS_GATEWAY__REST__LISTEN":                         "127.0.0.1:0",
 		"FLUSS_GATEWAY__METRICS__ENABLED":                     "false",
+		"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE":            "0s",
 		"FLUSS_GATEWAY__CLUSTERS":                             "default",
 		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS": addr,
 	}

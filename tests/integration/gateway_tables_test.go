@@ -235,7 +235,9 @@ func TestGatewayInvalidTables(t *testing.T) {
 	db := gwName("gw_invalid")
 	createDatabase(t, g, db)
 	tables := "/databases/" + db + "/tables"
-	col := func(name string, dt map[string]any) map[string]any { return map[string]any{"name": name, "data_type": dt} }
+	col := func(name string, dt map[string]any) map[string]any {
+		return map[string]any{"name": name, "data_type": dt}
+	}
 
 	status, body := g.do(http.MethodPost, tables, map[string]any{
 		"table_name": "dry", "columns": []any{col("id", map[string]any{"type": "INTEGER"})}, "validate_only": true,
