@@ -98,11 +98,15 @@ const (
 	batchInAir batchState = iota + 1
 	batchWaitRetry
 	batchDone
+	// batchBuilding: taken by the sender, bytes being built without
+	// Writer.mu; never sent yet (see takeLocked).
+	batchBuilding
 )
 
 // batch is one bucket's record batch: built once, sent, possibly resent.
 type batch struct {
 	b          *bucket
+	codec      *codec
 	recs       []*rec
 	data       []byte
 	kvb        *record.KvBatchBuilder // KV batches: re-stamps the header
@@ -171,18 +175,53 @@ func putBuf(b []byte) {
 	bufPool.Put(&b)
 }
 
-// buildLocked takes the oldest compatible queued records of b (up to a batch
-// size, at least one) and materializes their batch. Records whose row the
-// batch builder rejects fail alone. It returns nil when nothing was taken.
-func (w *Writer) buildLocked(b *bucket, now time.Time) *batch {
+// Building a batch happens in three steps, so that the expensive part
+// (copying the rows, Arrow encoding, ZSTD compression, the CRC) runs without
+// Writer.mu, which every Write needs at its deadline (expire):
+//
+//  1. takeLocked (under mu) picks the records, assigns the writer id and
+//     sequence and appends the batch to the bucket's inflight list in state
+//     batchBuilding. Records in a building batch are recBatched.
+//  2. build (sender goroutine, without mu) materializes the bytes into a
+//     separate builtBatch; it reads only immutable data: bt.codec, bt.recs
+//     (the slice is replaced only under mu by finishBuildLocked, which runs
+//     on the same goroutine after build), and each record's arena and
+//     encoding. It never touches record or batch state.
+//  3. finishBuildLocked (under mu) installs the bytes unless the batch was
+//     dropped meanwhile, fails the rows the builder rejected, and (re)stamps
+//     the header with the batch's current writer id and sequence.
+//
+// While a batch is building, the rest of the writer treats it as an unsent
+// batch that owns its bytes:
+//   - expire drops it when no other request waits for it (its rows get
+//     applied "no", like a batch waiting for a retry); failBatchLocked
+//     removes it from inflight and gives its sequence back, and
+//     finishBuildLocked then sees batchDone and never sends it. Otherwise
+//     the expiring rows get "unknown": the batch will be sent for the other
+//     requests (the old single critical section gave the same verdict, as
+//     expire then ran after the batch was in the air).
+//   - Close fails it like any inflight batch; it is not sent either.
+//   - Its sequence may be shifted down (failBatchLocked adjust of an
+//     earlier batch): finishBuildLocked stamps after reading bt.seq under mu.
+//   - It counts against MaxInFlightPerBucket and keeps the bucket non-idle
+//     (it is in b.inflight), and it is never a retry candidate.
+// Only one sender goroutine takes and builds batches, and it finishes every
+// batch of a drain round before the next round, so a building batch is
+// always the highest sequence of its bucket.
+
+// takeLocked takes the oldest compatible queued records of b (up to a batch
+// size, at least one) into a new batch in state batchBuilding. It returns
+// nil when nothing was taken.
+func (w *Writer) takeLocked(b *bucket, now time.Time) *batch {
 	first := b.firstLive()
 	if first == nil {
 		return nil
 	}
 	c := first.req.codec
 	bt := &batch{
-		b: b, log: !c.pk, schemaID: c.schemaID, tableID: c.tableID,
+		b: b, codec: c, log: !c.pk, schemaID: c.schemaID, tableID: c.tableID,
 		compat: first.req.compat, targetCols: first.req.targetCols, created: now,
+		state: batchBuilding,
 	}
 	size := 0
 	taken := 0
@@ -209,13 +248,41 @@ func (w *Writer) buildLocked(b *bucket, now time.Time) *batch {
 	} else if b.head > len(b.queue)/2 {
 		b.compact()
 	}
+	if w.opts.DisableIdempotence {
+		bt.writerID, bt.seq = record.NoWriterID, record.NoBatchSequence
+	} else {
+		bt.writerID, bt.seq = w.writerID, b.nextSeq
+		b.nextSeq = nextSeq(b.nextSeq)
+	}
+	b.inflight = append(b.inflight, bt)
+	return bt
+}
 
+// builtBatch is the output of build, installed by finishBuildLocked.
+type builtBatch struct {
+	writerID int64 // the header was stamped with these
+	seq      int32
+	data     []byte
+	kvb      *record.KvBatchBuilder
+	count    int32
+	kept     []*rec // the records in data (nil: all of bt.recs)
+	failed   []*rec // records the builder rejected, with failErr
+	failErr  []error
+	err      error // the whole batch failed
+}
+
+// build materializes the bytes of a batch taken by takeLocked. It runs on
+// the sender goroutine without Writer.mu: writerID and seq are the values
+// read under mu by the caller (they are re-checked by finishBuildLocked).
+func (w *Writer) build(bt *batch, writerID int64, seq int32) *builtBatch {
+	c := bt.codec
+	out := &builtBatch{writerID: writerID, seq: seq}
 	switch {
 	case c.pk:
 		kvb, err := record.NewKvBatchBuilder(c.schemaID, getBuf())
 		if err != nil {
-			w.failRecsLocked(bt.recs, err)
-			return nil
+			out.err = err
+			return out
 		}
 		for _, r := range bt.recs {
 			if v := r.value(); v != nil {
@@ -224,11 +291,14 @@ func (w *Writer) buildLocked(b *bucket, now time.Time) *batch {
 				_ = kvb.Delete(r.key())
 			}
 		}
-		bt.kvb = kvb
-		bt.count = int32(len(bt.recs))
+		out.kvb = kvb
+		out.count = int32(len(bt.recs))
+		out.data = kvb.Build(writerID, seq)
+		return out
 	case c.logFmt == logArrow:
-		if !w.buildArrowLocked(c, bt) {
-			return nil
+		w.buildArrow(c, bt, out)
+		if out.err != nil {
+			return out
 		}
 	default:
 		data, _ := record.BeginLogBatch(getBuf())
@@ -238,31 +308,27 @@ func (w *Writer) buildLocked(b *bucket, now time.Time) *batch {
 			data = append(data, byte(record.ChangeAppendOnly))
 			data = append(data, v...)
 		}
-		bt.data = data
-		bt.count = int32(len(bt.recs))
+		out.data = data
+		out.count = int32(len(bt.recs))
 	}
-
-	if w.opts.DisableIdempotence {
-		bt.writerID, bt.seq = record.NoWriterID, record.NoBatchSequence
-	} else {
-		bt.writerID, bt.seq = w.writerID, b.nextSeq
-		b.nextSeq = nextSeq(b.nextSeq)
-	}
-	bt.stamp()
-	b.inflight = append(b.inflight, bt)
-	return bt
+	// Cannot fail: the header was reserved and the schema id checked.
+	_ = record.FinishLogBatch(out.data, 0, record.LogBatchParams{
+		SchemaID: bt.schemaID, Attributes: record.AttrAppendOnly,
+		WriterID: writerID, BatchSequence: seq, RecordCount: out.count,
+	})
+	return out
 }
 
-// buildArrowLocked decodes the CompactedRows of bt back into Datums and
-// feeds the table's Arrow builder.
-func (w *Writer) buildArrowLocked(c *codec, bt *batch) bool {
+// buildArrow decodes the CompactedRows of bt back into Datums and feeds the
+// table's Arrow builder (owned by the sender goroutine).
+func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 	ab, err := c.arrowBuilder(w.opts.Arrow)
 	if err != nil {
-		w.failRecsLocked(bt.recs, err)
-		return false
+		out.err = err
+		return
 	}
 	ab.Reset()
-	kept := bt.recs[:0]
+	kept := make([]*rec, 0, len(bt.recs))
 	var row []domain.Datum
 	for _, r := range bt.recs {
 		row, err = c.rowDec.DecodeRow(row, r.value())
@@ -270,27 +336,71 @@ func (w *Writer) buildArrowLocked(c *codec, bt *batch) bool {
 			err = ab.Append(row)
 		}
 		if err != nil {
-			w.failRecsLocked([]*rec{r}, err)
+			out.failed = append(out.failed, r)
+			out.failErr = append(out.failErr, err)
 			continue
 		}
 		kept = append(kept, r)
 	}
-	bt.recs = kept
+	out.kept = kept
 	if len(kept) == 0 {
-		return false
+		return
 	}
 	data, _ := record.BeginLogBatch(getBuf())
 	if data, err = ab.AppendTo(data); err != nil {
-		w.failRecsLocked(bt.recs, err)
+		putBuf(data)
+		out.err = err
+		return
+	}
+	out.data = data
+	out.count = int32(len(kept))
+}
+
+// finishBuildLocked installs the output of build into bt. It reports false
+// when bt is not to be sent: dropped while it was building (deadline,
+// close), or left without rows.
+func (w *Writer) finishBuildLocked(bt *batch, out *builtBatch, now time.Time) bool {
+	if bt.state != batchBuilding {
+		// Dropped meanwhile by expire or Close: already out of inflight,
+		// its rows resolved. It was never sent and never will be.
+		releaseBuilt(out)
 		return false
 	}
-	bt.data = data
-	bt.count = int32(len(kept))
+	for i, r := range out.failed {
+		if r.state == recBatched && r.batch == bt {
+			w.failRecsLocked([]*rec{r}, out.failErr[i])
+		}
+	}
+	if out.kept != nil {
+		bt.recs = out.kept
+	}
+	if out.err != nil || len(bt.recs) == 0 {
+		res := domain.EntryResult{}
+		if out.err != nil {
+			code, retryable := domainCode(out.err)
+			res = domain.EntryResult{Code: code, Message: out.err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+		}
+		// Never sent: give the sequence back (bt is the highest sequence of
+		// its bucket, see takeLocked).
+		w.failBatchLocked(bt, res, true, now)
+		releaseBuilt(out)
+		return false
+	}
+	bt.data, bt.kvb, bt.count = out.data, out.kvb, out.count
+	if bt.restamp || bt.writerID != out.writerID || bt.seq != out.seq {
+		bt.stamp() // the sequence was shifted while the batch was building
+	}
 	return true
 }
 
+func releaseBuilt(out *builtBatch) {
+	if out.data != nil {
+		putBuf(out.data)
+	}
+}
+
 // arrowBuilder returns the codec's Arrow builder, used only by the sender
-// under Writer.mu.
+// goroutine (in build, without Writer.mu).
 func (c *codec) arrowBuilder(f ArrowFactory) (ArrowBuilder, error) {
 	if c.arrowB != nil {
 		return c.arrowB, nil
@@ -337,7 +447,9 @@ func (w *Writer) completeBatchLocked(bt *batch) {
 // server definitely did not accept (Java adjustSequencesDueToFailedBatch).
 func (w *Writer) failBatchLocked(bt *batch, res domain.EntryResult, adjust bool, now time.Time) {
 	b := bt.b
-	inAir := bt.state == batchInAir
+	// A send still reads the bytes of a batch in the air; the sender still
+	// writes those of a building batch (finishBuildLocked releases them).
+	keepBytes := bt.state == batchInAir || bt.state == batchBuilding
 	w.removeInflightLocked(bt)
 	if adjust && !w.opts.DisableIdempotence && bt.writerID == b.writerID && bt.writerID == w.writerID {
 		b.nextSeq = prevSeq(b.nextSeq)
@@ -354,7 +466,7 @@ func (w *Writer) failBatchLocked(bt *batch, res domain.EntryResult, adjust bool,
 			w.resolveLocked(r, res)
 		}
 	}
-	if !inAir { // a send still reads the bytes of a batch in the air
+	if !keepBytes {
 		w.releaseBatch(bt)
 	}
 }

@@ -62,7 +62,7 @@ type codec struct {
 	arrowComp string
 	zstdLevel int
 	arrowErr  error        // why ARROW batches cannot be built, if so
-	arrowB    ArrowBuilder // built lazily; used only by the sender under Writer.mu
+	arrowB    ArrowBuilder // built lazily; used only by the sender goroutine (build)
 
 	// Partitioned tables: positions and types of the partition columns.
 	partPos   []int

@@ -8,7 +8,9 @@
 // reserves that many bytes of the shared buffer, and appends one record per
 // entry to the queue of its bucket. A single sender goroutine per Writer
 // drains ready buckets (full batch, linger elapsed, retry due) into batches
-// — the KV or log batch bytes are built only then — and sends one PutKv or
+// — the KV or log batch bytes are built only then, outside the writer's
+// lock, so that a request reaching its deadline never waits for a batch
+// build (see takeLocked) — and sends one PutKv or
 // ProduceLog request per (tablet server, table) carrying one batch per
 // bucket. Each record resolves its own entry when its batch completes.
 //

@@ -40,20 +40,46 @@ type groupKey struct {
 	compat  string
 }
 
+// drained is one batch picked by drainLocked: a retry (already stamped and
+// in the air) or a new batch still to be built (state batchBuilding).
+type drained struct {
+	bt   *batch
+	node meta.ServerNode
+	// fresh: taken by takeLocked; wid and seq are its header values read
+	// under Writer.mu for build.
+	fresh bool
+	wid   int64
+	seq   int32
+	out   *builtBatch
+}
+
 // run is the sender loop: drain what is ready, send it, and sleep until new
 // data, a response, a linger or backoff expiry, or a metadata answer.
+//
+// A round holds Writer.mu only to pick batches (drainLocked) and to install
+// their bytes and group them into requests (dispatchLocked); the bytes of new
+// batches are built in between without the lock, so that a Write reaching
+// its deadline (expire) never waits for batch building.
 func (w *Writer) run() {
 	defer close(w.stopped)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		w.mu.Lock()
-		reqs, wait := w.drainLocked(w.opts.Now())
+		ready, wait := w.drainLocked(w.opts.Now())
 		w.mu.Unlock()
-		for _, sr := range reqs {
-			go w.send(sr)
-		}
-		if len(reqs) > 0 {
+		if len(ready) > 0 {
+			for i := range ready {
+				if d := &ready[i]; d.fresh {
+					d.out = w.build(d.bt, d.wid, d.seq)
+				}
+			}
+			w.mu.Lock()
+			reqs := w.dispatchLocked(ready, w.opts.Now())
+			w.mu.Unlock()
+			for _, sr := range reqs {
+				go w.send(sr)
+			}
 			// More may be ready (one batch per bucket per round).
 			select {
 			case <-w.stop:
@@ -78,9 +104,10 @@ func (w *Writer) run() {
 	}
 }
 
-// drainLocked builds the requests to send now and returns how long the
-// sender may sleep when nothing is ready.
-func (w *Writer) drainLocked(now time.Time) ([]*sendReq, time.Duration) {
+// drainLocked picks the batches to send now (retries due, and new batches
+// taken from ready queues, to be built by the caller without the lock) and
+// returns how long the sender may sleep when nothing is ready.
+func (w *Writer) drainLocked(now time.Time) ([]drained, time.Duration) {
 	wakeAt := now.Add(time.Hour)
 	soon := func(t time.Time) {
 		if t.Before(wakeAt) {
@@ -103,8 +130,7 @@ func (w *Writer) drainLocked(now time.Time) ([]*sendReq, time.Duration) {
 		w.sweepLocked()
 	}
 	_, bufWaiters := w.buf.stats()
-	groups := make(map[groupKey][]*sendReq)
-	var out []*sendReq
+	var out []drained
 	for b := range w.active {
 		if b.idle() {
 			b.compact() // release what expired records still reference
@@ -162,22 +188,50 @@ func (w *Writer) drainLocked(now time.Time) ([]*sendReq, time.Duration) {
 			continue
 		}
 		if bt == nil {
-			if bt = w.buildLocked(b, now); bt == nil {
+			if bt = w.takeLocked(b, now); bt == nil {
 				continue
 			}
-		} else if bt.restamp {
+			out = append(out, drained{bt: bt, node: node, fresh: true, wid: bt.writerID, seq: bt.seq})
+			continue
+		}
+		if bt.restamp {
 			bt.stamp()
 		}
 		bt.state = batchInAir
 		bt.attempts++
 		bt.headAtSend = b.inflight[0] == bt
-		gk := groupKey{node.ID, bt.tableID, bt.compat}
+		out = append(out, drained{bt: bt, node: node})
+	}
+	return out, max(wakeAt.Sub(now), time.Millisecond)
+}
+
+// dispatchLocked installs the bytes of the new batches of a round, puts them
+// in the air, and groups the round's batches into requests per (tablet
+// server, table, target columns).
+func (w *Writer) dispatchLocked(ready []drained, now time.Time) []*sendReq {
+	groups := make(map[groupKey][]*sendReq)
+	var out []*sendReq
+	for _, d := range ready {
+		bt := d.bt
+		if d.fresh {
+			if !w.finishBuildLocked(bt, d.out, now) {
+				continue
+			}
+			bt.state = batchInAir
+			bt.attempts++
+			bt.headAtSend = bt.b.inflight[0] == bt
+		} else if bt.state != batchInAir {
+			// A retry failed meanwhile (Close): not sent.
+			w.releaseBatch(bt)
+			continue
+		}
+		gk := groupKey{d.node.ID, bt.tableID, bt.compat}
 		list := groups[gk]
 		var sr *sendReq
 		if n := len(list); n > 0 && list[n-1].bytes+len(bt.data) <= w.opts.MaxRequestSize {
 			sr = list[n-1]
 		} else {
-			sr = &sendReq{node: node, tableID: bt.tableID, path: b.path, kv: !bt.log, cols: bt.targetCols}
+			sr = &sendReq{node: d.node, tableID: bt.tableID, path: bt.b.path, kv: !bt.log, cols: bt.targetCols}
 			groups[gk] = append(list, sr)
 			out = append(out, sr)
 		}
@@ -185,7 +239,7 @@ func (w *Writer) drainLocked(now time.Time) ([]*sendReq, time.Duration) {
 		sr.bytes += len(bt.data)
 		sr.rows += len(bt.recs)
 	}
-	return out, max(wakeAt.Sub(now), time.Millisecond)
+	return out
 }
 
 // maxBucketStates bounds the per-bucket states kept between writes.
@@ -359,11 +413,16 @@ func (w *Writer) links(sr *sendReq) []context.Context {
 	defer w.mu.Unlock()
 	var out []context.Context
 	seen := make(map[*request]bool)
+	var last *request
 	for _, bt := range sr.batches {
 		for _, r := range bt.recs {
 			if len(out) == 32 {
 				return out
 			}
+			if r.req == last {
+				continue // rows of one request are adjacent: no map look-up each
+			}
+			last = r.req
 			if req := r.req; !seen[req] && req.ctx != nil && !req.finished {
 				seen[req] = true
 				out = append(out, req.ctx)

@@ -127,7 +127,7 @@ type recState uint8
 const (
 	recNone    recState = iota // failed before enqueue, or resolved
 	recQueued                  // in its bucket's queue
-	recBatched                 // in a batch (built, maybe sent)
+	recBatched                 // in a batch (building, built, maybe sent)
 	recRemoved                 // removed from the queue after its deadline
 	recDone
 )
@@ -431,6 +431,12 @@ func (w *Writer) expire(req *request, cause error) {
 	}
 	now := w.opts.Now()
 	req.expiring = true
+	// Everything here is linear in the request's rows: whether another
+	// request waits for a batch is decided once per batch (it cannot change
+	// during this loop, which only resolves req's rows), and the orphan
+	// check runs once per batch after the loop.
+	var otherOwner map[*batch]bool
+	var touched []*batch
 	for i := range req.recs {
 		r := &req.recs[i]
 		switch r.state {
@@ -440,21 +446,39 @@ func (w *Writer) expire(req *request, cause error) {
 				Retryable: true, Applied: domain.AppliedNo})
 		case recBatched:
 			bt := r.batch
-			if bt.state == batchWaitRetry && !bt.ambiguous && !bt.hasOtherOwner(req) {
-				// Never applied and nobody else waits for it: drop it, so
-				// that "no" stays true.
-				c, m := code, msg+" while the row waited for a retry"
-				if bt.lastCode != 0 {
-					c, m = entryCode(bt.lastCode, bt.lastMsg), m+": "+bt.lastMsg
+			if (bt.state == batchWaitRetry || bt.state == batchBuilding) && !bt.ambiguous {
+				other, ok := otherOwner[bt]
+				if !ok {
+					other = bt.hasOtherOwner(req)
+					if otherOwner == nil {
+						otherOwner = make(map[*batch]bool)
+					}
+					otherOwner[bt] = other
 				}
-				w.failBatchLocked(bt, domain.EntryResult{Code: c, Message: m, Retryable: true, Applied: domain.AppliedNo}, true, now)
-				continue
+				if !other {
+					// Never applied (a building batch was never sent; the
+					// sender drops it, see takeLocked) and nobody else waits
+					// for it: drop it, so that "no" stays true.
+					c, m := code, msg+" while the row waited for a retry"
+					if bt.state == batchBuilding {
+						m = msg + " before the row was sent"
+					} else if bt.lastCode != 0 {
+						c, m = entryCode(bt.lastCode, bt.lastMsg), m+": "+bt.lastMsg
+					}
+					w.failBatchLocked(bt, domain.EntryResult{Code: c, Message: m, Retryable: true, Applied: domain.AppliedNo}, true, now)
+					continue
+				}
 			}
 			w.resolveLocked(r, domain.EntryResult{Code: code, Message: msg + " after the row was sent; it may or may not have been written",
 				Retryable: true, Applied: domain.AppliedUnknown})
-			if !bt.hasOwner() && bt.orphanSince.IsZero() {
-				bt.orphanSince = now
+			if len(touched) == 0 || touched[len(touched)-1] != bt {
+				touched = append(touched, bt)
 			}
+		}
+	}
+	for _, bt := range touched {
+		if bt.state != batchDone && bt.orphanSince.IsZero() && !bt.hasOwner() {
+			bt.orphanSince = now
 		}
 	}
 	w.finishLocked(req)
