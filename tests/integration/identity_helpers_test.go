@@ -92,8 +92,9 @@ type secureGateway struct {
 func startConfigured(t *testing.T, env map[string]string) *secureGateway {
 	t.Helper()
 	all := map[string]string{
-		"FLUSS_GATEWAY__REST__LISTEN":     "127.0.0.1:0",
-		"FLUSS_GATEWAY__METRICS__ENABLED": "false",
+		"FLUSS_GATEWAY__REST__LISTEN":              "127.0.0.1:0",
+		"FLUSS_GATEWAY__METRICS__ENABLED":          "false",
+		"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE": "0s",
 	}
 	for k, v := range env {
 		all[k] = v
@@ -118,14 +119,21 @@ func startConfigured(t *testing.T, env map[string]string) *secureGateway {
 // returns the status and the decoded body.
 func (g *secureGateway) call(method, path string, body any, headers ...string) (int, map[string]any) {
 	g.t.Helper()
+	return httpJSON(g.t, method, g.base+path, body, headers...)
+}
+
+// httpJSON sends a request with an optional JSON body and header pairs and
+// returns the status and the decoded JSON body (nil when empty).
+func httpJSON(t *testing.T, method, url string, body any, headers ...string) (int, map[string]any) {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
-		require.NoError(g.t, err)
+		require.NoError(t, err)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, g.base+path, rd)
-	require.NoError(g.t, err)
+	req, err := http.NewRequest(method, url, rd)
+	require.NoError(t, err)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -133,15 +141,15 @@ func (g *secureGateway) call(method, path string, body any, headers ...string) (
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(g.t, err)
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	require.NoError(g.t, err)
+	require.NoError(t, err)
 	if len(raw) == 0 {
 		return resp.StatusCode, nil
 	}
 	var out map[string]any
-	require.NoError(g.t, json.Unmarshal(raw, &out), "body: %s", raw)
+	require.NoError(t, json.Unmarshal(raw, &out), "body: %s", raw)
 	return resp.StatusCode, out
 }
 
