@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -221,22 +219,5 @@ public class FlussAdmin {
 // runJavaAdmin runs javaAdmin against the SASL listener as admin.
 func runJavaAdmin(t *testing.T, sasl string, args ...string) string {
 	t.Helper()
-	java, err := exec.LookPath(os.Getenv("FLUSS_JAVA"))
-	if err != nil {
-		if java, err = exec.LookPath("java"); err != nil {
-			t.Skip("java not found")
-		}
-	}
-	cp := javaClientClasspath(t)
-	src := filepath.Join(t.TempDir(), "FlussAdmin.java")
-	require.NoError(t, os.WriteFile(src, []byte(javaAdmin), 0o644))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	full := append([]string{"--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", cp, src, sasl, "admin", "admin-secret"}, args...)
-	cmd := exec.CommandContext(ctx, java, full...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "java %v: %s", args, stderr.String())
-	return string(out)
+	return runJava(t, "FlussAdmin.java", javaAdmin, 2*time.Minute, append([]string{sasl, "admin", "admin-secret"}, args...)...)
 }

@@ -3,13 +3,8 @@
 package integration
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -57,13 +52,6 @@ public class LookupJavaUpsert {
 // differently from Java, so this is the check that the adapter routes them
 // to the buckets the Java client uses.
 func TestLookupRowsWrittenByJavaClient(t *testing.T) {
-	java, err := exec.LookPath(os.Getenv("FLUSS_JAVA"))
-	if err != nil {
-		if java, err = exec.LookPath("java"); err != nil {
-			t.Skip("java not found")
-		}
-	}
-	cp := javaClientClasspath(t)
 	db := lkDatabase(t)
 	path := lkCreateTable(t, db, "javarows", [][2]string{{"id", "int NOT NULL"}, {"name", "string NOT NULL"}, {"v", "string"}},
 		"--primary-key", "id,name", "--buckets", "16")
@@ -72,19 +60,11 @@ func TestLookupRowsWrittenByJavaClient(t *testing.T) {
 	for k := int64(400); k < 400+60*991; k += 991 {
 		ids = append(ids, k)
 	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "LookupJavaUpsert.java")
-	require.NoError(t, os.WriteFile(src, []byte(lkJavaUpsert), 0o644))
-	args := []string{"--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", cp, src, wrBootstrap(t), path.Database, path.Table}
+	args := []string{wrBootstrap(t), path.Database, path.Table}
 	for _, k := range ids {
 		args = append(args, strconv.FormatInt(k, 10))
 	}
-	jctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(jctx, java, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Run(), "java: %s", stderr.String())
+	runJava(t, "LookupJavaUpsert.java", lkJavaUpsert, 3*time.Minute, args...)
 
 	e := lkNewEnv(t)
 	ctx := lkCtx(t, 60*time.Second)

@@ -72,12 +72,12 @@ func javaClientClasspath(t *testing.T) string {
 	return strings.Join(append([]string{client}, jars...), string(os.PathListSeparator))
 }
 
-// TestWriteBucketingMatchesJavaClient writes keys whose compacted bytes end
-// in bytes >= 0x80 (where the Rust peer's hash differs from Java's) into a
-// 16-bucket table and looks every one up with the official Java client: a
-// key the writer put into another bucket than Java computes would not be
-// found.
-func TestWriteBucketingMatchesJavaClient(t *testing.T) {
+// runJava runs source, a Java single-file program named file, with the
+// official Java client on the class path and args, and returns its stdout.
+// It skips the test when no java or no client jar is found and fails it when
+// the program fails or runs past timeout.
+func runJava(t *testing.T, file, source string, timeout time.Duration, args ...string) string {
+	t.Helper()
 	java, err := exec.LookPath(os.Getenv("FLUSS_JAVA"))
 	if err != nil {
 		if java, err = exec.LookPath("java"); err != nil {
@@ -85,6 +85,24 @@ func TestWriteBucketingMatchesJavaClient(t *testing.T) {
 		}
 	}
 	cp := javaClientClasspath(t)
+	src := filepath.Join(t.TempDir(), file)
+	require.NoError(t, os.WriteFile(src, []byte(source), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, java, append([]string{"--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", cp, src}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "java %s %v: %s", file, args, stderr.String())
+	return string(out)
+}
+
+// TestWriteBucketingMatchesJavaClient writes keys whose compacted bytes end
+// in bytes >= 0x80 (where the Rust peer's hash differs from Java's) into a
+// 16-bucket table and looks every one up with the official Java client: a
+// key the writer put into another bucket than Java computes would not be
+// found.
+func TestWriteBucketingMatchesJavaClient(t *testing.T) {
 	db := wrDatabase(t)
 	path := wrCreateTable(t, db, "javabuckets", [][2]string{{"id", "int NOT NULL"}, {"name", "string"}},
 		"--primary-key", "id", "--buckets", "16")
@@ -100,22 +118,13 @@ func TestWriteBucketingMatchesJavaClient(t *testing.T) {
 	}
 	wrRequireOK(t, e.write(t, wrCtx(t, time.Minute), &domain.WriteBatch{Table: path, Entries: entries}))
 
-	dir := t.TempDir()
-	src := filepath.Join(dir, "JavaLookup.java")
-	require.NoError(t, os.WriteFile(src, []byte(javaLookup), 0o644))
-	args := []string{"--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", cp, src, wrBootstrap(t), path.Database, path.Table}
+	args := []string{wrBootstrap(t), path.Database, path.Table}
 	for _, k := range keys {
 		args = append(args, strconv.FormatInt(k, 10))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, java, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "java: %s", stderr.String())
+	out := runJava(t, "JavaLookup.java", javaLookup, 3*time.Minute, args...)
 	got := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if k, v, ok := strings.Cut(line, " "); ok {
 			got[k] = v
 		}
