@@ -205,7 +205,9 @@ func (x *exchange) attempt(ctx context.Context, pending []int) ([]int, error) {
 	for _, i := range pending {
 		it := &x.items[i]
 		it.partID = meta.NoPartition
-		if it.part != "" {
+		// Every key of a partitioned table names a partition, even one whose
+		// value is empty (which meta.Partition refuses).
+		if t.Partitioned {
 			id, ok := parts[it.part]
 			if !ok {
 				var err error

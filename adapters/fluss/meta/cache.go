@@ -540,16 +540,19 @@ func (c *Cache) Partition(ctx context.Context, t *Table, name string, create boo
 	if id, ok := c.cachedPartition(t.ID(), name); ok {
 		return id, nil
 	}
+	// A name Fluss cannot give a partition (an empty value, "..", other
+	// characters) is refused before any request: the server answers such
+	// metadata requests with internal errors, not PARTITION_NOT_EXISTS.
+	spec, err := domain.ParsePartitionName(t.Info.Descriptor.PartitionKeys, name)
+	if err != nil {
+		return NoPartition, err
+	}
 	what := fmt.Sprintf("partition `%s` of table `%s`", name, t.Path())
 	key := fmt.Sprintf("p:%d/%s/%t", t.ID(), name, create)
-	err := c.do(ctx, key, func(ctx context.Context) error {
+	err = c.do(ctx, key, func(ctx context.Context) error {
 		err := c.fetchPartition(ctx, t, name)
 		if err == nil || !create || ErrorCode(err) != wire.CodePartitionNotExists {
 			return DomainError(err, what)
-		}
-		spec, perr := domain.ParsePartitionName(t.Info.Descriptor.PartitionKeys, name)
-		if perr != nil {
-			return perr
 		}
 		if err := c.createPartition(ctx, t, spec); err != nil {
 			return DomainError(err, "creating "+what)

@@ -237,3 +237,23 @@ func TestInvalidateDatabase(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, fake.Calls(wire.KeyGetMetadata), "reloaded after the database was dropped")
 }
+
+// Partition names Fluss cannot hold are refused before any request, so a
+// writer or lookup never waits on the server's internal errors for them.
+func TestPartitionInvalidNameNoRequest(t *testing.T) {
+	t.Parallel()
+	fake := metatest.New(1)
+	fake.AddTable(table(7, "p", 2, "dt"))
+	c := meta.New(fake, meta.Options{})
+	tb, err := c.Table(ctx(t), domain.TablePath{Database: "db", Table: "p"})
+	require.NoError(t, err)
+	calls := fake.Calls(wire.KeyGetMetadata)
+	for _, name := range []string{"", "..", "a/b", "a$b", "é"} {
+		_, err := c.Partition(ctx(t), tb, name, true)
+		de := domain.AsError(err)
+		require.NotNil(t, de, "%q", name)
+		assert.Equal(t, domain.KindInvalidArgument, de.Kind, "%q", name)
+	}
+	assert.Equal(t, calls, fake.Calls(wire.KeyGetMetadata))
+	assert.Zero(t, fake.Calls(wire.KeyCreatePartition))
+}
