@@ -9,6 +9,6 @@
 // inbound adapter decode request bodies against them through the
 // WriteDecoder, KeyDecoder and PrefixDecoder interfaces, bounds delivery by
 // a deadline that leaves time to answer, and assembles per-entry verdicts.
-// ConcurrencyLimit and RateLimit are the admission primitives adapters put
-// in front of the use cases.
+// Request admission (concurrency and rate budgets) belongs to the HTTP
+// adapter (adapters/http limits.go), its only user.
 package application

@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-
-	"github.com/fluss-gateway/fluss-gateway-go/application"
 )
 
 // admissionClass names the concurrency budget an operation draws from.
@@ -46,7 +44,7 @@ type Admission struct {
 	PrefixLookupConcurrency int
 	// MaxWait bounds the wait for a slot or rate token before 429
 	// resource_exhausted (gateway.rest.admission.max-wait); 0 is
-	// application.DefaultAdmissionWait. A request never waits past its own
+	// defaultAdmissionWait. A request never waits past its own
 	// deadline.
 	MaxWait time.Duration
 	// WriteRequestsPerSecond and WriteBytesPerSecond rate-limit writes
@@ -57,8 +55,8 @@ type Admission struct {
 
 // admission holds the budgets of one API instance.
 type admission struct {
-	limits    [admissionClasses]*application.ConcurrencyLimit
-	writeRate *application.RateLimit
+	limits    [admissionClasses]*concurrencyLimit
+	writeRate *rateLimit
 }
 
 func newAdmission(o Admission, maxBody int64) *admission {
@@ -70,11 +68,11 @@ func newAdmission(o Admission, maxBody int64) *admission {
 		admitPrefixLookup: o.PrefixLookupConcurrency,
 	} {
 		if n > 0 {
-			adm.limits[class] = application.NewConcurrencyLimit(admissionNames[class], n, o.MaxWait)
+			adm.limits[class] = newConcurrencyLimit(admissionNames[class], n, o.MaxWait)
 		}
 	}
 	if o.WriteRequestsPerSecond > 0 || o.WriteBytesPerSecond > 0 {
-		adm.writeRate = application.NewRateLimit("write", o.WriteRequestsPerSecond, o.WriteBytesPerSecond, maxBody, o.MaxWait)
+		adm.writeRate = newRateLimit("write", o.WriteRequestsPerSecond, o.WriteBytesPerSecond, maxBody, o.MaxWait)
 	}
 	return adm
 }

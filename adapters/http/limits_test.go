@@ -1,4 +1,4 @@
-package application
+package http
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func exhausted(t *testing.T, err error) *domain.Error {
 func TestConcurrencyLimitRetryAfterFromHolderAge(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	l := NewConcurrencyLimit("write", 2, 20*time.Millisecond)
+	l := newConcurrencyLimit("write", 2, 20*time.Millisecond)
 	l.now = clock.Now
 	r1, err := l.Acquire(context.Background())
 	require.NoError(t, err)
@@ -82,7 +82,7 @@ func TestConcurrencyLimitRetryAfterFromHolderAge(t *testing.T) {
 func TestConcurrencyLimitQueuePositionAndFIFO(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	l := NewConcurrencyLimit("lookup", 1, 5*time.Second)
+	l := newConcurrencyLimit("lookup", 1, 5*time.Second)
 	l.now = clock.Now
 	release, err := l.Acquire(context.Background())
 	require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestConcurrencyLimitQueuePositionAndFIFO(t *testing.T) {
 
 func TestConcurrencyLimitCancelledWaiter(t *testing.T) {
 	t.Parallel()
-	l := NewConcurrencyLimit("metadata", 1, time.Second)
+	l := newConcurrencyLimit("metadata", 1, time.Second)
 	release, err := l.Acquire(context.Background())
 	require.NoError(t, err)
 	defer release()
@@ -141,7 +141,7 @@ func TestConcurrencyLimitCancelledWaiter(t *testing.T) {
 func TestRateLimitRetryAfterAndCancel(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	r := NewRateLimit("write", 1, 0, 0, 10*time.Millisecond)
+	r := newRateLimit("write", 1, 0, 0, 10*time.Millisecond)
 	r.now = clock.Now
 	require.NoError(t, r.Admit(context.Background(), 100))
 	de := exhausted(t, r.Admit(context.Background(), 100))
@@ -153,7 +153,7 @@ func TestRateLimitRetryAfterAndCancel(t *testing.T) {
 
 	// Bytes: the burst is one second of bytes or one whole body, whichever
 	// is larger.
-	b := NewRateLimit("write", 0, 1000, 4000, 10*time.Millisecond)
+	b := newRateLimit("write", 0, 1000, 4000, 10*time.Millisecond)
 	b.now = clock.Now
 	require.NoError(t, b.Admit(context.Background(), 4000))
 	de = exhausted(t, b.Admit(context.Background(), 500))
@@ -161,13 +161,13 @@ func TestRateLimitRetryAfterAndCancel(t *testing.T) {
 	clock.Advance(250 * time.Millisecond)
 	de = exhausted(t, b.Admit(context.Background(), 500))
 	assert.Equal(t, int64(250), de.RetryAfterMillis, "the exact remaining delay")
-	var nilLimit *RateLimit
+	var nilLimit *rateLimit
 	assert.NoError(t, nilLimit.Admit(context.Background(), 1))
 }
 
 func TestRateLimitWaitsShortDelays(t *testing.T) {
 	t.Parallel()
-	r := NewRateLimit("write", 20, 0, 0, time.Second)
+	r := newRateLimit("write", 20, 0, 0, time.Second)
 	for i := 0; i < 20; i++ {
 		require.NoError(t, r.Admit(context.Background(), 1))
 	}

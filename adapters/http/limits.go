@@ -1,4 +1,9 @@
-package application
+// Request admission primitives: a concurrency budget with a bounded FIFO
+// wait and a request/byte rate limit, both refusing with 429
+// resource_exhausted and a computed Retry-After. They sit in the HTTP adapter,
+// their only user (moved from package application, issue 17).
+
+package http
 
 import (
 	"container/list"
@@ -13,14 +18,14 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-// DefaultAdmissionWait bounds how long a request waits for a concurrency slot
+// defaultAdmissionWait bounds how long a request waits for a concurrency slot
 // or a rate-limit token before it is refused with resource_exhausted.
-const DefaultAdmissionWait = time.Second
+const defaultAdmissionWait = time.Second
 
 // ewmaWeight is the weight of the newest sample in the service-time average.
 const ewmaWeight = 0.2
 
-// ConcurrencyLimit is a counting semaphore with a bounded, first-come
+// concurrencyLimit is a counting semaphore with a bounded, first-come
 // first-served wait. A request that cannot get a slot within the wait (or
 // before its deadline) is refused with a KindResourceExhausted error whose
 // RetryAfterMillis estimates when a slot will be free for it: the number of
@@ -28,7 +33,7 @@ const ewmaWeight = 0.2
 // between releases, which is the average service time of the budget (an
 // EWMA of the time slots are held; before the first release, the age of the
 // requests holding the slots) divided by the number of slots.
-type ConcurrencyLimit struct {
+type concurrencyLimit struct {
 	name     string
 	capacity int
 	maxWait  time.Duration
@@ -51,21 +56,21 @@ type slotWaiter struct {
 	start   int64 // acquisition time (UnixNano) once granted
 }
 
-// NewConcurrencyLimit returns a limit of capacity concurrent holders named
+// newConcurrencyLimit returns a limit of capacity concurrent holders named
 // name (used in messages, e.g. "write"). maxWait <= 0 means
-// DefaultAdmissionWait.
-func NewConcurrencyLimit(name string, capacity int, maxWait time.Duration) *ConcurrencyLimit {
+// defaultAdmissionWait.
+func newConcurrencyLimit(name string, capacity int, maxWait time.Duration) *concurrencyLimit {
 	if maxWait <= 0 {
-		maxWait = DefaultAdmissionWait
+		maxWait = defaultAdmissionWait
 	}
-	return &ConcurrencyLimit{name: name, capacity: max(1, capacity), maxWait: maxWait, now: time.Now}
+	return &concurrencyLimit{name: name, capacity: max(1, capacity), maxWait: maxWait, now: time.Now}
 }
 
 // Capacity returns the number of slots.
-func (l *ConcurrencyLimit) Capacity() int { return l.capacity }
+func (l *concurrencyLimit) Capacity() int { return l.capacity }
 
 // InUse returns the number of held slots and of waiting requests.
-func (l *ConcurrencyLimit) InUse() (held, waiting int) {
+func (l *concurrencyLimit) InUse() (held, waiting int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.inUse, l.waiters.Len()
@@ -73,7 +78,7 @@ func (l *ConcurrencyLimit) InUse() (held, waiting int) {
 
 // Acquire takes a slot, waiting at most the limit's bounded wait and never
 // past ctx's deadline. The returned release must be called exactly once.
-func (l *ConcurrencyLimit) Acquire(ctx context.Context) (release func(), err error) {
+func (l *concurrencyLimit) Acquire(ctx context.Context) (release func(), err error) {
 	l.mu.Lock()
 	if l.inUse < l.capacity && l.waiters.Len() == 0 {
 		start := l.takeLocked()
@@ -127,19 +132,19 @@ func (l *ConcurrencyLimit) Acquire(ctx context.Context) (release func(), err err
 }
 
 // takeLocked counts a new holder and returns its acquisition time.
-func (l *ConcurrencyLimit) takeLocked() int64 {
+func (l *concurrencyLimit) takeLocked() int64 {
 	start := l.now().UnixNano()
 	l.inUse++
 	l.holdSum += start
 	return start
 }
 
-func (l *ConcurrencyLimit) releaser(start int64) func() {
+func (l *concurrencyLimit) releaser(start int64) func() {
 	var once sync.Once
 	return func() { once.Do(func() { l.release(start) }) }
 }
 
-func (l *ConcurrencyLimit) release(start int64) {
+func (l *concurrencyLimit) release(start int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now().UnixNano()
@@ -163,7 +168,7 @@ func (l *ConcurrencyLimit) release(start int64) {
 
 // retryAfterLocked estimates when position more releases will have
 // happened.
-func (l *ConcurrencyLimit) retryAfterLocked(position int) time.Duration {
+func (l *concurrencyLimit) retryAfterLocked(position int) time.Duration {
 	service := l.service
 	if service == 0 && l.inUse > 0 {
 		// No slot was released yet: the holders have been running for at
@@ -175,12 +180,12 @@ func (l *ConcurrencyLimit) retryAfterLocked(position int) time.Duration {
 	return time.Duration(math.Min(float64(position)*perRelease, float64(365*24*time.Hour)))
 }
 
-// RateLimit is an optional admission rate: requests per second and request
+// rateLimit is an optional admission rate: requests per second and request
 // bytes per second, each a token bucket (golang.org/x/time/rate) with one
 // second of burst. A request whose tokens are not available within the
 // bounded wait is refused with KindResourceExhausted and the exact delay
 // after which they would be, and its reservation is cancelled.
-type RateLimit struct {
+type rateLimit struct {
 	name     string
 	requests *rate.Limiter // nil when not limited
 	bytes    *rate.Limiter // nil when not limited
@@ -188,15 +193,15 @@ type RateLimit struct {
 	now      func() time.Time
 }
 
-// NewRateLimit limits requests per second (0: unlimited) and bytes per
+// newRateLimit limits requests per second (0: unlimited) and bytes per
 // second (0: unlimited). maxBytes is the largest request, which the byte
 // bucket's burst always admits eventually. maxWait <= 0 means
-// DefaultAdmissionWait.
-func NewRateLimit(name string, requestsPerSecond int, bytesPerSecond, maxBytes int64, maxWait time.Duration) *RateLimit {
+// defaultAdmissionWait.
+func newRateLimit(name string, requestsPerSecond int, bytesPerSecond, maxBytes int64, maxWait time.Duration) *rateLimit {
 	if maxWait <= 0 {
-		maxWait = DefaultAdmissionWait
+		maxWait = defaultAdmissionWait
 	}
-	r := &RateLimit{name: name, maxWait: maxWait, now: time.Now}
+	r := &rateLimit{name: name, maxWait: maxWait, now: time.Now}
 	if requestsPerSecond > 0 {
 		r.requests = rate.NewLimiter(rate.Limit(requestsPerSecond), requestsPerSecond)
 	}
@@ -209,7 +214,7 @@ func NewRateLimit(name string, requestsPerSecond int, bytesPerSecond, maxBytes i
 
 // Admit takes one request token and n byte tokens, waiting for them when
 // they are due within the bounded wait and ctx's deadline.
-func (r *RateLimit) Admit(ctx context.Context, n int) error {
+func (r *rateLimit) Admit(ctx context.Context, n int) error {
 	if r == nil || (r.requests == nil && r.bytes == nil) {
 		return nil
 	}
