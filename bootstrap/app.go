@@ -3,8 +3,8 @@
 // (configuration and logging, telemetry, clusters, REST server), and runs the
 // process (Main).
 //
-// The Fluss adapter is plugged in at OpenFlussCluster (fluss.go), the
-// identity adapter at NewIdentity (identity.go).
+// The Fluss adapter is plugged in at FlussClusterFactory (fluss.go, provided
+// by ClustersModule), the identity adapter at NewIdentity (identity.go).
 package bootstrap
 
 import (

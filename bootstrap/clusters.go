@@ -23,8 +23,9 @@ type ClusterBackend interface {
 
 // ClusterFactory opens the backend of one configured cluster whose
 // `gateway.cluster.<id>.backend` is fluss. It runs during startup with the
-// start context; an error fails startup. The default is OpenFlussCluster
-// (bootstrap/fluss.go); tests may replace it with fx.Decorate.
+// start context; an error fails startup. The default is
+// FlussClusterFactory (bootstrap/fluss.go); tests may replace it with
+// fx.Decorate.
 type ClusterFactory func(ctx context.Context, cluster config.Cluster, log *slog.Logger) (ClusterBackend, error)
 
 // ClustersModule provides domain.Clusters over every configured cluster:

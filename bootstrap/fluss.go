@@ -9,20 +9,17 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 )
 
-// OpenFlussCluster opens the Fluss adapter (adapters/fluss) for one cluster
-// whose `gateway.cluster.<id>.backend` is fluss (the default). In identity
-// mode service it performs no I/O: an unreachable cluster or wrong
-// credentials surface as 503 `unavailable` on requests, never as a failed
-// start. In identity mode user it probes, within the start context and
-// `connect-timeout`, that the cluster accepts a SASL authorization id, and
-// fails the start when the cluster refuses it (Fluss 0.9.1) or refuses the
-// service account; an unreachable cluster is logged and probed again on
-// first use (user requests answer 503 until the probe passes).
-func OpenFlussCluster(ctx context.Context, cluster config.Cluster, log *slog.Logger) (ClusterBackend, error) {
-	return openFlussCluster(ctx, cluster, log, nil)
-}
-
-// FlussClusterFactory opens Fluss clusters observed by the telemetry adapter.
+// FlussClusterFactory is the ClusterFactory of ClustersModule: it opens the
+// Fluss adapter (adapters/fluss) for one cluster whose
+// `gateway.cluster.<id>.backend` is fluss (the default), observed by the
+// telemetry adapter. In identity mode service it performs no I/O: an
+// unreachable cluster or wrong credentials surface as 503 `unavailable` on
+// requests, never as a failed start. In identity mode user it probes, within
+// the start context and `connect-timeout`, that the cluster accepts a SASL
+// authorization id, and fails the start when the cluster refuses it (Fluss
+// 0.9.1) or refuses the service account; an unreachable cluster is logged and
+// probed again on first use (user requests answer 503 until the probe
+// passes).
 func FlussClusterFactory(inst *telemetry.Instrumentation) ClusterFactory {
 	return func(ctx context.Context, cluster config.Cluster, log *slog.Logger) (ClusterBackend, error) {
 		return openFlussCluster(ctx, cluster, log, inst)
