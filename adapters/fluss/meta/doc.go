@@ -14,6 +14,6 @@
 // out). A Cache is safe for concurrent use.
 //
 // The cache talks to the cluster through the small Caller interface so that
-// it does not depend on how connections are pooled; ConnPool is a minimal
-// Caller over rpc.Conn.
+// it does not depend on how connections are pooled; RPCCaller is the Caller
+// over an rpc.Client.
 package meta
