@@ -125,6 +125,9 @@ func (c *Catalog) CreateDatabase(ctx context.Context, name string, desc domain.D
 	if err := c.begin(ctx, "CreateDatabase"); err != nil {
 		return err
 	}
+	if err := domain.ValidateNewName("database", name); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.databases[name]; ok {
@@ -221,6 +224,9 @@ func (c *Catalog) GetTable(ctx context.Context, path domain.TablePath) (domain.T
 // Fluss does.
 func (c *Catalog) CreateTable(ctx context.Context, path domain.TablePath, desc domain.TableDescriptor, ignoreIfExists bool) error {
 	if err := c.begin(ctx, "CreateTable"); err != nil {
+		return err
+	}
+	if err := domain.ValidateNewName("table", path.Table); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -414,12 +420,14 @@ func (c *Catalog) database(name string) (*database, error) {
 	return db, nil
 }
 
+// table resolves a table path as a whole, as Fluss does: a table of a
+// missing database is a missing table (table_not_found).
 func (c *Catalog) table(path domain.TablePath) (*table, error) {
-	db, err := c.database(path.Database)
-	if err != nil {
-		return nil, err
+	var t *table
+	db, ok := c.databases[path.Database]
+	if ok {
+		t, ok = db.tables[path.Table]
 	}
-	t, ok := db.tables[path.Table]
 	if !ok {
 		return nil, domain.NotFound(domain.ResourceTable, "table `%s` does not exist", path)
 	}

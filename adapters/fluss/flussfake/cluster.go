@@ -224,6 +224,7 @@ func (c *Catalog) register(s *Server, coordinator bool) {
 		s.Handle(wire.KeyDropTable, Typed(c.dropTable))
 		s.Handle(wire.KeyCreatePartition, Typed(c.createPartition))
 		s.Handle(wire.KeyDropPartition, Typed(c.dropPartition))
+		s.Handle(wire.KeyAlterTable, Typed(c.alterTable))
 	}
 	s.Handle(wire.KeyListDatabases, Typed(c.listDatabases))
 	s.Handle(wire.KeyDatabaseExists, Typed(c.databaseExists))
