@@ -5,7 +5,7 @@ CLUSTER := deployments/local/fluss-cluster.sh
 GATEWAY_CONFIG ?= configs/local.yaml
 GOLANGCI_VERSION ?= v2.15.0
 
-.PHONY: test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean
+.PHONY: check fmt-check tidy-check test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean
 
 all: build
 
@@ -56,9 +56,31 @@ load:
 gen:
 	bash adapters/fluss/proto/gen.sh
 
-lint:
+## lint: go vet and golangci-lint (with the depguard layer rules of .golangci.yml); the
+## pinned golangci-lint is built once into .cache/bin
+GOLANGCI := .cache/bin/golangci-lint-$(GOLANGCI_VERSION)
+
+$(GOLANGCI):
+	@mkdir -p .cache/bin/install
+	GOBIN=$(CURDIR)/.cache/bin/install $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
+	mv .cache/bin/install/golangci-lint $@
+
+lint: $(GOLANGCI)
 	$(GO) vet ./...
-	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION) run ./...
+	$(GOLANGCI) run ./...
+
+## fmt-check: fail when a Go file is not gofmt-formatted
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## tidy-check: fail when go.mod/go.sum differ from what `go mod tidy` writes
+tidy-check:
+	$(GO) mod tidy -diff
+
+## check: formatting, vet, lint, tidiness and the unit tests with -race; needs no Java
+check: fmt-check tidy-check lint
+	$(GO) test -count=1 -race ./...
 
 fuzz:
 	bash tests/fuzz.sh
