@@ -1,7 +1,6 @@
 package http
 
 import (
-	"container/list"
 	"fmt"
 	"math"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/lru"
 )
 
 // Quota configures per-principal rate limits (gateway.security.quota.*).
@@ -46,13 +46,11 @@ type quotas struct {
 	maxBody int64
 	now     func() time.Time
 
-	mu    sync.Mutex
-	lru   list.List // of *quotaEntry, most recent first
-	items map[string]*list.Element
+	mu      sync.Mutex
+	entries *lru.Cache[string, *quotaEntry] // at most MaxPrincipals
 }
 
 type quotaEntry struct {
-	key      string
 	requests *rate.Limiter
 	bytes    *rate.Limiter
 }
@@ -68,17 +66,16 @@ func newQuotas(cfg Quota, maxBody int64) *quotas {
 	if now == nil {
 		now = time.Now
 	}
-	return &quotas{cfg: cfg, maxBody: maxBody, now: now, items: map[string]*list.Element{}}
+	return &quotas{cfg: cfg, maxBody: maxBody, now: now, entries: lru.New[string, *quotaEntry](cfg.MaxPrincipals, nil)}
 }
 
 func (q *quotas) entry(key string) *quotaEntry {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if el, ok := q.items[key]; ok {
-		q.lru.MoveToFront(el)
-		return el.Value.(*quotaEntry)
+	if e, ok := q.entries.Get(key); ok {
+		return e
 	}
-	e := &quotaEntry{key: key}
+	e := &quotaEntry{}
 	if n := q.cfg.RequestsPerSecond; n > 0 {
 		e.requests = rate.NewLimiter(rate.Limit(n), n)
 	}
@@ -86,11 +83,7 @@ func (q *quotas) entry(key string) *quotaEntry {
 		burst := int(min(max(n, q.maxBody), math.MaxInt32))
 		e.bytes = rate.NewLimiter(rate.Limit(n), burst)
 	}
-	q.items[key] = q.lru.PushFront(e)
-	for q.lru.Len() > q.cfg.MaxPrincipals {
-		old := q.lru.Remove(q.lru.Back()).(*quotaEntry)
-		delete(q.items, old.key)
-	}
+	q.entries.Put(key, e)
 	return e
 }
 

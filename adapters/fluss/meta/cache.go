@@ -13,6 +13,7 @@ import (
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/lru"
 )
 
 // NoPartition is the partition id of a bucket of a non-partitioned table.
@@ -109,7 +110,7 @@ type tableEntry struct {
 	path    domain.TablePath
 	table   *Table
 	leaders []int32 // per bucket, nil when unknown (non-partitioned tables)
-	parts   *lru[string, *partEntry]
+	parts   *lru.Cache[string, *partEntry]
 	partIDs map[int64]*partEntry
 	schemas map[int32]domain.Schema
 }
@@ -126,7 +127,7 @@ type Cache struct {
 	opts Options
 
 	mu          sync.Mutex
-	tables      *lru[domain.TablePath, *tableEntry]
+	tables      *lru.Cache[domain.TablePath, *tableEntry]
 	byID        map[int64]*tableEntry
 	nodes       map[int32]ServerNode
 	coordinator *ServerNode
@@ -147,7 +148,7 @@ func New(call Caller, opts Options) *Cache {
 		nodes:   make(map[int32]ServerNode),
 		flights: make(map[string]*flight),
 	}
-	c.tables = newLRU(c.opts.MaxTables, func(_ domain.TablePath, e *tableEntry) {
+	c.tables = lru.New(c.opts.MaxTables, func(_ domain.TablePath, e *tableEntry) {
 		if e.table != nil && c.byID[e.table.ID()] == e {
 			delete(c.byID, e.table.ID())
 		}
@@ -188,7 +189,7 @@ func (c *Cache) do(ctx context.Context, key string, load func(context.Context) e
 // *domain.Error.
 func (c *Cache) Table(ctx context.Context, path domain.TablePath) (*Table, error) {
 	c.mu.Lock()
-	if e, ok := c.tables.get(path); ok && e.table != nil && c.opts.Now().Sub(e.table.loadedAt) < c.opts.MaxAge {
+	if e, ok := c.tables.Get(path); ok && e.table != nil && c.opts.Now().Sub(e.table.loadedAt) < c.opts.MaxAge {
 		t := e.table
 		c.mu.Unlock()
 		return t, nil
@@ -209,7 +210,7 @@ func (c *Cache) Reload(ctx context.Context, path domain.TablePath) (*Table, erro
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.tables.get(path); ok && e.table != nil {
+	if e, ok := c.tables.Get(path); ok && e.table != nil {
 		return e.table, nil
 	}
 	// Evicted between the load and now (a tiny cache under heavy churn).
@@ -280,19 +281,18 @@ func (c *Cache) apply(resp *flusspb.MetadataResponse, want domain.TablePath) err
 	for _, p := range tables {
 		path := p.t.Info.Path
 		found = found || path == want
-		e, ok := c.tables.get(path)
+		e, ok := c.tables.Get(path)
 		if !ok || e.table == nil || e.table.ID() != p.t.ID() {
 			if ok && e.table != nil && c.byID[e.table.ID()] == e {
 				delete(c.byID, e.table.ID())
 			}
 			e = &tableEntry{
 				path:    path,
-				parts:   newLRU[string, *partEntry](c.opts.MaxPartitions, nil),
 				partIDs: make(map[int64]*partEntry),
 				schemas: make(map[int32]domain.Schema),
 			}
-			e.parts.onEvict = func(_ string, pe *partEntry) { delete(e.partIDs, pe.id) }
-			c.tables.put(path, e)
+			e.parts = lru.New(c.opts.MaxPartitions, func(_ string, pe *partEntry) { delete(e.partIDs, pe.id) })
+			c.tables.Put(path, e)
 		}
 		e.table = p.t
 		e.schemas[p.t.Info.SchemaID] = p.t.Info.Descriptor.Schema
@@ -308,11 +308,11 @@ func (c *Cache) apply(resp *flusspb.MetadataResponse, want domain.TablePath) err
 		}
 		pe, ok := e.partIDs[pm.GetPartitionId()]
 		if !ok {
-			if old, ok := e.parts.peek(pm.GetPartitionName()); ok {
+			if old, ok := e.parts.Peek(pm.GetPartitionName()); ok {
 				delete(e.partIDs, old.id) // re-created partition: new id
 			}
 			pe = &partEntry{id: pm.GetPartitionId(), name: pm.GetPartitionName()}
-			e.parts.put(pe.name, pe)
+			e.parts.Put(pe.name, pe)
 			e.partIDs[pe.id] = pe
 		}
 		pe.leaders = leadersFromPB(pm.GetBucketMetadata(), e.table.NumBuckets)
@@ -374,7 +374,7 @@ func pbPath(p domain.TablePath) *flusspb.PbTablePath {
 func (c *Cache) Invalidate(path domain.TablePath) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.tables.remove(path); ok && e.table != nil && c.byID[e.table.ID()] == e {
+	if e, ok := c.tables.Remove(path); ok && e.table != nil && c.byID[e.table.ID()] == e {
 		delete(c.byID, e.table.ID())
 	}
 }
@@ -385,13 +385,13 @@ func (c *Cache) InvalidateDatabase(database string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var paths []domain.TablePath
-	c.tables.each(func(p domain.TablePath, _ *tableEntry) {
+	c.tables.Each(func(p domain.TablePath, _ *tableEntry) {
 		if p.Database == database {
 			paths = append(paths, p)
 		}
 	})
 	for _, p := range paths {
-		if e, ok := c.tables.remove(p); ok && e.table != nil && c.byID[e.table.ID()] == e {
+		if e, ok := c.tables.Remove(p); ok && e.table != nil && c.byID[e.table.ID()] == e {
 			delete(c.byID, e.table.ID())
 		}
 	}
@@ -492,7 +492,7 @@ func (c *Cache) RefreshLeaders(ctx context.Context, tableID, partitionID int64) 
 			c.mu.Lock()
 			if pe, ok := e.partIDs[partitionID]; ok {
 				delete(e.partIDs, partitionID)
-				e.parts.remove(pe.name)
+				e.parts.Remove(pe.name)
 			}
 			c.mu.Unlock()
 		case wire.CodeTableNotExist:
@@ -587,7 +587,7 @@ func (c *Cache) cachedPartition(tableID int64, name string) (int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byID[tableID]; ok {
-		if pe, ok := e.parts.get(name); ok {
+		if pe, ok := e.parts.Get(name); ok {
 			return pe.id, true
 		}
 	}
@@ -716,5 +716,5 @@ func (c *Cache) TabletServers() []ServerNode {
 func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tables.len()
+	return c.tables.Len()
 }
