@@ -37,17 +37,7 @@ func NewIdentity(ctx context.Context, cfg *config.Config, log *slog.Logger) (ide
 			Name:         s.TrustedHeaderName,
 			TrustedCIDRs: s.TrustedHeaderCIDRs,
 		},
-		JWT: identity.JWTConfig{
-			Issuer:          s.JWT.Issuer,
-			Audience:        s.JWT.Audience,
-			JWKSFile:        s.JWT.JWKSFile,
-			JWKSURL:         s.JWT.JWKSURL,
-			PrincipalClaim:  s.JWT.PrincipalClaim,
-			Algorithms:      s.JWT.Algorithms,
-			ClockSkew:       s.JWT.ClockSkew,
-			RefreshInterval: s.JWT.RefreshInterval,
-			FetchTimeout:    s.JWT.FetchTimeout,
-		},
+		JWT:    s.JWT,
 		MTLS:   identity.MTLSConfig{PrincipalField: s.MTLSPrincipalField},
 		Logger: log.With("component", "identity"),
 	}

@@ -26,7 +26,11 @@
 // messages never quote them.
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/identity"
+)
 
 // Config is the validated gateway configuration.
 type Config struct {
@@ -166,19 +170,10 @@ type Security struct {
 	Quota              Quota
 }
 
-// JWT configures the jwt authentication method (`gateway.security.jwt.*`).
-type JWT struct {
-	Issuer   string
-	Audience string
-	// Exactly one of JWKSFile and JWKSURL.
-	JWKSFile        string
-	JWKSURL         string
-	PrincipalClaim  string
-	Algorithms      []string
-	ClockSkew       time.Duration
-	RefreshInterval time.Duration
-	FetchTimeout    time.Duration
-}
+// JWT configures the jwt authentication method (`gateway.security.jwt.*`):
+// the identity adapter's JWTConfig, defined once there. Its HTTPClient is
+// not a configuration key and stays nil here.
+type JWT = identity.JWTConfig
 
 // ActAs configures impersonation (`gateway.security.act-as.*`): principals
 // on the allow-list may name, in the header, the end user to act for.
@@ -288,9 +283,9 @@ const (
 	DefaultMetricsListen     = "127.0.0.1:9095"
 	DefaultClusterID         = "default"
 	DefaultBootstrapServers  = "127.0.0.1:9123"
-	DefaultTrustedHeaderName = "x-forwarded-user"
-	DefaultRealm             = "fluss-gateway"
-	DefaultActAsHeader       = "x-fluss-act-as"
+	DefaultTrustedHeaderName = identity.DefaultTrustedHeaderName
+	DefaultRealm             = identity.DefaultRealm
+	DefaultActAsHeader       = identity.DefaultActAsHeader
 	// DefaultReadinessGrace is the default of gateway.shutdown.readiness-grace.
 	DefaultReadinessGrace = 2 * time.Second
 	// MaxDuration bounds every configured duration to keep deadline
@@ -323,13 +318,13 @@ func Default() Config {
 		Security: Security{
 			Authentication:     AuthTrust,
 			Realm:              DefaultRealm,
-			PasswordCacheTTL:   time.Minute,
-			MTLSPrincipalField: "cn",
+			PasswordCacheTTL:   identity.DefaultPasswordCacheTTL,
+			MTLSPrincipalField: identity.DefaultMTLSPrincipalField,
 			JWT: JWT{
-				PrincipalClaim:  "sub",
-				ClockSkew:       30 * time.Second,
-				RefreshInterval: 15 * time.Minute,
-				FetchTimeout:    10 * time.Second,
+				PrincipalClaim:  identity.DefaultPrincipalClaim,
+				ClockSkew:       identity.DefaultClockSkew,
+				RefreshInterval: identity.DefaultJWKSRefreshInterval,
+				FetchTimeout:    identity.DefaultJWKSFetchTimeout,
 			},
 			ActAs: ActAs{Header: DefaultActAsHeader},
 			Quota: Quota{MaxPrincipals: 10_000},

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/identity"
 )
 
 // Key prefixes and the cluster declaration key.
@@ -27,7 +29,7 @@ const (
 const (
 	KeyRESTListen       = "gateway.rest.listen"
 	KeyMetricsListen    = "gateway.metrics.exporter.prometheus.listen"
-	KeySecurityAuth     = "gateway.security.authentication"
+	KeySecurityAuth     = identity.KeyAuthentication
 	KeyInstanceID       = "gateway.instance-id"
 	KeyRequestTimeout   = "gateway.rest.write.request-timeout"
 	KeyMaxDeliveryTime  = "gateway.rest.write.max-delivery-time"

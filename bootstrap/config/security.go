@@ -10,32 +10,35 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/identity"
 )
 
 // Security and TLS keys. authentication, users, tokens and
 // trusted-header.name exist in the official gateway; the others are
-// gateway-go extensions. The identity adapter (adapters/identity, keys.go)
-// uses the same names in its own validation errors.
+// gateway-go extensions. The caller-authentication keys are defined once, by
+// the identity adapter that validates them (adapters/identity, keys.go);
+// the quota and TLS keys belong to this package.
 const (
-	KeyRealm                  = "gateway.security.realm"
-	KeyTrustAllowNonLoopback  = "gateway.security.trust.allow-non-loopback"
-	KeyUsers                  = "gateway.security.users"
-	KeyPasswordCacheTTL       = "gateway.security.password.cache-ttl"
-	KeyTokens                 = "gateway.security.tokens"
-	KeyTrustedHeaderName      = "gateway.security.trusted-header.name"
-	KeyTrustedHeaderCIDRs     = "gateway.security.trusted-header.trusted-cidrs"
-	KeyJWTIssuer              = "gateway.security.jwt.issuer"
-	KeyJWTAudience            = "gateway.security.jwt.audience"
-	KeyJWTJWKSFile            = "gateway.security.jwt.jwks-file"
-	KeyJWTJWKSURL             = "gateway.security.jwt.jwks-url"
-	KeyJWTPrincipalClaim      = "gateway.security.jwt.principal-claim"
-	KeyJWTAlgorithms          = "gateway.security.jwt.algorithms"
-	KeyJWTClockSkew           = "gateway.security.jwt.clock-skew"
-	KeyJWTRefreshInterval     = "gateway.security.jwt.jwks-refresh-interval"
-	KeyJWTFetchTimeout        = "gateway.security.jwt.jwks-fetch-timeout"
-	KeyMTLSPrincipalField     = "gateway.security.mtls.principal-field"
-	KeyActAsHeader            = "gateway.security.act-as.header"
-	KeyActAsAllowedPrincipals = "gateway.security.act-as.allowed-principals"
+	KeyRealm                  = identity.KeyRealm
+	KeyTrustAllowNonLoopback  = identity.KeyAllowNonLoopback
+	KeyUsers                  = identity.KeyUsers
+	KeyPasswordCacheTTL       = identity.KeyPasswordCacheTTL
+	KeyTokens                 = identity.KeyTokens
+	KeyTrustedHeaderName      = identity.KeyTrustedHeaderName
+	KeyTrustedHeaderCIDRs     = identity.KeyTrustedHeaderCIDRs
+	KeyJWTIssuer              = identity.KeyJWTIssuer
+	KeyJWTAudience            = identity.KeyJWTAudience
+	KeyJWTJWKSFile            = identity.KeyJWTJWKSFile
+	KeyJWTJWKSURL             = identity.KeyJWTJWKSURL
+	KeyJWTPrincipalClaim      = identity.KeyJWTPrincipalClaim
+	KeyJWTAlgorithms          = identity.KeyJWTAlgorithms
+	KeyJWTClockSkew           = identity.KeyJWTClockSkew
+	KeyJWTRefreshInterval     = identity.KeyJWTRefreshInterval
+	KeyJWTFetchTimeout        = identity.KeyJWTFetchTimeout
+	KeyMTLSPrincipalField     = identity.KeyMTLSPrincipalField
+	KeyActAsHeader            = identity.KeyActAsHeader
+	KeyActAsAllowedPrincipals = identity.KeyActAsAllowedPrincipals
 	KeyQuotaRequestsPerSecond = "gateway.security.quota.requests-per-second"
 	KeyQuotaBytesPerSecond    = "gateway.security.quota.bytes-per-second"
 	KeyQuotaPerTable          = "gateway.security.quota.per-table"
@@ -132,7 +135,8 @@ var securityEntries = []entry[Config]{
 	{
 		key: KeyMTLSPrincipalField,
 		apply: func(c *Config, v scalar) (err error) {
-			c.Security.MTLSPrincipalField, err = v.oneOf("cn", "subject", "san-dns", "san-email", "san-uri")
+			c.Security.MTLSPrincipalField, err = v.oneOf(identity.PrincipalFieldCN, identity.PrincipalFieldSubject,
+				identity.PrincipalFieldSANDNS, identity.PrincipalFieldSANEmail, identity.PrincipalFieldSANURI)
 			return err
 		},
 		render: func(c *Config) string { return c.Security.MTLSPrincipalField },
@@ -237,7 +241,8 @@ func (c *Config) validateSecurityExtensions(add func(string, ...any)) {
 		}
 	}
 	switch s.MTLSPrincipalField {
-	case "cn", "subject", "san-dns", "san-email", "san-uri":
+	case identity.PrincipalFieldCN, identity.PrincipalFieldSubject, identity.PrincipalFieldSANDNS,
+		identity.PrincipalFieldSANEmail, identity.PrincipalFieldSANURI:
 	default:
 		add("%s: expected cn, subject, san-dns, san-email or san-uri", KeyMTLSPrincipalField)
 	}
