@@ -14,7 +14,8 @@ const (
 
 // Configuration keys. The first four exist in the official Fluss gateway with
 // the same meaning and value syntax; the others are extensions of this
-// gateway. Validation errors name these keys.
+// gateway. Validation errors name these keys; bootstrap/config refers to
+// them (this is their one definition).
 const (
 	KeyAuthentication    = "gateway.security.authentication"
 	KeyUsers             = "gateway.security.users"

@@ -126,16 +126,16 @@ type AuthenticationMode string
 
 // Authentication modes (`gateway.security.authentication`).
 const (
-	AuthTrust         AuthenticationMode = "trust"
-	AuthPassword      AuthenticationMode = "password"
-	AuthToken         AuthenticationMode = "token"
-	AuthTrustedHeader AuthenticationMode = "trusted-header"
+	AuthTrust         AuthenticationMode = identity.MethodTrust
+	AuthPassword      AuthenticationMode = identity.MethodPassword
+	AuthToken         AuthenticationMode = identity.MethodToken
+	AuthTrustedHeader AuthenticationMode = identity.MethodTrustedHeader
 	// AuthJWT verifies OIDC/JWT bearer tokens against a JWKS (gateway-go
 	// extension).
-	AuthJWT AuthenticationMode = "jwt"
+	AuthJWT AuthenticationMode = identity.MethodJWT
 	// AuthMTLS takes the principal from the verified TLS client certificate
 	// (gateway-go extension; needs gateway.rest.tls.client-ca-file).
-	AuthMTLS AuthenticationMode = "mtls"
+	AuthMTLS AuthenticationMode = identity.MethodMTLS
 )
 
 // Security configures caller authentication (`gateway.security.*`). The
