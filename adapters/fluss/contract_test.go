@@ -17,7 +17,7 @@ import (
 // protocol fake with two tablet servers.
 func fakeSession(t *testing.T) domain.Session {
 	t.Helper()
-	fc, err := flussfake.NewCluster(flussfake.ClusterConfig{TabletServers: 2})
+	fc, err := flussfake.NewCluster(flussfake.ClusterConfig{TabletServers: 2, DataPlane: true})
 	require.NoError(t, err)
 	t.Cleanup(fc.Close)
 	c, err := fluss.Open(context.Background(), fluss.Config{
@@ -38,3 +38,12 @@ func fakeSession(t *testing.T) domain.Session {
 func TestCatalogContract(t *testing.T) {
 	contract.RunCatalog(t, func(t *testing.T) domain.Catalog { return fakeSession(t).Catalog() })
 }
+
+func fakePorts(t *testing.T) contract.Ports {
+	s := fakeSession(t)
+	return contract.Ports{Catalog: s.Catalog(), Writer: s.Writer(), Lookup: s.Lookup()}
+}
+
+func TestRowWriterContract(t *testing.T) { contract.RunRowWriter(t, fakePorts) }
+
+func TestLookupContract(t *testing.T) { contract.RunLookup(t, fakePorts) }

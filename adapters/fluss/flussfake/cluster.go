@@ -26,17 +26,25 @@ type ClusterConfig struct {
 	SASLUsers map[string]string
 	// Impersonation is ServerConfig.Impersonation of every server.
 	Impersonation map[string][]string
+	// DataPlane makes the tablet servers serve InitWriter, PutKv,
+	// ProduceLog, Lookup and PrefixLookup over an in-memory store (data.go).
+	// Off, they serve metadata and catalog reads only, and tests register
+	// their own handlers.
+	DataPlane bool
 }
 
 // Cluster is a fake Fluss cluster: one coordinator and N tablet servers, each
 // a Server on its own loopback port, sharing one in-memory Catalog.
 // GetMetadata is served by every server; DDL only by the coordinator; catalog
-// reads by every server (the real placement, apache/fluss CoordinatorService
+// reads by every server; with ClusterConfig.DataPlane, writes and lookups
+// by the tablet servers (data.go) (the real placement, apache/fluss CoordinatorService
 // and TabletService both extending RpcServiceBase).
 type Cluster struct {
 	Coordinator   *Server
 	TabletServers []*Server
 	Catalog       *Catalog
+
+	data *dataStore // guarded by Catalog.mu (data.go)
 }
 
 // NewCluster starts a cluster. Close it when done.
@@ -61,6 +69,9 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	for _, s := range c.Servers() {
 		s.Handle(wire.KeyGetMetadata, Typed(c.metadata))
 		c.Catalog.register(s, s == c.Coordinator)
+	}
+	if cfg.DataPlane {
+		c.registerData()
 	}
 	return c, nil
 }
