@@ -46,6 +46,10 @@ type Config struct {
 	// Logger receives background events (JWKS refresh failures); nil is
 	// silent.
 	Logger *slog.Logger
+	// JWKSClient fetches JWT.JWKSURL; nil uses a client that refuses
+	// redirects to plain http. Not a configuration key (tests, proxies), so
+	// it sits outside JWTConfig, which bootstrap/config shares.
+	JWKSClient *http.Client
 }
 
 // TrustedHeaderConfig configures the trusted-header method.
@@ -59,7 +63,8 @@ type TrustedHeaderConfig struct {
 	TrustedCIDRs []string
 }
 
-// JWTConfig configures the jwt method.
+// JWTConfig configures the jwt method: exactly the `gateway.security.jwt.*`
+// keys (bootstrap/config uses this type as its JWT section).
 type JWTConfig struct {
 	// Issuer is the required `iss` (`gateway.security.jwt.issuer`).
 	Issuer string
@@ -86,9 +91,6 @@ type JWTConfig struct {
 	// FetchTimeout bounds one JWKS download
 	// (`gateway.security.jwt.jwks-fetch-timeout`, default 10s).
 	FetchTimeout time.Duration
-	// HTTPClient fetches JWKSURL; nil uses a client that refuses redirects
-	// to plain http. Not a configuration key (tests, proxies).
-	HTTPClient *http.Client
 }
 
 // MTLSConfig configures the mtls method.

@@ -97,7 +97,7 @@ func newJWT(ctx context.Context, cfg Config, realm string, p *problems) func() (
 			logger:       cfg.Logger,
 		}
 		if c.JWKSURL != "" {
-			client := c.HTTPClient
+			client := cfg.JWKSClient
 			if client == nil {
 				client = defaultJWKSClient()
 			}

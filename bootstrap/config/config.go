@@ -171,8 +171,7 @@ type Security struct {
 }
 
 // JWT configures the jwt authentication method (`gateway.security.jwt.*`):
-// the identity adapter's JWTConfig, defined once there. Its HTTPClient is
-// not a configuration key and stays nil here.
+// the identity adapter's JWTConfig, defined once there.
 type JWT = identity.JWTConfig
 
 // ActAs configures impersonation (`gateway.security.act-as.*`): principals
