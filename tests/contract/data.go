@@ -47,8 +47,8 @@ func RunRowWriter(t *testing.T, newPorts NewPorts) {
 
 // RunLookup runs the domain.Lookup contract: one result per key in input
 // order (missing keys not found, duplicates answered twice), partitioned
-// tables, prefix lookups bounded by MaxRowsPerPrefix, and whole-request
-// errors.
+// tables, prefix lookups bounded by MaxRowsPerPrefix, rows written under an
+// older schema rendered in the requested one, and whole-request errors.
 func RunLookup(t *testing.T, newPorts NewPorts) {
 	scenarios := []struct {
 		name string
@@ -57,6 +57,7 @@ func RunLookup(t *testing.T, newPorts NewPorts) {
 		{"KeysInInputOrder", lookupKeysInOrder},
 		{"PartitionedTable", lookupPartitioned},
 		{"PrefixLookup", lookupPrefix},
+		{"AfterAddColumn", lookupAfterAddColumn},
 		{"Errors", lookupErrors},
 	}
 	for _, sc := range scenarios {
@@ -359,6 +360,24 @@ func lookupPrefix(t *testing.T, p Ports) {
 	assert.True(t, resp.Results[0].Truncated, "more rows than MaxRowsPerPrefix")
 	assert.Equal(t, []string{"8,1,50"}, rows(resp.Results[1]))
 	assert.False(t, resp.Results[1].Truncated, "exactly MaxRowsPerPrefix rows")
+}
+
+func lookupAfterAddColumn(t *testing.T, p Ports) {
+	v1 := newTable(t, p.Catalog, "users", usersPK())
+	requireAllOK(t, write(t, p.Writer, v1, upsert(i64(1), str("one"), i64(10)), upsert(i64(2), str("two"), null())))
+	extra := domain.Column{Name: "extra", Type: domain.DataType{Root: domain.TypeString, Nullable: true}, ID: domain.UnassignedFieldID}
+	require.NoError(t, p.Catalog.AlterTable(Ctx(t), v1.Path, []domain.TableChange{{Kind: domain.ChangeAddColumn, Column: extra}}, false))
+	v2, err := p.Catalog.GetTable(Ctx(t), v1.Path)
+	require.NoError(t, err)
+	require.Greater(t, v2.SchemaID, v1.SchemaID)
+	requireAllOK(t, write(t, p.Writer, v2, upsert(i64(3), str("three"), i64(30), str("x")), upsert(i64(2), str("two again"), null(), str("y"))))
+
+	assert.Equal(t, []string{`1,"one",10,null`, `2,"two again",null,"y"`, `3,"three",30,"x"`, "<not found>"},
+		lookupRows(t, p.Lookup, v2, row(i64(1)), row(i64(2)), row(i64(3)), row(i64(4))),
+		"a row written under the old schema has the new column null")
+	assert.Equal(t, []string{`1,"one",10`, `2,"two again",null`, `3,"three",30`},
+		lookupRows(t, p.Lookup, v1, row(i64(1)), row(i64(2)), row(i64(3))),
+		"rendered in the old schema, the new column is dropped")
 }
 
 func lookupErrors(t *testing.T, p Ports) {

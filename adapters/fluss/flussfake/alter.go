@@ -84,7 +84,12 @@ func (c *Catalog) alterTable(_ context.Context, _ *Request, req *flusspb.AlterTa
 	if len(req.GetAddColumns()) > 0 {
 		schema["columns"] = cols
 		schema["highest_field_id"] = highest
+		sb, err := json.Marshal(schema)
+		if err != nil {
+			return nil, fmt.Errorf("fake: schema JSON: %w", err)
+		}
 		t.schemaID++
+		t.schemas[t.schemaID] = sb
 	}
 	b, err := json.Marshal(desc)
 	if err != nil {
@@ -93,4 +98,26 @@ func (c *Catalog) alterTable(_ context.Context, _ *Request, req *flusspb.AlterTa
 	t.json = b
 	t.modified = c.now().UnixMilli()
 	return &flusspb.AlterTableResponse{}, nil
+}
+
+// getTableSchema answers GetTableSchema: the schema of the requested id, or
+// the current one when the id is absent; an unknown id is SCHEMA_NOT_EXIST.
+func (c *Catalog) getTableSchema(_ context.Context, _ *Request, req *flusspb.GetTableSchemaRequest) (proto.Message, error) {
+	tp := req.GetTablePath()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, err := c.tableLocked(tp.GetDatabaseName(), tp.GetTableName())
+	if err != nil {
+		return nil, err
+	}
+	id := t.schemaID
+	if req.SchemaId != nil {
+		id = req.GetSchemaId()
+	}
+	b, ok := t.schemas[id]
+	if !ok {
+		return nil, wire.NewServerError(wire.CodeSchemaNotExist,
+			fmt.Sprintf("Schema for table %s.%s with schema id %d does not exist.", tp.GetDatabaseName(), tp.GetTableName(), id))
+	}
+	return &flusspb.GetTableSchemaResponse{SchemaId: proto.Int32(id), SchemaJson: b}, nil
 }

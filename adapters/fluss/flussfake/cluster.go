@@ -198,6 +198,8 @@ type table struct {
 	partitionKeys     []string
 	buckets           int
 	partitions        map[string]*partition
+	// schemas holds the schema JSON of every schema id (GetTableSchema).
+	schemas map[int32][]byte
 }
 
 type partition struct {
@@ -243,6 +245,7 @@ func (c *Catalog) register(s *Server, coordinator bool) {
 	s.Handle(wire.KeyListTables, Typed(c.listTables))
 	s.Handle(wire.KeyTableExists, Typed(c.tableExists))
 	s.Handle(wire.KeyGetTableInfo, Typed(c.getTableInfo))
+	s.Handle(wire.KeyGetTableSchema, Typed(c.getTableSchema))
 	s.Handle(wire.KeyListPartitionInfos, Typed(c.listPartitionInfos))
 }
 
@@ -414,6 +417,7 @@ func (c *Catalog) createTable(_ context.Context, _ *Request, req *flusspb.Create
 	db.tables[tp.GetTableName()] = &table{
 		id: c.nextTable, schemaID: 1, json: req.GetTableJson(), created: now, modified: now,
 		partitionKeys: desc.PartitionKey, buckets: buckets, partitions: make(map[string]*partition),
+		schemas: map[int32][]byte{1: desc.Schema},
 	}
 	return &flusspb.CreateTableResponse{}, nil
 }
