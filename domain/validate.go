@@ -50,7 +50,7 @@ const (
 	pathPartitionedBy    = "partitioned_by"
 	pathBucketKeys       = "distribution.bucket_keys"
 	pathBucketCount      = "distribution.bucket_count"
-	pathProperties       = "properties"
+	pathProperties       = "configs"
 	pathCustomProperties = "custom_properties"
 )
 

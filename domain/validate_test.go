@@ -222,14 +222,14 @@ func TestValidateTableDescriptorRejects(t *testing.T) {
 
 		// properties
 		{"property without table prefix", pk(func(d *TableDescriptor) { d.Properties["owner"] = "x" }),
-			`properties."owner": keys must start with "table."; put free-form keys in custom_properties`},
+			`configs."owner": keys must start with "table."; put free-form keys in custom_properties`},
 		{"auto partition without partition keys", log(func(d *TableDescriptor) {
 			d.Properties = map[string]string{"table.auto-partition.enabled": "True"}
-		}), `properties."table.auto-partition.enabled": automatic partitioning needs partitioned_by`},
+		}), `configs."table.auto-partition.enabled": automatic partitioning needs partitioned_by`},
 		{"custom property with table prefix", pk(func(d *TableDescriptor) { d.CustomProperties["table.x"] = "1" }),
-			`custom_properties."table.x": keys must not start with "table."; table options go in properties`},
+			`custom_properties."table.x": keys must not start with "table."; table options go in configs`},
 		{"custom property key is quoted", pk(func(d *TableDescriptor) { d.CustomProperties["table.\"q\"\n"] = "1" }),
-			`custom_properties."table.\"q\"\n": keys must not start with "table."; table options go in properties`},
+			`custom_properties."table.\"q\"\n": keys must not start with "table."; table options go in configs`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
