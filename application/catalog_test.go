@@ -291,7 +291,7 @@ func TestCreatePartition(t *testing.T) {
 		{name: "created but gone before listing", spec: unordered, wantID: -1, wantCreated: true},
 		{name: "exists", spec: unordered, createErr: domain.AlreadyExists(domain.ResourcePartition, "x"), wantCode: "partition_already_exists"},
 		{name: "exists ignored", spec: unordered, ignore: true, createErr: domain.AlreadyExists(domain.ResourcePartition, "x"), listed: []domain.PartitionInfo{{ID: 3, Name: "20260101$eu"}}, wantID: 3},
-		{name: "missing key", spec: unordered[:1], wantCode: "invalid_argument", wantMsg: `partition_spec."dt"`},
+		{name: "missing key", spec: unordered[:1], wantCode: "invalid_argument", wantMsg: `partition."dt"`},
 		{name: "reserved value", spec: domain.PartitionSpec{{Key: "dt", Value: "__x"}, {Key: "region", Value: "eu"}}, wantCode: "invalid_argument", wantMsg: "reserved"},
 		{
 			name: "not partitioned", spec: unordered, wantCode: "invalid_argument", wantMsg: "not partitioned",

@@ -319,8 +319,8 @@ func TestParsePartitionName(t *testing.T) {
 		{nil, "x", `partition name "x": the table is not partitioned`},
 		{keys, "20260822", `partition name "20260822": has 1 value(s) but the table has 2 partition key(s) [dt region]`},
 		{keys, "a$b$c", `partition name "a$b$c": has 3 value(s) but the table has 2 partition key(s) [dt region]`},
-		{keys, "20260822$", `partition_spec."region": must not be empty`},
-		{keys, "2026.08$eu", `partition_spec."dt": "2026.08" contains characters other than ASCII letters, digits, '_' and '-'`},
+		{keys, "20260822$", `partition."region": must not be empty`},
+		{keys, "2026.08$eu", `partition."dt": "2026.08" contains characters other than ASCII letters, digits, '_' and '-'`},
 	}
 	for _, tc := range errCases {
 		_, err := ParsePartitionName(tc.keys, tc.name)
@@ -345,15 +345,15 @@ func TestValidatePartitionSpec(t *testing.T) {
 		forCreate bool
 		want      string
 	}{
-		{"not partitioned", nil, PartitionSpec{{Key: "dt", Value: "1"}}, false, "partition_spec: the table is not partitioned"},
+		{"not partitioned", nil, PartitionSpec{{Key: "dt", Value: "1"}}, false, "partition: the table is not partitioned"},
 		{"unknown key", keys, PartitionSpec{{Key: "dt", Value: "1"}, {Key: "zone", Value: "2"}}, false,
-			`partition_spec."zone": not a partition key (partition keys: [dt region])`},
-		{"duplicate key", keys, PartitionSpec{{Key: "dt", Value: "1"}, {Key: "dt", Value: "2"}}, false, `partition_spec."dt": given more than once`},
-		{"missing key", keys, PartitionSpec{{Key: "dt", Value: "1"}}, false, `partition_spec."region": missing (partition keys: [dt region])`},
+			`partition."zone": not a partition key (partition keys: [dt region])`},
+		{"duplicate key", keys, PartitionSpec{{Key: "dt", Value: "1"}, {Key: "dt", Value: "2"}}, false, `partition."dt": given more than once`},
+		{"missing key", keys, PartitionSpec{{Key: "dt", Value: "1"}}, false, `partition."region": missing (partition keys: [dt region])`},
 		{"bad value", keys, PartitionSpec{{Key: "dt", Value: "1"}, {Key: "region", Value: "e$u"}}, false,
-			`partition_spec."region": "e$u" contains characters other than ASCII letters, digits, '_' and '-'`},
+			`partition."region": "e$u" contains characters other than ASCII letters, digits, '_' and '-'`},
 		{"reserved on create", keys, PartitionSpec{{Key: "dt", Value: "__1"}, {Key: "region", Value: "eu"}}, true,
-			`partition_spec."dt": the prefix "__" is reserved for Fluss-internal objects`},
+			`partition."dt": the prefix "__" is reserved for Fluss-internal objects`},
 	}
 	for _, tc := range errCases {
 		t.Run(tc.name, func(t *testing.T) {

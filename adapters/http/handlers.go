@@ -171,9 +171,10 @@ func (a *api) createTable(c *fiber.Ctx) error {
 	// The official answer is 201 with an empty body and the Location to GET.
 	c.Set(fiber.HeaderLocation, resourcePath(pathTable, scope.Cluster, db, info.Path.Table))
 	if created {
-		return c.SendStatus(fiber.StatusCreated)
+		c.Status(fiber.StatusCreated)
 	}
-	return c.SendStatus(fiber.StatusOK)
+	c.Response().ResetBody()
+	return nil
 }
 
 func (a *api) getTable(c *fiber.Ctx) error {
