@@ -315,7 +315,7 @@ func validateType(t *DataType, path string, depth int) *Error {
 			}
 		}
 	default:
-		return InvalidArgument("%s.type: %s", path, unknownTypeMessage(string(t.Root)))
+		return InvalidArgument("%s.type: %s", path, UnknownTypeMessage(string(t.Root)))
 	}
 	return nil
 }
