@@ -96,4 +96,3 @@ func docExampleDescriptor() TableDescriptor {
 		CustomProperties: map[string]string{"owner": "team-go"},
 	}
 }
-

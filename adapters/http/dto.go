@@ -115,19 +115,19 @@ type distributionResponse struct {
 // when empty) plus the extensions table_id, schema_id, created_time and
 // modified_time.
 type tableResponse struct {
-	Database         string                `json:"database"`
-	Table            string                `json:"table"`
-	Columns          []columnResponse      `json:"columns"`
-	PrimaryKey       []string              `json:"primary_key,omitempty"`
-	PartitionedBy    []string              `json:"partitioned_by,omitempty"`
-	Distribution     distributionResponse  `json:"distribution"`
-	Configs          map[string]string     `json:"configs,omitempty"`
-	CustomProperties map[string]string     `json:"custom_properties,omitempty"`
-	Comment          string                `json:"comment,omitempty"`
-	TableID          *int64                `json:"table_id,omitempty"`
-	SchemaID         *int32                `json:"schema_id,omitempty"`
-	CreatedTime      string                `json:"created_time,omitempty"`
-	ModifiedTime     string                `json:"modified_time,omitempty"`
+	Database         string               `json:"database"`
+	Table            string               `json:"table"`
+	Columns          []columnResponse     `json:"columns"`
+	PrimaryKey       []string             `json:"primary_key,omitempty"`
+	PartitionedBy    []string             `json:"partitioned_by,omitempty"`
+	Distribution     distributionResponse `json:"distribution"`
+	Configs          map[string]string    `json:"configs,omitempty"`
+	CustomProperties map[string]string    `json:"custom_properties,omitempty"`
+	Comment          string               `json:"comment,omitempty"`
+	TableID          *int64               `json:"table_id,omitempty"`
+	SchemaID         *int32               `json:"schema_id,omitempty"`
+	CreatedTime      string               `json:"created_time,omitempty"`
+	ModifiedTime     string               `json:"modified_time,omitempty"`
 }
 
 // alterTableRequest is the official AlterTableBody plus the
