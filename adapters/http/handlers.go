@@ -170,8 +170,10 @@ func (a *api) createTable(c *fiber.Ctx) error {
 	}
 	// The official answer is 201 with an empty body and the Location to GET.
 	c.Set(fiber.HeaderLocation, resourcePath(pathTable, scope.Cluster, db, info.Path.Table))
-	if created {
-		c.Status(fiber.StatusCreated)
+	c.Status(fiber.StatusCreated)
+	if !created {
+		// Extension (ignore_if_exists): the table existed, nothing was created.
+		c.Status(fiber.StatusNoContent)
 	}
 	c.Response().ResetBody()
 	return nil

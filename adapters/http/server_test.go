@@ -446,7 +446,7 @@ func TestTableLifecycle(t *testing.T) {
 		code                     string
 	}{
 		{"duplicate", "POST", tables, create, 409, "table_already_exists"},
-		{"ignore existing", "POST", tables, strings.Replace(create, `"comment": "all orders"`, `"comment": "x", "ignore_if_exists": true`, 1), 200, ""},
+		{"ignore existing", "POST", tables, strings.Replace(create, `"comment": "all orders"`, `"comment": "x", "ignore_if_exists": true`, 1), 204, ""},
 		{"validate existing (local, as the official)", "POST", tables, strings.Replace(create, `"table_name"`, `"validate_only": true, "table_name"`, 1), 200, ""},
 		{"exists", "HEAD", tables + "/orders", "", 200, ""},
 		{"in missing database", "POST", db + "/nope/tables", create, 404, "database_not_found"},
