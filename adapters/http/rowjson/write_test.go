@@ -258,7 +258,12 @@ func TestDecodeWritePartialUpdate(t *testing.T) {
 		{logCodec, `{"partial_update_columns":["ts"],"entries":[]}`,
 			"partial_update_columns: partial updates need a primary-key table"},
 		{pkCodec, `{"partial_update_columns":["id","region","name"],"entries":[]}`,
-			"partial_update_columns: a partial update needs every column outside the primary key to be nullable, but `age` is NOT NULL"},
+			"partial_update_columns: the omitted column `age` is NOT NULL; target it or make it nullable"},
+		// A NOT NULL target is allowed; every upsert must then carry it.
+		{pkCodec, `{"partial_update_columns":["id","region","age"],"entries":[{"id":"e1","upsert":{"id":1,"region":"eu","age":3}},{"id":"e2","upsert":{"id":2,"region":"eu"}}]}`,
+			"entry `e2`: column `age`: missing value for a NOT NULL column"},
+		{pkCodec, `{"partial_update_columns":["id","region","age"],"entries":[{"id":"e1","upsert":{"id":1,"region":"eu","age":null}}]}`,
+			"entry `e1`: column `age`: must not be null (INTEGER NOT NULL)"},
 	}
 	for _, tc := range errCases {
 		_, _, err := tc.codec(t).DecodeWrite([]byte(tc.body), Limits{})
@@ -433,4 +438,16 @@ func TestBufferReuse(t *testing.T) {
 			require.Nil(t, e.Row[j].Elems)
 		}
 	}
+}
+
+// TestDecodeWriteNotNullTargetIsAccepted: a NOT NULL non-key target with a
+// value in every upsert decodes, deletes included (the official rule).
+func TestDecodeWriteNotNullTargetIsAccepted(t *testing.T) {
+	t.Parallel()
+	body := `{"partial_update_columns":["id","region","age"],"entries":[{"id":"e1","upsert":{"id":1,"region":"eu","age":3}},{"id":"e2","delete":{"id":2,"region":"eu"}}]}`
+	batch, ids, err := pkCodec(t).DecodeWrite([]byte(body), Limits{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"e1", "e2"}, ids)
+	assert.Equal(t, []int{0, 1, 3}, batch.PartialUpdateColumns)
+	assert.Equal(t, domain.OpDelete, batch.Entries[1].Op)
 }
