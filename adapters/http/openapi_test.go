@@ -133,7 +133,9 @@ func TestOpenAPIDeclaresEveryErrorCode(t *testing.T) {
 	}
 	for _, c := range codes {
 		assert.Contains(t, enum, c)
+		assert.True(t, domain.IsErrorCode(c), c)
 	}
+	assert.Equal(t, domain.ErrorCodes, enum, "the served enum is the official one, no more")
 	assert.True(t, sort.StringsAreSorted(enum), "keep the enum sorted")
 }
 
