@@ -136,6 +136,7 @@ const applog = `{
 func Cases() []Case {
 	dry := strings.Replace(orders, `"table_name"`, `"validate_only": true, "table_name"`, 1)
 	badConfig := strings.Replace(orders, `"table.log.ttl": "7d"`, `"table.log.ttl": "7d", "nope.key": "1"`, 1)
+	unknownConfig := strings.Replace(orders, `"table.log.ttl": "7d"`, `"table.log.ttl": "7d", "table.nope": "1"`, 1)
 	tbl := "/databases/{db}/tables/orders"
 	return []Case{
 		{Name: "health", Method: "GET", Path: "/health", Status: 200},
@@ -158,6 +159,7 @@ func Cases() []Case {
 			JSON: `{"validate_only": true, "database": "{db}", "table": "orders", "column_count": 3, "primary_key": ["id", "dt"]}`},
 		{Name: "validate only created nothing", Method: "GET", Path: tbl, Status: 404, Code: "table_not_found"},
 		{Name: "create table, config without table. prefix", Method: "POST", Path: "/databases/{db}/tables", Body: badConfig, Status: 400, Code: "invalid_argument"},
+		{Name: "create table, unknown Fluss property", Method: "POST", Path: "/databases/{db}/tables", Body: unknownConfig, Status: 400, Code: "invalid_argument", Backend: true},
 		{Name: "create table", Method: "POST", Path: "/databases/{db}/tables", Body: orders, Status: 201, Location: tbl, Empty: true},
 		{Name: "create table again", Method: "POST", Path: "/databases/{db}/tables", Body: orders, Status: 409, Code: "table_already_exists"},
 		{Name: "create log table", Method: "POST", Path: "/databases/{db}/tables", Body: applog, Status: 201, Location: "/databases/{db}/tables/applog", Empty: true},
@@ -195,6 +197,8 @@ func Cases() []Case {
 			Body: `{"changes": [{"kind": "set_config", "key": "table.log.tiered.local-segments", "value": "3"}]}`},
 		{Name: "alter: Fluss property Fluss cannot alter", Method: "PATCH", Path: tbl, Status: 400, Code: "invalid_argument", Backend: true,
 			Body: `{"changes": [{"kind": "set_config", "key": "table.log.ttl", "value": "30d"}]}`},
+		{Name: "alter: unknown Fluss property", Method: "PATCH", Path: tbl, Status: 400, Code: "invalid_argument", Backend: true,
+			Body: `{"changes": [{"kind": "set_config", "key": "table.nope", "value": "1"}]}`},
 		{Name: "alter: missing table", Method: "PATCH", Path: "/databases/{db}/tables/absent", Status: 404, Code: "table_not_found",
 			Body: `{"changes": [{"kind": "reset_config", "key": "app.stage"}]}`},
 		{Name: "describe altered table", Method: "GET", Path: tbl, Status: 200, Has: map[string]string{

@@ -274,3 +274,43 @@ func TestGatewayInvalidTables(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayDescribedTablePostsBack: a table description's columns, keys,
+// distribution and properties (Fluss's stored configs included) form a
+// create body as they are: post them back under a new name and the new
+// table describes the same.
+func TestGatewayDescribedTablePostsBack(t *testing.T) {
+	g := startGateway(t)
+	db := gwName("gw_postback")
+	createDatabase(t, g, db)
+	tables := "/databases/" + db + "/tables"
+	status, body := g.do(http.MethodPost, tables, map[string]any{
+		"table_name":        "src",
+		"columns":           allTypeColumns(),
+		"primary_key":       []any{"id"},
+		"distribution":      map[string]any{"bucket_count": 3, "bucket_keys": []any{"id"}},
+		"configs":           map[string]any{"table.log.tiered.local-segments": "2"},
+		"custom_properties": map[string]any{"owner": "gw"},
+		"comment":           "source",
+	})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	require.Nil(t, body, "the official create answers an empty body")
+
+	status, src := g.do(http.MethodGet, tables+"/src", nil)
+	require.Equal(t, http.StatusOK, status, "%v", src)
+	create := map[string]any{"table_name": "copy"}
+	for _, k := range []string{"columns", "primary_key", "partitioned_by", "distribution", "configs", "custom_properties", "comment"} {
+		if v, ok := src[k]; ok {
+			create[k] = v
+		}
+	}
+	status, body = g.do(http.MethodPost, tables, create)
+	require.Equal(t, http.StatusCreated, status, "the description posts back as a create: %v", body)
+	status, copied := g.do(http.MethodGet, tables+"/copy", nil)
+	require.Equal(t, http.StatusOK, status, "%v", copied)
+	for _, k := range []string{"columns", "primary_key", "distribution", "configs", "custom_properties", "comment"} {
+		assert.Equal(t, src[k], copied[k], k)
+	}
+	assert.Equal(t, "copy", copied["table"])
+	assert.Equal(t, db, copied["database"])
+}
