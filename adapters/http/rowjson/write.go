@@ -209,13 +209,13 @@ func (st *state) partialColumns() ([]int, error) {
 	// Fluss keeps it unset; a NOT NULL target is allowed and every upsert
 	// must then carry it (fillMissingColumn). On a table with an
 	// auto-increment column a NOT NULL target outside the primary key is
-	// refused, because a delete could never remove such a row.
+	// refused, because a delete could never remove such a row. The
+	// auto-increment column itself is left out and Fluss assigns it, NOT
+	// NULL or not (as without partial_update_columns, see finishWrite).
 	for i := range c.cols {
 		col := &c.cols[i]
 		switch {
-		case col.pk || col.t.nullable:
-		case !target[i] && col.autoInc:
-			return nil, invalid("partial_update_columns: the partial update leaves out the auto-increment column `%s`, which then must be nullable", col.name)
+		case col.pk || col.t.nullable || col.autoInc:
 		case !target[i]:
 			return nil, invalid("partial_update_columns: the omitted column `%s` is NOT NULL; target it or make it nullable", col.name)
 		case len(c.autoInc) > 0:

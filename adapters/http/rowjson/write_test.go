@@ -451,3 +451,26 @@ func TestDecodeWriteNotNullTargetIsAccepted(t *testing.T) {
 	assert.Equal(t, []int{0, 1, 3}, batch.PartialUpdateColumns)
 	assert.Equal(t, domain.OpDelete, batch.Entries[1].Op)
 }
+
+// TestDecodeWriteAutoIncrementTargets: on a table with an auto-increment
+// column, explicit targets leave that column out, and a NOT NULL target
+// outside the primary key is refused (the official rule).
+func TestDecodeWriteAutoIncrementTargets(t *testing.T) {
+	t.Parallel()
+	c := mustCodec(t, TableSpec{
+		Columns: []domain.Column{
+			col("id", notNull(typ_(domain.TypeString))),
+			col("seq", notNull(typ_(domain.TypeBigInt))),
+			col("v", typ_(domain.TypeString)),
+			col("w", notNull(typ_(domain.TypeString))),
+		},
+		PrimaryKey:           []string{"id"},
+		AutoIncrementColumns: []string{"seq"},
+	})
+	_, _, err := c.DecodeWrite([]byte(`{"partial_update_columns":["id","v","w"],"entries":[]}`), Limits{})
+	assert.Equal(t, "partial_update_columns: `w` is NOT NULL and outside the primary key, which a table with an auto-increment column does not allow as a target",
+		errMessage(t, err, domain.KindInvalidArgument))
+	_, _, err = c.DecodeWrite([]byte(`{"partial_update_columns":["id","v"],"entries":[]}`), Limits{})
+	assert.Equal(t, "partial_update_columns: the omitted column `w` is NOT NULL; target it or make it nullable",
+		errMessage(t, err, domain.KindInvalidArgument))
+}
