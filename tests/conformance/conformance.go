@@ -87,6 +87,14 @@ type Case struct {
 	// Backend marks a case whose answer comes from the Fluss server's own
 	// checks; it is skipped on targets without a real cluster.
 	Backend bool
+	// Absent lists JSON pointers that must not resolve in the response
+	// body (members the official contract leaves out when empty).
+	Absent []string
+	// Header holds request headers to send.
+	Header map[string]string
+	// Unrouted marks a request no operation of the document serves (wrong
+	// method, unknown path): only the envelope is checked.
+	Unrouted bool
 }
 
 // orders is the official end-to-end journey table: a partitioned
@@ -143,6 +151,8 @@ func Cases() []Case {
 		{Name: "ready", Method: "GET", Path: "/ready", Status: 200},
 		{Name: "openapi", Method: "GET", Path: "/v1/openapi.json", Status: 200},
 		{Name: "list clusters", Method: "GET", Path: "/v1/clusters", Status: 200},
+		{Name: "wrong method", Unrouted: true, Method: "PUT", Path: "/v1/clusters", Status: 405, Code: "method_not_allowed"},
+		{Name: "unknown route", Unrouted: true, Method: "GET", Path: "/v1/nope", Status: 404, Code: "not_found"},
 		{Name: "query string on a route without one", Invalid: true, Method: "GET", Path: "/v1/clusters?x=1", Status: 400, Code: "invalid_argument"},
 
 		{Name: "create database", Method: "POST", Path: "/databases", Body: `{"database": "{db}"}`, Status: 201,
@@ -208,6 +218,9 @@ func Cases() []Case {
 			"/configs/table.log.tiered.local-segments": `"3"`,
 		}},
 
+		{Name: "alter: reset the last custom property", Method: "PATCH", Path: tbl, Status: 204, Empty: true,
+			Body: `{"changes": [{"kind": "reset_config", "key": "app.owner"}]}`},
+		{Name: "describe without custom properties", Method: "GET", Path: tbl, Status: 200, Absent: []string{"/custom_properties"}},
 		{Name: "create partition", Method: "POST", Path: tbl + "/partitions", Body: `{"partition": {"dt": "2026-08-25"}}`, Status: 201,
 			Location: tbl + "/partitions/2026-08-25"},
 		{Name: "create partition again", Method: "POST", Path: tbl + "/partitions", Body: `{"partition": {"dt": "2026-08-25"}}`, Status: 409, Code: "partition_already_exists"},
@@ -229,6 +242,8 @@ func Cases() []Case {
 			Body: `{"entries": [{"id": "a1", "append": {"ts": "2026-08-25T12:00:00.000Z", "level": "INFO", "msg": "hello", "tags": ["a"],
 			  "attrs": {"k": 1.5}, "origin": {"host": "h", "port": 80}}}]}`,
 			JSON: `{"row_count": 1, "success_count": 1, "error_count": 0, "successes": [{"id": "a1"}], "failures": []}`},
+		{Name: "write: a response that is not JSON is not acceptable", Method: "POST", Path: tbl + "/records", Status: 406, Code: "not_acceptable", Records: true,
+			Header: map[string]string{"Accept": "text/html"}, Body: `{"entries": [{"id": "x", "upsert": {"id": 1, "dt": "2026-08-25"}}]}`},
 		{Name: "write: no entries", Invalid: true, Method: "POST", Path: tbl + "/records", Status: 400, Code: "invalid_argument", Records: true,
 			Body: `{"entries": []}`},
 		{Name: "write: append to a primary-key table", Method: "POST", Path: tbl + "/records", Status: 400, Code: "invalid_argument", Records: true,
@@ -269,7 +284,9 @@ func Run(t *testing.T, tg Target) Result {
 		res.Cases++
 		ok := t.Run(c.Name, func(t *testing.T) {
 			op := exchange(t, tg, router, prefix, c)
-			res.Operations[op]++
+			if !c.Unrouted {
+				res.Operations[op]++
+			}
 		})
 		if ok {
 			res.Passed++
@@ -306,6 +323,21 @@ func exchange(t *testing.T, tg Target, router routers.Router, prefix string, c C
 	require.NoError(t, err)
 	if body != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range c.Header {
+		req.Header.Set(k, v)
+	}
+	if c.Unrouted {
+		_, _, err := router.FindRoute(req)
+		require.Error(t, err, "%s %s is no operation of the served document", c.Method, req.URL.Path)
+		resp, err := tg.Do(req)
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, c.Status, resp.StatusCode, "status; body %s", raw)
+		checkEnvelope(t, resp, raw, c.Code)
+		return c.Method + " (unrouted)"
 	}
 	route, params, err := router.FindRoute(req)
 	require.NoError(t, err, "%s %s is an operation of the served document", c.Method, req.URL.Path)
@@ -347,12 +379,14 @@ func exchange(t *testing.T, tg Target, router routers.Router, prefix string, c C
 			assert.JSONEq(t, fill(want, tg.Database), string(b), ptr)
 		}
 	}
+	for _, ptr := range c.Absent {
+		var doc any
+		require.NoError(t, json.Unmarshal(raw, &doc), "%s", raw)
+		_, ok := pointer(doc, ptr)
+		assert.False(t, ok, "%s is left out of %s", ptr, raw)
+	}
 	if c.Code != "" {
-		var m map[string]map[string]any
-		require.NoError(t, json.Unmarshal(raw, &m), "%s", raw)
-		assert.Equal(t, c.Code, m["error"]["code"], "%s", raw)
-		assert.Len(t, m["error"], 3, "the envelope has exactly code, message and request_id")
-		assert.Equal(t, resp.Header.Get("x-request-id"), m["error"]["request_id"])
+		checkEnvelope(t, resp, raw, c.Code)
 	}
 	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
 		Body: io.NopCloser(bytes.NewReader(raw)), Options: &openapi3filter.Options{IncludeResponseStatus: true}}
@@ -361,6 +395,17 @@ func exchange(t *testing.T, tg Target, router routers.Router, prefix string, c C
 	}
 	assert.NoError(t, openapi3filter.ValidateResponse(ctx, out), "response %d %s", resp.StatusCode, raw)
 	return route.Operation.OperationID
+}
+
+// checkEnvelope checks the official error envelope: exactly code, message
+// and request_id, the latter equal to the x-request-id header.
+func checkEnvelope(t *testing.T, resp *http.Response, raw []byte, code string) {
+	t.Helper()
+	var m map[string]map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m), "%s", raw)
+	assert.Equal(t, code, m["error"]["code"], "%s", raw)
+	assert.Len(t, m["error"], 3, "the envelope has exactly code, message and request_id")
+	assert.Equal(t, resp.Header.Get("x-request-id"), m["error"]["request_id"])
 }
 
 // pointer resolves an RFC 6901 JSON pointer in a decoded document.
