@@ -34,8 +34,8 @@ type CreateTable struct {
 	Path           domain.TablePath
 	Descriptor     domain.TableDescriptor
 	IgnoreIfExists bool
-	// ValidateOnly checks the request, including that the database exists and
-	// the table does not, without creating anything.
+	// ValidateOnly checks the definition locally, without asking Fluss and
+	// without creating anything.
 	ValidateOnly bool
 }
 
@@ -103,7 +103,7 @@ func (s *CatalogService) ListDatabases(ctx context.Context, scope Scope, page Pa
 
 // GetDatabase describes a database.
 func (s *CatalogService) GetDatabase(ctx context.Context, scope Scope, name string) (domain.DatabaseInfo, error) {
-	if err := domain.ValidateName("database_name", name); err != nil {
+	if err := domain.ValidateName("database", name); err != nil {
 		return domain.DatabaseInfo{}, err
 	}
 	cat, err := s.catalog(ctx, scope)
@@ -116,7 +116,7 @@ func (s *CatalogService) GetDatabase(ctx context.Context, scope Scope, name stri
 // DatabaseExists reports whether a database exists. A name Fluss could never
 // accept is reported as invalid rather than absent.
 func (s *CatalogService) DatabaseExists(ctx context.Context, scope Scope, name string) (bool, error) {
-	if err := domain.ValidateName("database_name", name); err != nil {
+	if err := domain.ValidateName("database", name); err != nil {
 		return false, err
 	}
 	cat, err := s.catalog(ctx, scope)
@@ -129,7 +129,7 @@ func (s *CatalogService) DatabaseExists(ctx context.Context, scope Scope, name s
 // CreateDatabase creates a database and describes it. created is false when
 // the database already existed and IgnoreIfExists was set.
 func (s *CatalogService) CreateDatabase(ctx context.Context, scope Scope, cmd CreateDatabase) (info domain.DatabaseInfo, created bool, err error) {
-	if err := domain.ValidateNewName("database_name", cmd.Name); err != nil {
+	if err := domain.ValidateNewName("database", cmd.Name); err != nil {
 		return domain.DatabaseInfo{}, false, err
 	}
 	if err := validateCustomProperties("custom_properties", cmd.Descriptor.CustomProperties); err != nil {
@@ -154,7 +154,7 @@ func (s *CatalogService) CreateDatabase(ctx context.Context, scope Scope, cmd Cr
 
 // DropDatabase drops a database.
 func (s *CatalogService) DropDatabase(ctx context.Context, scope Scope, cmd DropDatabase) error {
-	if err := domain.ValidateName("database_name", cmd.Name); err != nil {
+	if err := domain.ValidateName("database", cmd.Name); err != nil {
 		return err
 	}
 	cat, err := s.catalog(ctx, scope)
@@ -166,7 +166,7 @@ func (s *CatalogService) DropDatabase(ctx context.Context, scope Scope, cmd Drop
 
 // ListTables returns one page of the table names of a database.
 func (s *CatalogService) ListTables(ctx context.Context, scope Scope, database string, page PageRequest) (Page[string], error) {
-	if err := domain.ValidateName("database_name", database); err != nil {
+	if err := domain.ValidateName("database", database); err != nil {
 		return Page[string]{}, err
 	}
 	if _, err := pageSize(page.MaxResults); err != nil {
@@ -224,7 +224,10 @@ func (s *CatalogService) CreateTable(ctx context.Context, scope Scope, cmd Creat
 		return domain.TableInfo{}, false, err
 	}
 	if cmd.ValidateOnly {
-		return s.dryRunCreateTable(ctx, cat, cmd, desc)
+		// As the official gateway: the definition is built and checked
+		// locally; nothing is asked of Fluss (whether the database exists or
+		// the table is free is only known when the table is created).
+		return domain.TableInfo{Path: cmd.Path, Descriptor: desc}, false, nil
 	}
 	created = true
 	if err := cat.CreateTable(ctx, cmd.Path, desc, false); err != nil {
@@ -235,24 +238,6 @@ func (s *CatalogService) CreateTable(ctx context.Context, scope Scope, cmd Creat
 	}
 	info, err = cat.GetTable(ctx, cmd.Path)
 	return info, created, err
-}
-
-func (s *CatalogService) dryRunCreateTable(ctx context.Context, cat domain.Catalog, cmd CreateTable, desc domain.TableDescriptor) (domain.TableInfo, bool, error) {
-	dbExists, err := cat.DatabaseExists(ctx, cmd.Path.Database)
-	if err != nil {
-		return domain.TableInfo{}, false, err
-	}
-	if !dbExists {
-		return domain.TableInfo{}, false, domain.NotFound(domain.ResourceDatabase, "database `%s` does not exist", cmd.Path.Database)
-	}
-	tableExists, err := cat.TableExists(ctx, cmd.Path)
-	if err != nil {
-		return domain.TableInfo{}, false, err
-	}
-	if tableExists && !cmd.IgnoreIfExists {
-		return domain.TableInfo{}, false, domain.AlreadyExists(domain.ResourceTable, "table `%s` already exists", cmd.Path)
-	}
-	return domain.TableInfo{Path: cmd.Path, Descriptor: desc}, false, nil
 }
 
 // AlterTable applies changes to a table and describes the result. found is
@@ -389,7 +374,7 @@ func validatePath(path domain.TablePath, creating bool) error {
 	if creating {
 		check = domain.ValidateNewName
 	}
-	if err := domain.ValidateName("database_name", path.Database); err != nil {
+	if err := domain.ValidateName("database", path.Database); err != nil {
 		return err
 	}
 	if err := check("table_name", path.Table); err != nil {

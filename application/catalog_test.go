@@ -169,17 +169,24 @@ func TestCreateTable(t *testing.T) {
 		{name: "invalid descriptor", cmd: CreateTable{Path: path, Descriptor: domain.TableDescriptor{}}, wantCode: "invalid_argument"},
 		{name: "reserved table name", cmd: CreateTable{Path: domain.TablePath{Database: "db", Table: "__t"}, Descriptor: valid}, wantCode: "invalid_argument"},
 		{name: "validate only", cmd: CreateTable{Path: path, Descriptor: valid, ValidateOnly: true}, dbExists: true},
-		{name: "validate only without database", cmd: CreateTable{Path: path, Descriptor: valid, ValidateOnly: true}, wantCode: "database_not_found"},
-		{name: "validate only existing table", cmd: CreateTable{Path: path, Descriptor: valid, ValidateOnly: true}, dbExists: true, tableExists: true, wantCode: "table_already_exists"},
-		{name: "validate only existing table ignored", cmd: CreateTable{Path: path, Descriptor: valid, ValidateOnly: true, IgnoreIfExists: true}, dbExists: true, tableExists: true},
+		// The official dry run is local: it asks Fluss nothing.
+		{name: "validate only without database", cmd: CreateTable{Path: path, Descriptor: valid, ValidateOnly: true}},
+		{name: "validate only existing table", cmd: CreateTable{Path: path, Descriptor: valid, ValidateOnly: true}, dbExists: true, tableExists: true},
+		{name: "validate only invalid descriptor", cmd: CreateTable{Path: path, Descriptor: domain.TableDescriptor{}, ValidateOnly: true}, wantCode: "invalid_argument"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			created := false
 			svc, _ := newService(&fakeCatalog{
-				databaseExists: func(string) (bool, error) { return tc.dbExists, nil },
-				tableExists:    func(domain.TablePath) (bool, error) { return tc.tableExists, nil },
+				databaseExists: func(string) (bool, error) {
+					assert.False(t, tc.cmd.ValidateOnly, "a dry run asks Fluss nothing")
+					return tc.dbExists, nil
+				},
+				tableExists: func(domain.TablePath) (bool, error) {
+					assert.False(t, tc.cmd.ValidateOnly, "a dry run asks Fluss nothing")
+					return tc.tableExists, nil
+				},
 				createTable: func(p domain.TablePath, d domain.TableDescriptor, _ bool) error {
 					created = true
 					assert.Equal(t, path, p)
@@ -222,10 +229,12 @@ func TestAlterTable(t *testing.T) {
 	}{
 		{name: "applied", cmd: AlterTable{Path: path, Changes: []domain.TableChange{addB}}, wantFound: true},
 		{name: "no changes", cmd: AlterTable{Path: path}, wantCode: "invalid_argument", wantMsg: "changes"},
-		{name: "not null column", cmd: AlterTable{Path: path, Changes: []domain.TableChange{{Kind: domain.ChangeAddColumn, Column: intColumn("c", false)}}}, wantCode: "invalid_argument", wantMsg: "changes[0].add_column.nullable"},
-		{name: "blank column", cmd: AlterTable{Path: path, Changes: []domain.TableChange{{Kind: domain.ChangeAddColumn, Column: intColumn(" ", true)}}}, wantCode: "invalid_argument", wantMsg: "changes[0].add_column.name"},
-		{name: "bad type", cmd: AlterTable{Path: path, Changes: []domain.TableChange{{Kind: domain.ChangeAddColumn, Column: domain.Column{Name: "c", Type: domain.DataType{Root: "INT", Nullable: true}}}}}, wantCode: "invalid_argument", wantMsg: "changes[0].add_column.data_type.type"},
-		{name: "option key", cmd: AlterTable{Path: path, Changes: []domain.TableChange{addB, {Kind: domain.ChangeResetConfig, Key: "ttl"}}}, wantCode: "invalid_argument", wantMsg: "changes[1].reset_config.key"},
+		{name: "not null column", cmd: AlterTable{Path: path, Changes: []domain.TableChange{{Kind: domain.ChangeAddColumn, Column: intColumn("c", false)}}}, wantCode: "invalid_argument", wantMsg: "changes[0]: an added column must be nullable"},
+		{name: "blank column", cmd: AlterTable{Path: path, Changes: []domain.TableChange{{Kind: domain.ChangeAddColumn, Column: intColumn(" ", true)}}}, wantCode: "invalid_argument", wantMsg: "changes[0].name"},
+		{name: "bad type", cmd: AlterTable{Path: path, Changes: []domain.TableChange{{Kind: domain.ChangeAddColumn, Column: domain.Column{Name: "c", Type: domain.DataType{Root: "INT", Nullable: true}}}}}, wantCode: "invalid_argument", wantMsg: "changes[0].data_type.type"},
+		{name: "empty option key", cmd: AlterTable{Path: path, Changes: []domain.TableChange{{Kind: domain.ChangeResetConfig, Key: ""}}}, wantCode: "invalid_argument", wantMsg: "changes[0].key"},
+		{name: "custom property key", cmd: AlterTable{Path: path, Changes: []domain.TableChange{{Kind: domain.ChangeSetConfig, Key: "app.owner", Value: "x"}, {Kind: domain.ChangeResetConfig, Key: "table.log.ttl"}}}, wantFound: true},
+		{name: "schema and config changes mixed", cmd: AlterTable{Path: path, Changes: []domain.TableChange{addB, {Kind: domain.ChangeResetConfig, Key: "table.log.ttl"}}}, wantCode: "invalid_argument", wantMsg: "cannot be mixed"},
 		{name: "unknown kind", cmd: AlterTable{Path: path, Changes: []domain.TableChange{{Kind: "drop_column"}}}, wantCode: "invalid_argument", wantMsg: "changes[0]"},
 		{name: "missing table", cmd: AlterTable{Path: path, Changes: []domain.TableChange{addB}}, alterErr: domain.NotFound(domain.ResourceTable, "x"), wantCode: "table_not_found"},
 		{name: "missing table ignored", cmd: AlterTable{Path: path, Changes: []domain.TableChange{addB}, IgnoreIfNotExists: true}, alterErr: domain.NotFound(domain.ResourceTable, "x")},
@@ -282,7 +291,7 @@ func TestCreatePartition(t *testing.T) {
 		{name: "created but gone before listing", spec: unordered, wantID: -1, wantCreated: true},
 		{name: "exists", spec: unordered, createErr: domain.AlreadyExists(domain.ResourcePartition, "x"), wantCode: "partition_already_exists"},
 		{name: "exists ignored", spec: unordered, ignore: true, createErr: domain.AlreadyExists(domain.ResourcePartition, "x"), listed: []domain.PartitionInfo{{ID: 3, Name: "20260101$eu"}}, wantID: 3},
-		{name: "missing key", spec: unordered[:1], wantCode: "invalid_argument", wantMsg: `partition_spec."dt"`},
+		{name: "missing key", spec: unordered[:1], wantCode: "invalid_argument", wantMsg: `partition."dt"`},
 		{name: "reserved value", spec: domain.PartitionSpec{{Key: "dt", Value: "__x"}, {Key: "region", Value: "eu"}}, wantCode: "invalid_argument", wantMsg: "reserved"},
 		{
 			name: "not partitioned", spec: unordered, wantCode: "invalid_argument", wantMsg: "not partitioned",

@@ -233,17 +233,9 @@ func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand
 		if err := checkWritePartitions(t.Info, &batch, ids); err != nil {
 			return batch, nil, err
 		}
-		if batch.PartialUpdateColumns != nil {
-			// Fluss applies a delete under target columns as a partial
-			// delete (it only nulls those columns while others are set),
-			// which is not what a `delete` entry says: refuse the mix.
-			for i := range batch.Entries {
-				if batch.Entries[i].Op == domain.OpDelete {
-					return batch, nil, domain.InvalidArgument("entry `%s`: delete cannot be combined with partial_update_columns; "+
-						"send deletes in a request without partial_update_columns", ids[i])
-				}
-			}
-		}
+		// A delete under partial_update_columns is a partial delete, as the
+		// official gateway documents it: Fluss clears the targeted non-key
+		// columns and removes the row once all its non-key columns are null.
 		batch.Table, batch.TableID, batch.SchemaID = cmd.Path, t.Info.TableID, t.Info.SchemaID
 		return batch, ids, nil
 	}

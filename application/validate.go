@@ -14,26 +14,34 @@ func validateChanges(changes []domain.TableChange) error {
 	if len(changes) == 0 {
 		return domain.InvalidArgument("changes: at least one change is required")
 	}
+	var schema, config int
 	for i, ch := range changes {
 		field := fmt.Sprintf("changes[%d]", i)
 		switch ch.Kind {
 		case domain.ChangeAddColumn:
+			schema++
 			if strings.TrimSpace(ch.Column.Name) == "" {
-				return domain.InvalidArgument("%s.add_column.name: must not be blank", field)
+				return domain.InvalidArgument("%s.name: must not be blank", field)
 			}
 			if !ch.Column.Type.Nullable {
-				return domain.InvalidArgument("%s.add_column.nullable: an added column must be nullable", field)
+				return domain.InvalidArgument("%s: an added column must be nullable", field)
 			}
-			if err := domain.ValidateDataType(ch.Column.Type, field+".add_column.data_type"); err != nil {
+			if err := domain.ValidateDataType(ch.Column.Type, field+".data_type"); err != nil {
 				return err
 			}
 		case domain.ChangeSetConfig, domain.ChangeResetConfig:
-			if !strings.HasPrefix(ch.Key, domain.TablePropertyPrefix) {
-				return domain.InvalidArgument("%s.%s.key: table options start with %q", field, ch.Kind, domain.TablePropertyPrefix)
+			// A `table.` key is a Fluss table property, any other key a
+			// custom property (Fluss sorts them the same way).
+			config++
+			if ch.Key == "" {
+				return domain.InvalidArgument("%s.key: must not be empty", field)
 			}
 		default:
 			return domain.InvalidArgument("%s: unknown change %q", field, ch.Kind)
 		}
+	}
+	if schema > 0 && config > 0 {
+		return domain.InvalidArgument("changes: schema changes (add_column) and config changes (set_config, reset_config) cannot be mixed in one request; send them separately")
 	}
 	return nil
 }

@@ -82,9 +82,9 @@ func TestLifecycle(t *testing.T) {
 	assert.Equal(t, 200, status, body)
 	status, body = get(t, base+"/v1/clusters")
 	assert.Equal(t, 200, status)
-	assert.JSONEq(t, `{"clusters":[{"cluster_id":"default"}]}`, body)
+	assert.JSONEq(t, `{"clusters":["default"]}`, body)
 
-	resp, err := http.Post(base+"/v1/clusters/default/databases", "application/json", strings.NewReader(`{"database_name":"d"}`))
+	resp, err := http.Post(base+"/v1/clusters/default/databases", "application/json", strings.NewReader(`{"database":"d"}`))
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, 201, resp.StatusCode)

@@ -4,8 +4,8 @@
 // (Catalog, RowWriter, Lookup, Identity, Clusters).
 //
 // The domain imports nothing of this module and only the standard library.
-// Data types and schemas use Apache Fluss's own vocabulary and JSON form
-// (apache/fluss: fluss-common/src/main/java/org/apache/fluss/utils/json/
-// DataTypeJsonSerde.java, SchemaJsonSerde.java), so a schema sent over REST is
-// the schema Fluss persists, with no second naming.
+// Data types and schemas use Apache Fluss's own vocabulary (apache/fluss:
+// fluss-common/src/main/java/org/apache/fluss/types/DataTypeRoot.java), with
+// no second naming. The domain holds no wire format: the Fluss JSON of these
+// types is adapters/fluss/serde, their REST JSON adapters/http/datatype.go.
 package domain

@@ -148,3 +148,33 @@ func KindOf(err error) Kind {
 	}
 	return KindInternal
 }
+
+// ErrorCodes is the official Fluss gateway's ErrorCode enum (apache/fluss:
+// fluss-gateway/openapi.yaml, schema ErrorCode), sorted. Every `error.code` of
+// an envelope and every per-entry `error_code` of a write is one of them;
+// finer detail (the Fluss exception, for instance) goes into the message.
+var ErrorCodes = []string{
+	"already_exists", "backend", "cancelled", "cluster_already_exists", "cluster_not_found",
+	"database_already_exists", "database_not_empty", "database_not_found", "failed_precondition",
+	"internal", "invalid_argument", "limit_exceeded", "method_not_allowed", "not_acceptable",
+	"not_found", "partition_already_exists", "partition_not_found", "resource_exhausted",
+	"storage_backpressure", "table_already_exists", "table_not_found", "timeout",
+	"unauthenticated", "unauthorized", "unavailable", "unsupported", "unsupported_media_type",
+}
+
+// IsErrorCode reports whether code is in ErrorCodes.
+func IsErrorCode(code string) bool {
+	lo, hi := 0, len(ErrorCodes)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		switch {
+		case ErrorCodes[mid] == code:
+			return true
+		case ErrorCodes[mid] < code:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return false
+}

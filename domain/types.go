@@ -32,8 +32,7 @@ const (
 // DataType is a Fluss logical type. Which fields are meaningful depends on Root:
 // Length for CHAR and BINARY; Precision for DECIMAL, TIME and both TIMESTAMPs;
 // Scale for DECIMAL; Element for ARRAY; Key and Value for MAP; Fields for ROW.
-// Nullable defaults to true in Fluss's JSON, where "nullable" is only written
-// when false.
+// Nullable is the type's nullability (a column's NOT NULL is its type's).
 type DataType struct {
 	Root      TypeRoot
 	Nullable  bool

@@ -50,7 +50,7 @@ const (
 	pathPartitionedBy    = "partitioned_by"
 	pathBucketKeys       = "distribution.bucket_keys"
 	pathBucketCount      = "distribution.bucket_count"
-	pathProperties       = "properties"
+	pathProperties       = "configs"
 	pathCustomProperties = "custom_properties"
 )
 
@@ -315,7 +315,7 @@ func validateType(t *DataType, path string, depth int) *Error {
 			}
 		}
 	default:
-		return InvalidArgument("%s.type: %s", path, unknownTypeMessage(string(t.Root)))
+		return InvalidArgument("%s.type: %s", path, UnknownTypeMessage(string(t.Root)))
 	}
 	return nil
 }
@@ -379,10 +379,10 @@ func ParsePartitionName(partitionKeys []string, name string) (PartitionSpec, err
 // utils/PartitionUtils#validatePartitionSpec). Every partition key must have
 // exactly one value and no other key may appear; values follow ValidateName,
 // and with forCreate also ValidateNewName (no "__" prefix). Errors are
-// KindInvalidArgument *Error values naming `partition_spec."key"`.
+// KindInvalidArgument *Error values naming `partition."key"`.
 func ValidatePartitionSpec(partitionKeys []string, spec PartitionSpec, forCreate bool) (PartitionSpec, error) {
 	if len(partitionKeys) == 0 {
-		return nil, InvalidArgument("partition_spec: the table is not partitioned")
+		return nil, InvalidArgument("partition: the table is not partitioned")
 	}
 	byKey := make(map[string]string, len(spec))
 	for _, pv := range spec {
@@ -414,7 +414,7 @@ func ValidatePartitionSpec(partitionKeys []string, spec PartitionSpec, forCreate
 }
 
 func partitionValuePath(key string) string {
-	return "partition_spec." + strconv.Quote(key)
+	return "partition." + strconv.Quote(key)
 }
 
 func joinRoots(roots []TypeRoot) string {

@@ -222,14 +222,14 @@ func TestValidateTableDescriptorRejects(t *testing.T) {
 
 		// properties
 		{"property without table prefix", pk(func(d *TableDescriptor) { d.Properties["owner"] = "x" }),
-			`properties."owner": keys must start with "table."; put free-form keys in custom_properties`},
+			`configs."owner": keys must start with "table."; put free-form keys in custom_properties`},
 		{"auto partition without partition keys", log(func(d *TableDescriptor) {
 			d.Properties = map[string]string{"table.auto-partition.enabled": "True"}
-		}), `properties."table.auto-partition.enabled": automatic partitioning needs partitioned_by`},
+		}), `configs."table.auto-partition.enabled": automatic partitioning needs partitioned_by`},
 		{"custom property with table prefix", pk(func(d *TableDescriptor) { d.CustomProperties["table.x"] = "1" }),
-			`custom_properties."table.x": keys must not start with "table."; table options go in properties`},
+			`custom_properties."table.x": keys must not start with "table."; table options go in configs`},
 		{"custom property key is quoted", pk(func(d *TableDescriptor) { d.CustomProperties["table.\"q\"\n"] = "1" }),
-			`custom_properties."table.\"q\"\n": keys must not start with "table."; table options go in properties`},
+			`custom_properties."table.\"q\"\n": keys must not start with "table."; table options go in configs`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -319,8 +319,8 @@ func TestParsePartitionName(t *testing.T) {
 		{nil, "x", `partition name "x": the table is not partitioned`},
 		{keys, "20260822", `partition name "20260822": has 1 value(s) but the table has 2 partition key(s) [dt region]`},
 		{keys, "a$b$c", `partition name "a$b$c": has 3 value(s) but the table has 2 partition key(s) [dt region]`},
-		{keys, "20260822$", `partition_spec."region": must not be empty`},
-		{keys, "2026.08$eu", `partition_spec."dt": "2026.08" contains characters other than ASCII letters, digits, '_' and '-'`},
+		{keys, "20260822$", `partition."region": must not be empty`},
+		{keys, "2026.08$eu", `partition."dt": "2026.08" contains characters other than ASCII letters, digits, '_' and '-'`},
 	}
 	for _, tc := range errCases {
 		_, err := ParsePartitionName(tc.keys, tc.name)
@@ -345,15 +345,15 @@ func TestValidatePartitionSpec(t *testing.T) {
 		forCreate bool
 		want      string
 	}{
-		{"not partitioned", nil, PartitionSpec{{Key: "dt", Value: "1"}}, false, "partition_spec: the table is not partitioned"},
+		{"not partitioned", nil, PartitionSpec{{Key: "dt", Value: "1"}}, false, "partition: the table is not partitioned"},
 		{"unknown key", keys, PartitionSpec{{Key: "dt", Value: "1"}, {Key: "zone", Value: "2"}}, false,
-			`partition_spec."zone": not a partition key (partition keys: [dt region])`},
-		{"duplicate key", keys, PartitionSpec{{Key: "dt", Value: "1"}, {Key: "dt", Value: "2"}}, false, `partition_spec."dt": given more than once`},
-		{"missing key", keys, PartitionSpec{{Key: "dt", Value: "1"}}, false, `partition_spec."region": missing (partition keys: [dt region])`},
+			`partition."zone": not a partition key (partition keys: [dt region])`},
+		{"duplicate key", keys, PartitionSpec{{Key: "dt", Value: "1"}, {Key: "dt", Value: "2"}}, false, `partition."dt": given more than once`},
+		{"missing key", keys, PartitionSpec{{Key: "dt", Value: "1"}}, false, `partition."region": missing (partition keys: [dt region])`},
 		{"bad value", keys, PartitionSpec{{Key: "dt", Value: "1"}, {Key: "region", Value: "e$u"}}, false,
-			`partition_spec."region": "e$u" contains characters other than ASCII letters, digits, '_' and '-'`},
+			`partition."region": "e$u" contains characters other than ASCII letters, digits, '_' and '-'`},
 		{"reserved on create", keys, PartitionSpec{{Key: "dt", Value: "__1"}, {Key: "region", Value: "eu"}}, true,
-			`partition_spec."dt": the prefix "__" is reserved for Fluss-internal objects`},
+			`partition."dt": the prefix "__" is reserved for Fluss-internal objects`},
 	}
 	for _, tc := range errCases {
 		t.Run(tc.name, func(t *testing.T) {

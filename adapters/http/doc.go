@@ -10,6 +10,13 @@
 // {"error":{"code","message","request_id"}} with the status and stable code
 // of the official Fluss gateway (apache/fluss: fluss-gateway/src/error.rs).
 //
+// The catalog and write routes take and answer exactly the official shapes
+// (apache/fluss: fluss-gateway/openapi.yaml, FIP-49; dto.go), with data types
+// in their REST JSON form (datatype.go) and only the official ErrorCode enum
+// in `error.code` and per-entry `error_code` (codes.go). What the gateway
+// adds is additive and marked `x-fluss-gateway-extension` in openapi.yaml;
+// tests/conformance checks a running gateway against the served document.
+//
 // Request bodies are parsed strictly: the media type must be JSON, duplicate
 // keys and unknown fields are rejected, and messages name the offending field
 // (for example `columns[2].data_type.precision`). Each request runs under a

@@ -75,6 +75,23 @@ func statusOf(k domain.Kind) int {
 	}
 }
 
+// isDefinitionChange reports whether e says that the table or its schema
+// changed while the request was being prepared (a retryable failed
+// precondition). The official gateway answers that 503 `unavailable`
+// ("the table/schema changed before submission").
+func isDefinitionChange(e *domain.Error) bool {
+	return e.Kind == domain.KindFailedPrecondition && e.Retryable
+}
+
+// envelopeCode returns the official code and the message of a domain error:
+// a definition change is `unavailable`.
+func envelopeCode(e *domain.Error) (string, string) {
+	if isDefinitionChange(e) {
+		return "unavailable", e.Error()
+	}
+	return e.Code(), e.Message
+}
+
 // classify turns any error into the status, code and client-safe message of
 // its envelope. internal reports whether the real cause must stay in the log.
 func classify(c *fiber.Ctx, err error, maxBody int64) (status int, code, message string, retryAfter int64, internal bool) {
@@ -82,11 +99,15 @@ func classify(c *fiber.Ctx, err error, maxBody int64) (status int, code, message
 	var fe *fiber.Error
 	switch de := domain.AsError(err); {
 	case de != nil:
-		status, code, message = statusOf(de.Kind), de.Code(), de.Message
+		status = statusOf(de.Kind)
+		code, message = envelopeCode(de)
+		if isDefinitionChange(de) {
+			status = fiber.StatusServiceUnavailable
+		}
 		if de.Kind == domain.KindInternal {
 			message, internal = "internal error", true
 		}
-		if de.Kind == domain.KindUnavailable || de.Kind == domain.KindResourceExhausted {
+		if status == fiber.StatusServiceUnavailable || de.Kind == domain.KindResourceExhausted {
 			retryAfter = max(1, (de.RetryAfterMillis+999)/1000)
 		}
 		return status, code, message, retryAfter, internal

@@ -2,6 +2,7 @@ package http
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,12 +48,9 @@ func (a *api) listClusters(c *fiber.Ctx) error {
 	if _, err := a.principal(c); err != nil {
 		return err
 	}
-	ids := a.catalog.Clusters()
-	out := clusterListResponse{Clusters: make([]clusterSummary, len(ids))}
-	for i, id := range ids {
-		out.Clusters[i] = clusterSummary{ClusterID: id}
-	}
-	return writeJSONBody(c, out)
+	ids := slices.Clone(a.catalog.Clusters())
+	slices.Sort(ids)
+	return writeJSONBody(c, clusterListResponse{Clusters: nonNilSlice(ids)})
 }
 
 func (a *api) listDatabases(c *fiber.Ctx) error {
@@ -68,11 +66,7 @@ func (a *api) listDatabases(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := databaseListResponse{Databases: make([]databaseSummary, len(res.Items)), NextPageToken: res.NextPageToken}
-	for i, name := range res.Items {
-		out.Databases[i] = databaseSummary{DatabaseName: name}
-	}
-	return writeJSONBody(c, out)
+	return writeJSONBody(c, databaseListResponse{Databases: nonNilSlice(res.Items), NextPageToken: res.NextPageToken})
 }
 
 func (a *api) createDatabase(c *fiber.Ctx) error {
@@ -85,14 +79,14 @@ func (a *api) createDatabase(c *fiber.Ctx) error {
 		return err
 	}
 	info, created, err := a.catalog.CreateDatabase(c.UserContext(), scope, application.CreateDatabase{
-		Name:           req.DatabaseName,
+		Name:           req.Database,
 		Descriptor:     domain.DatabaseDescriptor{Comment: req.Comment, CustomProperties: req.CustomProperties},
 		IgnoreIfExists: req.IgnoreIfExists,
 	})
 	if err != nil {
 		return err
 	}
-	return writeCreated(c, created, resourcePath(pathDatabase, scope.Cluster, info.Name), newDatabaseResponse(info))
+	return writeCreated(c, created, resourcePath(pathDatabase, scope.Cluster, info.Name), databaseCreatedResponse{Database: info.Name})
 }
 
 func (a *api) getDatabase(c *fiber.Ctx) error {
@@ -151,11 +145,7 @@ func (a *api) listTables(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := tableListResponse{Tables: make([]tableSummary, len(res.Items)), NextPageToken: res.NextPageToken}
-	for i, name := range res.Items {
-		out.Tables[i] = tableSummary{TableName: name}
-	}
-	return writeJSONBody(c, out)
+	return writeJSONBody(c, tableListResponse{Tables: nonNilSlice(res.Items), NextPageToken: res.NextPageToken})
 }
 
 func (a *api) createTable(c *fiber.Ctx) error {
@@ -176,9 +166,17 @@ func (a *api) createTable(c *fiber.Ctx) error {
 		return err
 	}
 	if cmd.ValidateOnly {
-		return writeJSONBody(c, newTableResponse(info, false))
+		return writeJSONBody(c, newValidateOnlyResponse(cmd.Path, info.Descriptor))
 	}
-	return writeCreated(c, created, resourcePath(pathTable, scope.Cluster, db, info.Path.Table), newTableResponse(info, true))
+	// The official answer is 201 with an empty body and the Location to GET.
+	c.Set(fiber.HeaderLocation, resourcePath(pathTable, scope.Cluster, db, info.Path.Table))
+	c.Status(fiber.StatusCreated)
+	if !created {
+		// Extension (ignore_if_exists): the table existed, nothing was created.
+		c.Status(fiber.StatusNoContent)
+	}
+	c.Response().ResetBody()
+	return nil
 }
 
 func (a *api) getTable(c *fiber.Ctx) error {
@@ -190,7 +188,7 @@ func (a *api) getTable(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return writeJSONBody(c, newTableResponse(info, true))
+	return writeJSONBody(c, newTableResponse(info))
 }
 
 func (a *api) tableExists(c *fiber.Ctx) error {
@@ -218,14 +216,10 @@ func (a *api) alterTable(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	info, found, err := a.catalog.AlterTable(c.UserContext(), scope, application.AlterTable{Path: path, Changes: changes, IgnoreIfNotExists: req.IgnoreIfNotExists})
-	if err != nil {
+	if _, _, err := a.catalog.AlterTable(c.UserContext(), scope, application.AlterTable{Path: path, Changes: changes, IgnoreIfNotExists: req.IgnoreIfNotExists}); err != nil {
 		return err
 	}
-	if !found {
-		return c.SendStatus(fiber.StatusNoContent)
-	}
-	return writeJSONBody(c, newTableResponse(info, true))
+	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (a *api) dropTable(c *fiber.Ctx) error {
@@ -256,9 +250,9 @@ func (a *api) listPartitions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := partitionListResponse{Partitions: make([]partitionResponse, len(res.Items)), NextPageToken: res.NextPageToken}
+	out := partitionListResponse{Partitions: make([]partitionEntry, len(res.Items)), NextPageToken: res.NextPageToken}
 	for i, p := range res.Items {
-		out.Partitions[i] = newPartitionResponse(p)
+		out.Partitions[i] = newPartitionEntry(p)
 	}
 	return writeJSONBody(c, out)
 }
@@ -272,7 +266,7 @@ func (a *api) createPartition(c *fiber.Ctx) error {
 	if err := a.decodeBody(c, &req); err != nil {
 		return err
 	}
-	spec, err := specOf(req.PartitionSpec)
+	spec, err := specOf(req.Partition)
 	if err != nil {
 		return err
 	}
@@ -280,7 +274,7 @@ func (a *api) createPartition(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return writeCreated(c, created, resourcePath(pathPartition, scope.Cluster, path.Database, path.Table, info.Name), newPartitionResponse(info))
+	return writeCreated(c, created, resourcePath(pathPartition, scope.Cluster, path.Database, path.Table, info.Name), newPartitionResponse(path, info))
 }
 
 func (a *api) dropPartition(c *fiber.Ctx) error {

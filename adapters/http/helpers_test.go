@@ -160,7 +160,7 @@ const db = "/v1/clusters/default/databases"
 
 func (g *gateway) mustCreateDatabase(name string) {
 	g.t.Helper()
-	r := g.call("POST", db, `{"database_name":"`+name+`"}`)
+	r := g.call("POST", db, `{"database":"`+name+`"}`)
 	require.Equal(g.t, 201, r.status, string(r.body))
 }
 

@@ -23,20 +23,6 @@ import (
 // legitimate request meets first.
 const maxJSONDepth = 256
 
-// rawDataType holds a Fluss DataType JSON document verbatim until the
-// handler decodes it with (*domain.DataType).UnmarshalJSON, which needs the
-// field path for its messages.
-type rawDataType = json.RawMessage
-
-// dataTypeKeys and dataFieldKeys are the members of Fluss's DataType and ROW
-// field JSON (apache/fluss: utils/json/DataTypeJsonSerde.java). The domain
-// reader ignores unknown members; the REST API rejects them so that a typo
-// such as "precison" is not silently replaced by a default.
-var (
-	dataTypeKeys  = []string{"type", "nullable", "length", "precision", "scale", "element_type", "key_type", "value_type", "fields"}
-	dataFieldKeys = []string{"name", "field_type", "description", "field_id"}
-)
-
 // decodeBody checks the media type and decodes the JSON body strictly into
 // dst, a pointer to a struct: duplicate keys, unknown fields and type
 // mismatches are invalid_argument errors naming the field.
@@ -301,50 +287,6 @@ func checkShape(n *node, t reflect.Type, path string) error {
 	return nil
 }
 
-// checkDataType rejects members that Fluss's DataType JSON does not have and
-// non-object types; the domain reader checks the rest.
-func checkDataType(n *node, path string, depth int) error {
-	if depth > domain.MaxTypeNesting {
-		return domain.InvalidArgument("%s: data types nest deeper than %d levels", path, domain.MaxTypeNesting)
-	}
-	if n.kind != '{' {
-		return mismatch(path, "a data type object such as {\"type\":\"INTEGER\"}", n)
-	}
-	for i, key := range n.keys {
-		kpath := joinField(path, key)
-		switch {
-		case !contains(dataTypeKeys, key):
-			return domain.InvalidArgument("%s: unknown field of a data type", kpath)
-		case key == "element_type" || key == "key_type" || key == "value_type":
-			if err := checkDataType(n.items[i], kpath, depth+1); err != nil {
-				return err
-			}
-		case key == "fields":
-			fields := n.items[i]
-			if fields.kind != '[' {
-				return mismatch(kpath, "an array", fields)
-			}
-			for j, f := range fields.items {
-				fpath := fmt.Sprintf("%s[%d]", kpath, j)
-				if f.kind != '{' {
-					return mismatch(fpath, "an object", f)
-				}
-				for k, fkey := range f.keys {
-					if !contains(dataFieldKeys, fkey) {
-						return domain.InvalidArgument("%s: unknown field of a ROW field", joinField(fpath, fkey))
-					}
-					if fkey == "field_type" {
-						if err := checkDataType(f.items[k], joinField(fpath, fkey), depth+1); err != nil {
-							return err
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // jsonFields maps the JSON names of t's exported fields to their types.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
 	out := make(map[string]reflect.Type, t.NumField())
@@ -391,39 +333,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// decodeDataType decodes a verbatim Fluss DataType document and puts path in
-// front of the domain reader's message.
-func decodeDataType(raw json.RawMessage, path string) (domain.DataType, bool, error) {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return domain.DataType{}, false, domain.InvalidArgument("%s: required", path)
-	}
-	var t domain.DataType
-	if err := t.UnmarshalJSON(raw); err != nil {
-		return domain.DataType{}, false, prefixPath(path, err)
-	}
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &members)
-	_, explicitNullable := members["nullable"]
-	return t, explicitNullable, nil
-}
-
-// prefixPath makes a domain error relative to a sub-document absolute:
-// "precision: …" under columns[2].data_type becomes
-// "columns[2].data_type.precision: …".
-func prefixPath(path string, err error) error {
-	de := domain.AsError(err)
-	if de == nil {
-		return domain.InvalidArgument("%s: %v", path, err)
-	}
-	msg := de.Message
-	if head, _, ok := strings.Cut(msg, ": "); ok && !strings.ContainsAny(head, " \t") {
-		msg = path + "." + msg
-	} else {
-		msg = path + ": " + msg
-	}
-	return &domain.Error{Kind: de.Kind, Resource: de.Resource, Message: msg}
 }
 
 // writeJSONBody encodes v as the JSON response body.

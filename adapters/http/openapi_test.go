@@ -133,7 +133,9 @@ func TestOpenAPIDeclaresEveryErrorCode(t *testing.T) {
 	}
 	for _, c := range codes {
 		assert.Contains(t, enum, c)
+		assert.True(t, domain.IsErrorCode(c), c)
 	}
+	assert.Equal(t, domain.ErrorCodes, enum, "the served enum is the official one, no more")
 	assert.True(t, sort.StringsAreSorted(enum), "keep the enum sorted")
 }
 
@@ -218,5 +220,43 @@ func TestOpenAPIDocumentsAuthentication(t *testing.T) {
 		for _, code := range []string{"401", "403", "429"} {
 			assert.Contains(t, op.Responses, code, "%s documents %s", key, code)
 		}
+	}
+}
+
+// officialOperations are the operation ids of the official Fluss gateway's
+// document (apache/fluss: fluss-gateway/openapi.yaml).
+var officialOperations = []string{
+	"getHealth", "getReady", "getOpenApi", "listClusters", "listDatabases", "createDatabase", "dropDatabase",
+	"listTables", "createTable", "describeTable", "alterTable", "dropTable", "listPartitions", "createPartition",
+	"dropPartition", "writeRecords",
+}
+
+// TestOpenAPIMarksExtensions keeps the served document honest: every
+// official operation is served, and every other operation is marked as an
+// extension of ours.
+func TestOpenAPIMarksExtensions(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Paths map[string]map[string]yaml.Node `yaml:"paths"`
+	}
+	require.NoError(t, yaml.Unmarshal(openAPIYAML, &doc))
+	seen := map[string]bool{}
+	for path, item := range doc.Paths {
+		for method, n := range item {
+			if method == "parameters" {
+				continue
+			}
+			var op struct {
+				OperationID string `yaml:"operationId"`
+				Extension   bool   `yaml:"x-fluss-gateway-extension"`
+			}
+			require.NoError(t, n.Decode(&op))
+			seen[op.OperationID] = true
+			official := slices.Contains(officialOperations, op.OperationID)
+			assert.Equal(t, !official, op.Extension, "%s %s (%s): x-fluss-gateway-extension must be set exactly on extensions", method, path, op.OperationID)
+		}
+	}
+	for _, id := range officialOperations {
+		assert.True(t, seen[id], "official operation %s is served", id)
 	}
 }

@@ -57,8 +57,9 @@ func newWriteResponse(res application.WriteResult) writeResponse {
 			// Anything but a definite "no" may have landed.
 			applied = domain.AppliedUnknown
 		}
+		code, msg := officialEntryCode(r.Code, r.Message, r.Retryable)
 		out.Failures = append(out.Failures, writeFailure{
-			ID: res.IDs[i], ErrorCode: r.Code, Message: r.Message, Retryable: r.Retryable, Applied: string(applied),
+			ID: res.IDs[i], ErrorCode: code, Message: msg, Retryable: r.Retryable, Applied: string(applied),
 		})
 	}
 	out.SuccessCount, out.ErrorCount = len(out.Successes), len(out.Failures)
@@ -255,7 +256,8 @@ type keyError struct {
 
 // appendKeyError appends `,"error":{...}`; internal causes are not shown.
 func appendKeyError(out []byte, e *domain.Error) []byte {
-	ke := keyError{Code: e.Code(), Message: e.Error(), Retryable: e.Retryable}
+	code, _ := envelopeCode(e)
+	ke := keyError{Code: code, Message: e.Error(), Retryable: e.Retryable}
 	if e.Kind == domain.KindInternal || ke.Message == "" {
 		ke.Message = "internal error"
 	}

@@ -127,8 +127,8 @@ func TestWriteRecordsMixedVerdictsInInputOrder(t *testing.T) {
 		"successes":[{"id":"a"},{"id":"c"}],
 		"failures":[
 		  {"id":"b","error_code":"timeout","message":"batch in flight at the deadline","retryable":true,"applied":"unknown"},
-		  {"id":"d","error_code":"invalid_record","message":"rejected by the server","retryable":false,"applied":"no"},
-		  {"id":"e","error_code":"not_enough_replicas","message":"weird","retryable":true,"applied":"unknown"}]}`, string(r.body))
+		  {"id":"d","error_code":"invalid_argument","message":"invalid_record: rejected by the server","retryable":false,"applied":"no"},
+		  {"id":"e","error_code":"unavailable","message":"not_enough_replicas: weird","retryable":true,"applied":"unknown"}]}`, string(r.body))
 	logs := g.logs.String()
 	assert.Contains(t, logs, `"rows_failed":3`)
 	assert.Contains(t, logs, `"failed_by_code":"invalid_record=1,not_enough_replicas=1,timeout=1"`)
@@ -318,8 +318,9 @@ func TestWriteRecordsRecreatedTableIsRetriedOnce(t *testing.T) {
 	stale := &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true, Message: "table `d.users` was re-created; retry"}
 	g.writer.set(func(context.Context, *domain.WriteBatch) ([]domain.EntryResult, error) { return nil, stale })
 	r := g.call("POST", usersWrite, entries(upsert("a", "eu", 1)))
-	require.Equal(t, 409, r.status, string(r.body))
-	assert.Equal(t, "failed_precondition", r.errorCode(t))
+	// The official status for "the table or schema changed before submission".
+	require.Equal(t, 503, r.status, string(r.body))
+	assert.Equal(t, "unavailable", r.errorCode(t))
 	assert.Equal(t, 1, g.writer.calls(), "the definition did not change, so no second attempt")
 
 	old, _ := g.writer.last()
@@ -348,8 +349,8 @@ func TestWriteRecordsPicksUpANewColumn(t *testing.T) {
 	t.Parallel()
 	g := newDataGateway(t, application.RecordOptions{SchemaRefetchInterval: time.Nanosecond}).withTables()
 	require.Equal(t, 200, g.call("POST", usersWrite, entries(upsert("a", "eu", 1))).status)
-	r := g.call("PATCH", usersPath, `{"changes":[{"add_column":{"name":"note","data_type":{"type":"STRING"}}}]}`)
-	require.Equal(t, 200, r.status, string(r.body))
+	r := g.call("PATCH", usersPath, `{"changes":[{"kind":"add_column","name":"note","data_type":{"type":"STRING"}}]}`)
+	require.Equal(t, 204, r.status, string(r.body))
 	// The cached definition lacks `note`; the gateway refetches instead of
 	// refusing the entry.
 	r = g.call("POST", usersWrite, entries(`{"id":"b","upsert":{"region":"eu","id":2,"note":"hi"}}`))

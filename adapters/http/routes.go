@@ -68,7 +68,7 @@ func allRoutes() routeTable {
 
 		{method: fiber.MethodGet, path: pathTables, operationID: "listTables", query: pageQuery, admission: admitMetadata, handler: (*api).listTables},
 		{method: fiber.MethodPost, path: pathTables, operationID: "createTable", admission: admitMetadata, handler: (*api).createTable},
-		{method: fiber.MethodGet, path: pathTable, operationID: "getTable", admission: admitMetadata, handler: (*api).getTable},
+		{method: fiber.MethodGet, path: pathTable, operationID: "describeTable", admission: admitMetadata, handler: (*api).getTable},
 		{method: fiber.MethodHead, path: pathTable, operationID: "tableExists", admission: admitMetadata, handler: (*api).tableExists},
 		{method: fiber.MethodPatch, path: pathTable, operationID: "alterTable", admission: admitMetadata, handler: (*api).alterTable},
 		{method: fiber.MethodDelete, path: pathTable, operationID: "dropTable", query: dropQuery, admission: admitMetadata, handler: (*api).dropTable},

@@ -61,7 +61,7 @@ func bearer(name string) []string { return []string{"Authorization", "Bearer tok
 func (g *gateway) withTablesAs(headers ...string) *gateway {
 	g.t.Helper()
 	for _, c := range []struct{ path, body string }{
-		{db, `{"database_name":"d"}`},
+		{db, `{"database":"d"}`},
 		{db + "/d/tables", usersTable},
 		{db + "/d/tables", eventsTable},
 	} {

@@ -89,7 +89,7 @@ func TestListClusters(t *testing.T) {
 	g := newGateway(t)
 	r := g.call("GET", "/v1/clusters", "")
 	require.Equal(t, 200, r.status)
-	assert.JSONEq(t, `{"clusters":[{"cluster_id":"default"},{"cluster_id":"other"}]}`, string(r.body))
+	assert.JSONEq(t, `{"clusters":["default","other"]}`, string(r.body))
 }
 
 func TestRequestIDs(t *testing.T) {
@@ -157,27 +157,27 @@ func TestDatabaseLifecycle(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 
-	r := g.call("POST", db, `{"database_name":"sales","comment":"revenue","custom_properties":{"owner":"bi"}}`)
+	r := g.call("POST", db, `{"database":"sales","comment":"revenue","custom_properties":{"owner":"bi"}}`)
 	require.Equal(t, 201, r.status, string(r.body))
 	assert.Equal(t, db+"/sales", r.header.Get("Location"))
-	created := r.json(t)
-	assert.Equal(t, "sales", created["database_name"])
-	assert.Equal(t, "revenue", created["comment"])
-	assert.Equal(t, map[string]any{"owner": "bi"}, created["custom_properties"])
-	_, err := time.Parse(time.RFC3339, created["created_time"].(string))
-	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"database": "sales"}, r.json(t), "the official DatabaseResponse")
 
 	r = g.call("GET", db+"/sales", "")
 	require.Equal(t, 200, r.status)
-	assert.Equal(t, created, r.json(t))
+	described := r.json(t)
+	assert.Equal(t, "sales", described["database"])
+	assert.Equal(t, "revenue", described["comment"])
+	assert.Equal(t, map[string]any{"owner": "bi"}, described["custom_properties"])
+	_, err := time.Parse(time.RFC3339, described["created_time"].(string))
+	require.NoError(t, err)
 
 	steps := []struct {
 		name, method, path, body string
 		status                   int
 		code                     string
 	}{
-		{"duplicate", "POST", db, `{"database_name":"sales"}`, 409, "database_already_exists"},
-		{"ignore existing", "POST", db, `{"database_name":"sales","ignore_if_exists":true}`, 200, ""},
+		{"duplicate", "POST", db, `{"database":"sales"}`, 409, "database_already_exists"},
+		{"ignore existing", "POST", db, `{"database":"sales","ignore_if_exists":true}`, 200, ""},
 		{"exists", "HEAD", db + "/sales", "", 200, ""},
 		{"absent", "HEAD", db + "/nope", "", 404, ""},
 		{"describe absent", "GET", db + "/nope", "", 404, "database_not_found"},
@@ -222,7 +222,7 @@ func TestClusterNotFound(t *testing.T) {
 	g := newGateway(t)
 	for _, tc := range []struct{ method, path, body string }{
 		{"GET", "/v1/clusters/nope/databases", ""},
-		{"POST", "/v1/clusters/nope/databases", `{"database_name":"x"}`},
+		{"POST", "/v1/clusters/nope/databases", `{"database":"x"}`},
 		{"GET", "/v1/clusters/nope/databases/x/tables/y", ""},
 		{"DELETE", "/v1/clusters/nope/databases/x/tables/y/partitions/z", ""},
 	} {
@@ -250,21 +250,21 @@ func TestMalformedRequests(t *testing.T) {
 		code        string
 		message     string
 	}{
-		{name: "malformed JSON", method: "POST", path: db, body: `{"database_name":`, status: 400, code: "invalid_argument", message: "malformed JSON"},
-		{name: "trailing data", method: "POST", path: db, body: `{"database_name":"x"} {}`, status: 400, code: "invalid_argument", message: "after the top-level value"},
+		{name: "malformed JSON", method: "POST", path: db, body: `{"database":`, status: 400, code: "invalid_argument", message: "malformed JSON"},
+		{name: "trailing data", method: "POST", path: db, body: `{"database":"x"} {}`, status: 400, code: "invalid_argument", message: "after the top-level value"},
 		{name: "not an object", method: "POST", path: db, body: `["x"]`, status: 400, code: "invalid_argument", message: "request body: expected an object"},
 		{name: "empty body", method: "POST", path: db, body: ` `, status: 400, code: "invalid_argument", message: "empty"},
-		{name: "unknown field", method: "POST", path: db, body: `{"database_name":"x","colour":"red"}`, status: 400, code: "invalid_argument", message: "colour: unknown field"},
+		{name: "unknown field", method: "POST", path: db, body: `{"database":"x","colour":"red"}`, status: 400, code: "invalid_argument", message: "colour: unknown field"},
 		{name: "nested unknown field", method: "POST", path: tables, body: `{"table_name":"t","columns":[{"name":"a","data_type":{"type":"INTEGER"}},{"name":"b","data_type":{"type":"INTEGER"},"nulable":true}]}`, status: 400, code: "invalid_argument", message: "columns[1].nulable: unknown field"},
 		{name: "unknown data type member", method: "POST", path: tables, body: `{"table_name":"t","columns":[{"name":"a","data_type":{"type":"DECIMAL","precison":4}}]}`, status: 400, code: "invalid_argument", message: "columns[0].data_type.precison: unknown field"},
-		{name: "duplicate key", method: "POST", path: db, body: `{"database_name":"x","database_name":"y"}`, status: 400, code: "invalid_argument", message: "database_name: duplicate key"},
+		{name: "duplicate key", method: "POST", path: db, body: `{"database":"x","database":"y"}`, status: 400, code: "invalid_argument", message: "database: duplicate key"},
 		{name: "nested duplicate key", method: "POST", path: tables, body: `{"table_name":"t","columns":[{"name":"a","data_type":{"type":"INTEGER","type":"BIGINT"}}]}`, status: 400, code: "invalid_argument", message: "columns[0].data_type.type: duplicate key"},
-		{name: "wrong type", method: "POST", path: db, body: `{"database_name":7}`, status: 400, code: "invalid_argument", message: "database_name: expected a string, got a number"},
-		{name: "wrong map value type", method: "POST", path: db, body: `{"database_name":"x","custom_properties":{"k":1}}`, status: 400, code: "invalid_argument", message: `custom_properties."k": expected a string`},
+		{name: "wrong type", method: "POST", path: db, body: `{"database":7}`, status: 400, code: "invalid_argument", message: "database: expected a string, got a number"},
+		{name: "wrong map value type", method: "POST", path: db, body: `{"database":"x","custom_properties":{"k":1}}`, status: 400, code: "invalid_argument", message: `custom_properties."k": expected a string`},
 		{name: "fractional integer", method: "POST", path: tables, body: `{"table_name":"t","columns":[{"name":"a","data_type":{"type":"INTEGER"}}],"distribution":{"bucket_count":1.5}}`, status: 400, code: "invalid_argument", message: "distribution.bucket_count"},
-		{name: "no content type", method: "POST", path: db, body: `{"database_name":"x"}`, contentType: "-", status: 415, code: "unsupported_media_type"},
-		{name: "text content type", method: "POST", path: db, body: `{"database_name":"x"}`, contentType: "text/plain", status: 415, code: "unsupported_media_type"},
-		{name: "vendor json accepted", method: "POST", path: db, body: `{"database_name":"vendor"}`, contentType: "application/vnd.fluss+json; charset=utf-8", status: 201},
+		{name: "no content type", method: "POST", path: db, body: `{"database":"x"}`, contentType: "-", status: 415, code: "unsupported_media_type"},
+		{name: "text content type", method: "POST", path: db, body: `{"database":"x"}`, contentType: "text/plain", status: 415, code: "unsupported_media_type"},
+		{name: "vendor json accepted", method: "POST", path: db, body: `{"database":"vendor"}`, contentType: "application/vnd.fluss+json; charset=utf-8", status: 201},
 		{name: "unknown query parameter", method: "GET", path: db + "?limit=3", status: 400, code: "invalid_argument", message: `unknown query parameter "limit"`},
 		{name: "repeated query parameter", method: "GET", path: db + "?max_results=1&max_results=2", status: 400, code: "invalid_argument", message: "more than once"},
 		{name: "not acceptable", method: "GET", path: db, contentType: "", status: 406, code: "not_acceptable"},
@@ -302,11 +302,11 @@ func TestInvalidNames(t *testing.T) {
 	cases := []struct {
 		name, method, path, body, message string
 	}{
-		{"database with space", "POST", db, `{"database_name":"a b"}`, "database_name"},
-		{"empty database", "POST", db, `{"database_name":""}`, "database_name: must not be empty"},
-		{"missing database name", "POST", db, `{}`, "database_name: must not be empty"},
-		{"reserved prefix", "POST", db, `{"database_name":"__sys"}`, "reserved"},
-		{"database path", "GET", db + "/a%20b", "", "database_name"},
+		{"database with space", "POST", db, `{"database":"a b"}`, "database"},
+		{"empty database", "POST", db, `{"database":""}`, "database: must not be empty"},
+		{"missing database name", "POST", db, `{}`, "database: must not be empty"},
+		{"reserved prefix", "POST", db, `{"database":"__sys"}`, "reserved"},
+		{"database path", "GET", db + "/a%20b", "", "database"},
 		{"too long", "GET", db + "/" + strings.Repeat("a", 201), "", "longer than 200"},
 		{"table name", "POST", db + "/d/tables", `{"table_name":"t.x","columns":[{"name":"a","data_type":{"type":"INTEGER"}}]}`, "table_name"},
 		{"table path", "GET", db + "/d/tables/t$x", "", "table_name"},
@@ -339,16 +339,12 @@ func TestPaginationAcrossPages(t *testing.T) {
 		r := g.call("GET", path, "")
 		require.Equal(t, 200, r.status, string(r.body))
 		var page struct {
-			Databases []struct {
-				DatabaseName string `json:"database_name"`
-			} `json:"databases"`
-			NextPageToken *string `json:"next_page_token"`
+			Databases     []string `json:"databases"`
+			NextPageToken *string  `json:"next_page_token"`
 		}
 		require.NoError(t, json.Unmarshal(r.body, &page))
 		pages++
-		for _, d := range page.Databases {
-			got = append(got, d.DatabaseName)
-		}
+		got = append(got, page.Databases...)
 		if page.NextPageToken == nil {
 			break
 		}
@@ -384,48 +380,65 @@ func TestTableLifecycle(t *testing.T) {
 	    {"name": "id", "data_type": {"type": "BIGINT"}, "comment": "order id"},
 	    {"name": "amount", "data_type": {"type": "DECIMAL", "precision": 10, "scale": 2}, "nullable": false},
 	    {"name": "tags", "data_type": {"type": "ARRAY", "element_type": {"type": "STRING"}}},
-	    {"name": "note", "data_type": {"type": "STRING", "nullable": false}, "nullable": false}
+	    {"name": "note", "data_type": {"type": "STRING"}, "nullable": false}
 	  ],
 	  "primary_key": ["id"],
 	  "distribution": {"bucket_count": 4},
-	  "properties": {"table.log.ttl": "7d"},
+	  "configs": {"table.log.ttl": "7d"},
 	  "custom_properties": {"team": "shop"},
 	  "comment": "all orders"
 	}`
 
 	r := g.call("POST", tables, strings.Replace(create, `"table_name"`, `"validate_only": true, "table_name"`, 1))
 	require.Equal(t, 200, r.status, string(r.body))
-	dry := r.json(t)
-	assert.NotContains(t, dry, "table_id", "validate_only creates nothing")
+	assert.JSONEq(t, `{"validate_only":true,"database":"shop","table":"orders","column_count":4,"primary_key":["id"]}`, string(r.body),
+		"validate_only creates nothing and answers the official ValidateOnlyResponse")
 	assert.Equal(t, 404, g.call("HEAD", tables+"/orders", "").status)
 
 	r = g.call("POST", tables, create)
 	require.Equal(t, 201, r.status, string(r.body))
 	assert.Equal(t, tables+"/orders", r.header.Get("Location"))
-	assert.JSONEq(t, `{
-	  "database_name": "shop",
-	  "table_name": "orders",
-	  "table_id": 1,
-	  "schema_id": 1,
-	  "columns": [
-	    {"name": "id", "data_type": {"type": "BIGINT", "nullable": false}, "nullable": false, "comment": "order id"},
-	    {"name": "amount", "data_type": {"type": "DECIMAL", "nullable": false, "precision": 10, "scale": 2}, "nullable": false},
-	    {"name": "tags", "data_type": {"type": "ARRAY", "element_type": {"type": "STRING"}}, "nullable": true},
-	    {"name": "note", "data_type": {"type": "STRING", "nullable": false}, "nullable": false}
-	  ],
-	  "primary_key": ["id"],
-	  "partitioned_by": [],
-	  "distribution": {"bucket_count": 4, "bucket_keys": ["id"]},
-	  "properties": {"table.log.ttl": "7d"},
-	  "custom_properties": {"team": "shop"},
-	  "comment": "all orders",
-	  "created_time": "`+r.json(t)["created_time"].(string)+`",
-	  "modified_time": "`+r.json(t)["modified_time"].(string)+`"
-	}`, string(r.body))
+	assert.Empty(t, r.body, "the official create answers 201 with an empty body")
 
 	described := g.call("GET", tables+"/orders", "")
 	require.Equal(t, 200, described.status)
-	assert.JSONEq(t, string(r.body), string(described.body))
+	assert.JSONEq(t, `{
+	  "database": "shop",
+	  "table": "orders",
+	  "table_id": 1,
+	  "schema_id": 1,
+	  "columns": [
+	    {"name": "id", "data_type": {"type": "BIGINT"}, "nullable": false, "comment": "order id"},
+	    {"name": "amount", "data_type": {"type": "DECIMAL", "precision": 10, "scale": 2}, "nullable": false},
+	    {"name": "tags", "data_type": {"type": "ARRAY", "element_type": {"type": "STRING"}}, "nullable": true},
+	    {"name": "note", "data_type": {"type": "STRING"}, "nullable": false}
+	  ],
+	  "primary_key": ["id"],
+	  "distribution": {"bucket_count": 4, "bucket_keys": ["id"]},
+	  "configs": {"table.log.ttl": "7d"},
+	  "custom_properties": {"team": "shop"},
+	  "comment": "all orders",
+	  "created_time": "`+described.json(t)["created_time"].(string)+`",
+	  "modified_time": "`+described.json(t)["modified_time"].(string)+`"
+	}`, string(described.body))
+
+	// A described table posts back as a create: the same columns, keys,
+	// distribution and properties, under a new name.
+	var again map[string]any
+	require.NoError(t, json.Unmarshal(described.body, &again))
+	for _, k := range []string{"database", "table", "table_id", "schema_id", "created_time", "modified_time"} {
+		delete(again, k)
+	}
+	again["table_name"] = "orders_copy"
+	body, err := json.Marshal(again)
+	require.NoError(t, err)
+	require.Equal(t, 201, g.call("POST", tables, string(body)).status)
+	copied := g.call("GET", tables+"/orders_copy", "").json(t)
+	orig := described.json(t)
+	for _, k := range []string{"columns", "primary_key", "distribution", "configs", "custom_properties", "comment"} {
+		assert.Equal(t, orig[k], copied[k], k)
+	}
+	require.Equal(t, 204, g.call("DELETE", tables+"/orders_copy", "").status)
 
 	steps := []struct {
 		name, method, path, body string
@@ -433,8 +446,8 @@ func TestTableLifecycle(t *testing.T) {
 		code                     string
 	}{
 		{"duplicate", "POST", tables, create, 409, "table_already_exists"},
-		{"ignore existing", "POST", tables, strings.Replace(create, `"comment": "all orders"`, `"comment": "x", "ignore_if_exists": true`, 1), 200, ""},
-		{"validate existing", "POST", tables, strings.Replace(create, `"table_name"`, `"validate_only": true, "table_name"`, 1), 409, "table_already_exists"},
+		{"ignore existing", "POST", tables, strings.Replace(create, `"comment": "all orders"`, `"comment": "x", "ignore_if_exists": true`, 1), 204, ""},
+		{"validate existing (local, as the official)", "POST", tables, strings.Replace(create, `"table_name"`, `"validate_only": true, "table_name"`, 1), 200, ""},
 		{"exists", "HEAD", tables + "/orders", "", 200, ""},
 		{"in missing database", "POST", db + "/nope/tables", create, 404, "database_not_found"},
 		{"describe absent", "GET", tables + "/nope", "", 404, "table_not_found"},
@@ -452,7 +465,7 @@ func TestTableLifecycle(t *testing.T) {
 
 	list := g.call("GET", tables, "")
 	require.Equal(t, 200, list.status)
-	assert.JSONEq(t, `{"tables":[{"table_name":"orders"}]}`, string(list.body))
+	assert.JSONEq(t, `{"tables":["orders"]}`, string(list.body))
 
 	require.Equal(t, 204, g.call("DELETE", tables+"/orders", "").status)
 	assert.Equal(t, 404, g.call("HEAD", tables+"/orders", "").status)
@@ -472,20 +485,22 @@ func TestCreateTableValidation(t *testing.T) {
 	cases := []struct {
 		name, body, message string
 	}{
-		{"decimal precision", table(col("a", `{"type":"INTEGER"}`) + "," + col("b", `{"type":"DECIMAL","precision":40}`)), "columns[1].data_type.precision"},
-		{"unknown type", table(col("a", `{"type":"INT"}`)), `columns[0].data_type.type: unknown data type "INT" (Fluss spells it INTEGER)`},
+		{"decimal precision", table(col("a", `{"type":"INTEGER"}`) + "," + col("b", `{"type":"DECIMAL","precision":40,"scale":0}`)), "columns[1].data_type.precision"},
+		{"unknown type", table(col("a", `{"type":"INT"}`)), `columns[0].data_type.type: unknown data type "INT"; the Fluss types are BOOLEAN, TINYINT, SMALLINT, INTEGER`},
 		{"nested unknown type", table(col("a", `{"type":"ARRAY","element_type":{"type":"VARCHAR"}}`)), "columns[0].data_type.element_type.type"},
 		{"missing data type", table(`{"name":"a"}`), "columns[0].data_type: required"},
 		{"data type not object", table(col("a", `"INTEGER"`)), "columns[0].data_type: expected a data type object"},
 		{"no columns", table(""), "columns"},
 		{"duplicate column", table(col("a", `{"type":"INTEGER"}`) + "," + col("a", `{"type":"INTEGER"}`)), "columns[1].name"},
 		{"unknown primary key", table(col("a", `{"type":"INTEGER"}`), `,"primary_key":["b"]`), "primary_key[0]"},
-		{"nullable primary key", table(col("a", `{"type":"INTEGER"}`, `,"nullable":true`), `,"primary_key":["a"]`), "columns[0].data_type.nullable"},
-		{"contradicting nullability", table(col("a", `{"type":"INTEGER","nullable":false}`, `,"nullable":true`)), "columns[0].nullable: contradicts"},
+		{"nullable primary key", table(col("a", `{"type":"INTEGER"}`, `,"nullable":true`), `,"primary_key":["a"]`), "columns[0].nullable: primary-key column `a` cannot be nullable"},
+		{"nullability inside data_type", table(col("a", `{"type":"INTEGER","nullable":false}`, `,"nullable":true`)), "columns[0].data_type.nullable: a column's nullability is the column's own"},
+		{"missing parameter", table(col("a", `{"type":"DECIMAL","precision":10}`)), "columns[0].data_type.scale: required for DECIMAL"},
+		{"field id", table(col("a", `{"type":"ROW","fields":[{"name":"x","field_type":{"type":"INTEGER"},"field_id":3}]}`)), "columns[0].data_type.fields[0].field_id: unknown field of a ROW field"},
 		{"unknown partition key", table(col("a", `{"type":"INTEGER"}`), `,"partitioned_by":["x"]`), "partitioned_by[0]"},
 		{"zero buckets", table(col("a", `{"type":"INTEGER"}`), `,"distribution":{"bucket_count":0}`), "distribution.bucket_count"},
 		{"bad bucket key", table(col("a", `{"type":"INTEGER"}`), `,"distribution":{"bucket_keys":["zz"]}`), "distribution.bucket_keys[0]"},
-		{"property without prefix", table(col("a", `{"type":"INTEGER"}`), `,"properties":{"ttl":"1d"}`), `properties."ttl"`},
+		{"config without prefix", table(col("a", `{"type":"INTEGER"}`), `,"configs":{"ttl":"1d"}`), `configs."ttl"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -502,18 +517,24 @@ func TestAlterTable(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
 	g.mustCreateDatabase("d")
-	g.mustCreateTable("d", `{"table_name":"t","columns":[{"name":"a","data_type":{"type":"INTEGER"}}],"properties":{"table.log.ttl":"1d"}}`)
+	g.mustCreateTable("d", `{"table_name":"t","columns":[{"name":"a","data_type":{"type":"INTEGER"}}],"configs":{"table.log.ttl":"1d"}}`)
 	path := db + "/d/tables/t"
 
 	r := g.call("PATCH", path, `{"changes":[
-	  {"add_column":{"name":"b","data_type":{"type":"STRING"},"comment":"new"}},
-	  {"set_config":{"key":"table.datalake.enabled","value":"true"}},
-	  {"reset_config":{"key":"table.log.ttl"}}
+	  {"kind":"add_column","name":"b","data_type":{"type":"STRING"},"comment":"new"}
 	]}`)
-	require.Equal(t, 200, r.status, string(r.body))
-	out := r.json(t)
+	require.Equal(t, 204, r.status, string(r.body))
+	assert.Empty(t, r.body)
+	r = g.call("PATCH", path, `{"changes":[
+	  {"kind":"set_config","key":"table.datalake.enabled","value":"true"},
+	  {"kind":"reset_config","key":"table.log.ttl"},
+	  {"kind":"set_config","key":"app.owner","value":"bi"}
+	]}`)
+	require.Equal(t, 204, r.status, string(r.body))
+	out := g.call("GET", path, "").json(t)
 	assert.Equal(t, float64(2), out["schema_id"])
-	assert.Equal(t, map[string]any{"table.datalake.enabled": "true"}, out["properties"])
+	assert.Equal(t, map[string]any{"table.datalake.enabled": "true"}, out["configs"])
+	assert.Equal(t, map[string]any{"app.owner": "bi"}, out["custom_properties"], "keys outside table. are custom properties")
 	cols := out["columns"].([]any)
 	require.Len(t, cols, 2)
 	assert.Equal(t, "b", cols[1].(map[string]any)["name"])
@@ -525,15 +546,18 @@ func TestAlterTable(t *testing.T) {
 	}{
 		{"no changes", path, `{"changes":[]}`, 400, "invalid_argument", "changes: at least one"},
 		{"missing changes", path, `{}`, 400, "invalid_argument", "changes: required"},
-		{"two kinds in one change", path, `{"changes":[{"set_config":{"key":"table.x","value":"1"},"reset_config":{"key":"table.y"}}]}`, 400, "invalid_argument", "changes[0]: must have exactly one"},
-		{"empty change", path, `{"changes":[{}]}`, 400, "invalid_argument", "changes[0]: must have exactly one"},
-		{"unknown change", path, `{"changes":[{"drop_column":{"name":"a"}}]}`, 400, "invalid_argument", "changes[0].drop_column: unknown field"},
-		{"not null column", path, `{"changes":[{"add_column":{"name":"c","data_type":{"type":"INTEGER"},"nullable":false}}]}`, 400, "invalid_argument", "changes[0].add_column.nullable"},
-		{"existing column", path, `{"changes":[{"add_column":{"name":"a","data_type":{"type":"INTEGER"}}}]}`, 400, "invalid_argument", "already exists"},
-		{"bad option key", path, `{"changes":[{"set_config":{"key":"ttl","value":"1"}}]}`, 400, "invalid_argument", "changes[0].set_config.key"},
-		{"bad added type", path, `{"changes":[{"add_column":{"name":"c","data_type":{"type":"CHAR","length":0}}}]}`, 400, "invalid_argument", "changes[0].add_column.data_type.length"},
-		{"absent table", db + "/d/tables/nope", `{"changes":[{"reset_config":{"key":"table.x"}}]}`, 404, "table_not_found", ""},
-		{"absent table ignored", db + "/d/tables/nope", `{"changes":[{"reset_config":{"key":"table.x"}}],"ignore_if_not_exists":true}`, 204, "", ""},
+		{"members of two kinds in one change", path, `{"changes":[{"kind":"set_config","key":"table.x","value":"1","name":"b"}]}`, 400, "invalid_argument", "changes[0].name: not a member of a set_config change"},
+		{"empty change", path, `{"changes":[{}]}`, 400, "invalid_argument", "changes[0].kind: expected add_column, set_config or reset_config"},
+		{"unknown change", path, `{"changes":[{"kind":"drop_column","name":"a"}]}`, 400, "invalid_argument", `changes[0].kind: expected add_column, set_config or reset_config, got "drop_column"`},
+		{"old wrapped dialect", path, `{"changes":[{"add_column":{"name":"a"}}]}`, 400, "invalid_argument", "changes[0].add_column: unknown field"},
+		{"not null column", path, `{"changes":[{"kind":"add_column","name":"c","data_type":{"type":"INTEGER"},"nullable":false}]}`, 400, "invalid_argument", "changes[0].nullable: unknown field"},
+		{"existing column", path, `{"changes":[{"kind":"add_column","name":"a","data_type":{"type":"INTEGER"}}]}`, 400, "invalid_argument", "already exists"},
+		{"empty option key", path, `{"changes":[{"kind":"set_config","key":"","value":"1"}]}`, 400, "invalid_argument", "changes[0].key"},
+		{"missing value", path, `{"changes":[{"kind":"set_config","key":"table.x"}]}`, 400, "invalid_argument", "changes[0].value: required for a set_config change"},
+		{"schema and config mixed", path, `{"changes":[{"kind":"add_column","name":"c","data_type":{"type":"INTEGER"}},{"kind":"reset_config","key":"table.x"}]}`, 400, "invalid_argument", "cannot be mixed"},
+		{"bad added type", path, `{"changes":[{"kind":"add_column","name":"c","data_type":{"type":"CHAR","length":0}}]}`, 400, "invalid_argument", "changes[0].data_type.length"},
+		{"absent table", db + "/d/tables/nope", `{"changes":[{"kind":"reset_config","key":"table.x"}]}`, 404, "table_not_found", ""},
+		{"absent table ignored", db + "/d/tables/nope", `{"changes":[{"kind":"reset_config","key":"table.x"}],"ignore_if_not_exists":true}`, 204, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -557,14 +581,14 @@ func TestPartitions(t *testing.T) {
 	g.mustCreateTable("d", `{"table_name":"flat","columns":[{"name":"a","data_type":{"type":"INTEGER"}}]}`)
 	parts := db + "/d/tables/events/partitions"
 
-	r := g.call("POST", parts, `{"partition_spec":{"region":"eu","dt":"2026-01-01"}}`)
+	r := g.call("POST", parts, `{"partition":{"region":"eu","dt":"2026-01-01"}}`)
 	require.Equal(t, 201, r.status, string(r.body))
 	assert.Equal(t, parts+"/2026-01-01$eu", r.header.Get("Location"))
-	assert.Equal(t, `{"partition_name":"2026-01-01$eu","partition_id":1,"partition_spec":{"dt":"2026-01-01","region":"eu"}}`, string(r.body),
+	assert.Equal(t, `{"database":"d","table":"events","partition":{"dt":"2026-01-01","region":"eu"},"name":"2026-01-01$eu","partition_id":1}`, string(r.body),
 		"the spec follows the partition-key order")
 
 	for _, spec := range []string{`{"dt":"2026-01-02","region":"eu"}`, `{"dt":"2026-01-01","region":"us"}`} {
-		require.Equal(t, 201, g.call("POST", parts, `{"partition_spec":`+spec+`}`).status)
+		require.Equal(t, 201, g.call("POST", parts, `{"partition":`+spec+`}`).status)
 	}
 
 	cases := []struct {
@@ -572,13 +596,13 @@ func TestPartitions(t *testing.T) {
 		status                   int
 		code, message            string
 	}{
-		{"duplicate", "POST", parts, `{"partition_spec":{"dt":"2026-01-01","region":"eu"}}`, 409, "partition_already_exists", ""},
-		{"ignore existing", "POST", parts, `{"partition_spec":{"dt":"2026-01-01","region":"eu"},"ignore_if_exists":true}`, 200, "", ""},
-		{"missing key", "POST", parts, `{"partition_spec":{"dt":"2026-01-03"}}`, 400, "invalid_argument", `partition_spec."region": missing`},
-		{"extra key", "POST", parts, `{"partition_spec":{"dt":"x","region":"eu","id":"1"}}`, 400, "invalid_argument", `partition_spec."id": not a partition key`},
-		{"bad value", "POST", parts, `{"partition_spec":{"dt":"2026/01/01","region":"eu"}}`, 400, "invalid_argument", `partition_spec."dt"`},
-		{"missing spec", "POST", parts, `{}`, 400, "invalid_argument", "partition_spec: required"},
-		{"not partitioned", "POST", db + "/d/tables/flat/partitions", `{"partition_spec":{"a":"1"}}`, 400, "invalid_argument", "not partitioned"},
+		{"duplicate", "POST", parts, `{"partition":{"dt":"2026-01-01","region":"eu"}}`, 409, "partition_already_exists", ""},
+		{"ignore existing", "POST", parts, `{"partition":{"dt":"2026-01-01","region":"eu"},"ignore_if_exists":true}`, 200, "", ""},
+		{"missing key", "POST", parts, `{"partition":{"dt":"2026-01-03"}}`, 400, "invalid_argument", `partition."region": missing`},
+		{"extra key", "POST", parts, `{"partition":{"dt":"x","region":"eu","id":"1"}}`, 400, "invalid_argument", `partition."id": not a partition key`},
+		{"bad value", "POST", parts, `{"partition":{"dt":"2026/01/01","region":"eu"}}`, 400, "invalid_argument", `partition."dt"`},
+		{"missing spec", "POST", parts, `{}`, 400, "invalid_argument", "partition: required"},
+		{"not partitioned", "POST", db + "/d/tables/flat/partitions", `{"partition":{"a":"1"}}`, 400, "invalid_argument", "not partitioned"},
 		{"list not partitioned", "GET", db + "/d/tables/flat/partitions", "", 400, "invalid_argument", "not partitioned"},
 		{"table absent", "GET", db + "/d/tables/nope/partitions", "", 404, "table_not_found", ""},
 		{"drop absent", "DELETE", parts + "/2027-01-01$eu", "", 404, "partition_not_found", ""},
@@ -602,7 +626,7 @@ func TestPartitions(t *testing.T) {
 
 	list := g.call("GET", parts, "")
 	require.Equal(t, 200, list.status)
-	assert.JSONEq(t, `{"partitions":[{"partition_name":"2026-01-01$eu","partition_id":1,"partition_spec":{"dt":"2026-01-01","region":"eu"}}]}`, string(list.body))
+	assert.JSONEq(t, `{"partitions":[{"name":"2026-01-01$eu","partition_id":1,"partition":{"dt":"2026-01-01","region":"eu"}}]}`, string(list.body))
 }
 
 func TestPartitionPagination(t *testing.T) {
@@ -612,14 +636,14 @@ func TestPartitionPagination(t *testing.T) {
 	g.mustCreateTable("d", partitionedTable)
 	parts := db + "/d/tables/events/partitions"
 	for _, dt := range []string{"3", "1", "2"} {
-		require.Equal(t, 201, g.call("POST", parts, `{"partition_spec":{"dt":"`+dt+`","region":"eu"}}`).status)
+		require.Equal(t, 201, g.call("POST", parts, `{"partition":{"dt":"`+dt+`","region":"eu"}}`).status)
 	}
 	first := g.call("GET", parts+"?max_results=2", "").json(t)
 	require.Len(t, first["partitions"], 2)
-	assert.Equal(t, "1$eu", first["partitions"].([]any)[0].(map[string]any)["partition_name"])
+	assert.Equal(t, "1$eu", first["partitions"].([]any)[0].(map[string]any)["name"])
 	second := g.call("GET", parts+"?max_results=2&page_token="+first["next_page_token"].(string), "").json(t)
 	require.Len(t, second["partitions"], 1)
-	assert.Equal(t, "3$eu", second["partitions"].([]any)[0].(map[string]any)["partition_name"])
+	assert.Equal(t, "3$eu", second["partitions"].([]any)[0].(map[string]any)["name"])
 	assert.NotContains(t, second, "next_page_token")
 }
 
@@ -777,7 +801,7 @@ func TestBodyTooLarge(t *testing.T) {
 		require.NoError(t, <-served)
 	})
 	url := "http://" + ln.Addr().String() + db
-	big := `{"database_name":"` + strings.Repeat("x", testMaxBody) + `"}`
+	big := `{"database":"` + strings.Repeat("x", testMaxBody) + `"}`
 
 	cases := []struct {
 		name string
@@ -801,7 +825,7 @@ func TestBodyTooLarge(t *testing.T) {
 	}
 	assert.Contains(t, g.logs.String(), `"status":413`, "the rejection is in the access log")
 
-	resp, err := nethttp.Post(url, "application/json", strings.NewReader(`{"database_name":"fits"}`))
+	resp, err := nethttp.Post(url, "application/json", strings.NewReader(`{"database":"fits"}`))
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, 201, resp.StatusCode, "the listener still serves")

@@ -27,7 +27,7 @@ func TestRoutesAreTraced(t *testing.T) {
 	const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 	require.Equal(t, 200, g.call("GET", "/health", "").status)
-	require.Equal(t, 201, g.call("POST", db, `{"database_name":"d"}`, "traceparent", parent).status)
+	require.Equal(t, 201, g.call("POST", db, `{"database":"d"}`, "traceparent", parent).status)
 	require.Equal(t, 404, g.call("GET", db+"/nope", "").status)
 	require.Equal(t, 500, func() int {
 		g.clusters.Cluster("default").Catalog().SetHook(func(context.Context, string) error { panic("boom") })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -258,6 +259,9 @@ func (c *Catalog) CreateTable(ctx context.Context, path domain.TablePath, desc d
 	if len(desc.BucketKeys) == 0 && len(schema.PrimaryKey) > 0 {
 		desc.BucketKeys = domain.DefaultBucketKeys(schema.PrimaryKey, desc.PartitionKeys)
 	}
+	if desc.BucketCount == 0 {
+		desc.BucketCount = defaultBucketCount
+	}
 	c.nextTableID++
 	now := c.now()
 	db.tables[path.Table] = &table{
@@ -273,6 +277,10 @@ func (c *Catalog) CreateTable(ctx context.Context, path domain.TablePath, desc d
 	}
 	return nil
 }
+
+// defaultBucketCount is the bucket count of a table created without one, as
+// Fluss's `default.bucket.number` (1) gives it.
+const defaultBucketCount = 1
 
 // AlterTable applies changes atomically: either all of them or none.
 func (c *Catalog) AlterTable(ctx context.Context, path domain.TablePath, changes []domain.TableChange, ignoreIfNotExists bool) error {
@@ -305,12 +313,18 @@ func (c *Catalog) AlterTable(ctx context.Context, path domain.TablePath, changes
 			info.Descriptor.Schema.Columns = append(info.Descriptor.Schema.Columns, col)
 			schemaChanged = true
 		case domain.ChangeSetConfig:
-			if info.Descriptor.Properties == nil {
-				info.Descriptor.Properties = make(map[string]string)
+			// As Fluss: `table.` keys are table properties, others custom ones.
+			props := &info.Descriptor.Properties
+			if !strings.HasPrefix(ch.Key, domain.TablePropertyPrefix) {
+				props = &info.Descriptor.CustomProperties
 			}
-			info.Descriptor.Properties[ch.Key] = ch.Value
+			if *props == nil {
+				*props = make(map[string]string)
+			}
+			(*props)[ch.Key] = ch.Value
 		case domain.ChangeResetConfig:
 			delete(info.Descriptor.Properties, ch.Key)
+			delete(info.Descriptor.CustomProperties, ch.Key)
 		default:
 			return domain.InvalidArgument("changes[%d]: unsupported change %q", i, ch.Kind)
 		}

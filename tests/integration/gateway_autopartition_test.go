@@ -40,7 +40,7 @@ func TestGatewayAutoCreatePartitions(t *testing.T) {
 			})
 			require.Equal(t, http.StatusCreated, status, "%v", body)
 			status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/events/partitions",
-				map[string]any{"partition_spec": map[string]any{"region": "eu"}})
+				map[string]any{"partition": map[string]any{"region": "eu"}})
 			require.Equal(t, http.StatusCreated, status, "%v", body)
 
 			status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/events/records", map[string]any{"entries": []any{

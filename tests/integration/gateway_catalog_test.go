@@ -20,10 +20,10 @@ func TestGatewayDatabaseLifecycle(t *testing.T) {
 	db := fmt.Sprintf("gw_db_%d", time.Now().UnixNano()%1e9)
 
 	status, body := g.do(http.MethodPost, "/databases", map[string]any{
-		"database_name": db, "comment": "made by the gateway", "custom_properties": map[string]string{"team": "go"},
+		"database": db, "comment": "made by the gateway", "custom_properties": map[string]string{"team": "go"},
 	})
 	require.Equal(t, http.StatusCreated, status, "%v", body)
-	assert.Equal(t, db, body["database_name"])
+	assert.Equal(t, map[string]any{"database": db}, body)
 
 	// The independent client sees it.
 	assert.Equal(t, true, peerCmd(t, "database-exists", db)["exists"])
@@ -40,7 +40,7 @@ func TestGatewayDatabaseLifecycle(t *testing.T) {
 		require.Equal(t, http.StatusOK, status, "%v", body)
 		pages++
 		for _, d := range body["databases"].([]any) {
-			if d.(map[string]any)["database_name"] == db {
+			if d == db {
 				found = true
 			}
 		}
@@ -59,7 +59,7 @@ func TestGatewayDatabaseLifecycle(t *testing.T) {
 	assert.Equal(t, "made by the gateway", body["comment"])
 	assert.Equal(t, map[string]any{"team": "go"}, body["custom_properties"])
 
-	status, body = g.do(http.MethodPost, "/databases", map[string]any{"database_name": db})
+	status, body = g.do(http.MethodPost, "/databases", map[string]any{"database": db})
 	assert.Equal(t, http.StatusConflict, status)
 	assert.Equal(t, "database_already_exists", body["error"].(map[string]any)["code"])
 

@@ -68,7 +68,7 @@ func TestServiceAccountGrantsApply(t *testing.T) {
 		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  "admin-secret",
 	})
 	ops := []string{"Authorization", "Bearer tok-ops"}
-	status, body := admin.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database_name": db}, ops...)
+	status, body := admin.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database": db}, ops...)
 	require.Equal(t, 201, status, "%v", body)
 	for _, table := range []string{"a", "b", "c"} {
 		status, body = admin.call(http.MethodPost, "/v1/clusters/acl/databases/"+db+"/tables", kvTable(table), ops...)
@@ -141,7 +141,7 @@ func TestServiceAccountGrantsApply(t *testing.T) {
 	require.Equal(t, 200, status, "%v", body)
 	var names []string
 	for _, tb := range body["tables"].([]any) {
-		names = append(names, tb.(map[string]any)["table_name"].(string))
+		names = append(names, tb.(string))
 	}
 	assert.ElementsMatch(t, []string{"a", "b"}, names)
 	status, body = g.call(http.MethodGet, "/v1/clusters/acl/databases", nil, carol...)
@@ -155,7 +155,7 @@ func TestServiceAccountGrantsApply(t *testing.T) {
 	assert.Equal(t, 200, status)
 
 	// DDL needs grants alice does not have: 403 naming the operation and object.
-	status, body = g.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database_name": db + "_x"}, carol...)
+	status, body = g.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database": db + "_x"}, carol...)
 	assert.Equal(t, 403, status, "%v", body)
 	errBody, _ = body["error"].(map[string]any)
 	assert.Equal(t, "unauthorized", errBody["code"])

@@ -307,7 +307,7 @@ func TestGatewayTelemetryReachesCollector(t *testing.T) {
 	db := "otel_" + run
 	dbs := base + "/v1/clusters/default/databases"
 	createID, listID := "otel-create-"+run, "otel-list-"+run
-	r := call(t, "POST", dbs, fmt.Sprintf(`{"database_name":%q}`, db),
+	r := call(t, "POST", dbs, fmt.Sprintf(`{"database":%q}`, db),
 		"X-Request-Id", createID, "traceparent", "00-"+traceID+"-"+parentID+"-01")
 	require.Equal(t, 201, r.status, r.body)
 	require.Equal(t, createID, r.header.Get("X-Request-Id"))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/serde"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 	"google.golang.org/protobuf/proto"
@@ -108,7 +109,7 @@ func (c *Catalog) GetDatabase(ctx context.Context, name string) (domain.Database
 	if err != nil {
 		return domain.DatabaseInfo{}, toDomain(err, o)
 	}
-	desc, err := domain.UnmarshalDatabaseDescriptorJSON(resp.GetDatabaseJson())
+	desc, err := serde.UnmarshalDatabaseDescriptorJSON(resp.GetDatabaseJson())
 	if err != nil {
 		return domain.DatabaseInfo{}, backendDecode(o.api, o.what, err)
 	}
@@ -124,7 +125,7 @@ func (c *Catalog) GetDatabase(ctx context.Context, name string) (domain.Database
 // database is KindAlreadyExists/database unless ignoreIfExists; an invalid
 // name is KindInvalidArgument.
 func (c *Catalog) CreateDatabase(ctx context.Context, name string, desc domain.DatabaseDescriptor, ignoreIfExists bool) error {
-	js, err := domain.MarshalDatabaseDescriptorJSON(desc)
+	js, err := serde.MarshalDatabaseDescriptorJSON(desc)
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func (c *Catalog) GetTable(ctx context.Context, path domain.TablePath) (domain.T
 	if err := c.rpc.CallCoordinator(ctx, wire.KeyGetTableInfo, &flusspb.GetTableInfoRequest{TablePath: pbPath(path)}, &resp); err != nil {
 		return domain.TableInfo{}, toDomain(err, o)
 	}
-	desc, err := domain.UnmarshalTableDescriptorJSON(resp.GetTableJson())
+	desc, err := serde.UnmarshalTableDescriptorJSON(resp.GetTableJson())
 	if err != nil {
 		return domain.TableInfo{}, backendDecode(o.api, o.what, err)
 	}
@@ -199,7 +200,7 @@ func (c *Catalog) GetTable(ctx context.Context, path domain.TablePath) (domain.T
 // as is (KindInvalidArgument); the server's rejections (INVALID_TABLE,
 // INVALID_CONFIG, INVALID_REPLICATION_FACTOR) are KindInvalidArgument too.
 func (c *Catalog) CreateTable(ctx context.Context, path domain.TablePath, desc domain.TableDescriptor, ignoreIfExists bool) error {
-	js, err := domain.MarshalTableDescriptorJSON(desc)
+	js, err := serde.MarshalTableDescriptorJSON(desc)
 	if err != nil {
 		return err
 	}
@@ -219,7 +220,7 @@ func (c *Catalog) AlterTable(ctx context.Context, path domain.TablePath, changes
 	for i, ch := range changes {
 		switch ch.Kind {
 		case domain.ChangeAddColumn:
-			dt, err := ch.Column.Type.MarshalJSON()
+			dt, err := serde.MarshalDataTypeJSON(ch.Column.Type)
 			if err != nil {
 				if de := domain.AsError(err); de != nil {
 					return domain.InvalidArgument("changes[%d].column.data_type: %s", i, de.Message)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/serde"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/lru"
@@ -326,7 +327,7 @@ func (c *Cache) apply(resp *flusspb.MetadataResponse, want domain.TablePath) err
 
 func tableFromPB(tm *flusspb.PbTableMetadata, now time.Time) (*Table, error) {
 	path := domain.TablePath{Database: tm.GetTablePath().GetDatabaseName(), Table: tm.GetTablePath().GetTableName()}
-	desc, err := domain.UnmarshalTableDescriptorJSON(tm.GetTableJson())
+	desc, err := serde.UnmarshalTableDescriptorJSON(tm.GetTableJson())
 	if err != nil {
 		return nil, &domain.Error{Kind: domain.KindBackend,
 			Message: fmt.Sprintf("table `%s`: cannot read the table descriptor the server sent: %v", path, err), Cause: err}
@@ -647,7 +648,7 @@ func (c *Cache) Schema(ctx context.Context, t *Table, schemaID int32) (domain.Sc
 		if err := c.call.Call(ctx, Any(), wire.KeyGetTableSchema, req, &resp); err != nil {
 			return DomainError(err, what)
 		}
-		s, err := domain.UnmarshalSchemaJSON(resp.GetSchemaJson())
+		s, err := serde.UnmarshalSchemaJSON(resp.GetSchemaJson())
 		if err != nil {
 			return &domain.Error{Kind: domain.KindBackend, Message: what + ": " + err.Error(), Cause: err}
 		}

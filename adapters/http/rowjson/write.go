@@ -151,10 +151,9 @@ func topErr(err error) error {
 }
 
 // partialColumns decodes partial_update_columns into sorted positions and
-// checks them as the Fluss client does (UpsertWriterImpl#sanityCheck): only
-// on primary-key tables; every primary-key column included; no
-// auto-increment column; every column outside the primary key nullable. A
-// JSON null means no partial update.
+// checks them as the official gateway does: only on primary-key tables;
+// every primary-key column included; no auto-increment column; every column
+// left out nullable (see below). A JSON null means no partial update.
 func (st *state) partialColumns() ([]int, error) {
 	c := st.c
 	switch k := st.dec.PeekKind(); k {
@@ -205,10 +204,22 @@ func (st *state) partialColumns() ([]int, error) {
 			return nil, invalid("partial_update_columns: must include the primary-key column `%s`", c.cols[ci].name)
 		}
 	}
+	// As the official gateway (fluss-gateway/openapi.yaml, WriteBody
+	// partial_update_columns): a column left out must be nullable, since
+	// Fluss keeps it unset; a NOT NULL target is allowed and every upsert
+	// must then carry it (fillMissingColumn). On a table with an
+	// auto-increment column a NOT NULL target outside the primary key is
+	// refused, because a delete could never remove such a row. The
+	// auto-increment column itself is left out and Fluss assigns it, NOT
+	// NULL or not (as without partial_update_columns, see finishWrite).
 	for i := range c.cols {
 		col := &c.cols[i]
-		if !col.pk && !col.autoInc && !col.t.nullable {
-			return nil, invalid("partial_update_columns: a partial update needs every column outside the primary key to be nullable, but `%s` is NOT NULL", col.name)
+		switch {
+		case col.pk || col.t.nullable || col.autoInc:
+		case !target[i]:
+			return nil, invalid("partial_update_columns: the omitted column `%s` is NOT NULL; target it or make it nullable", col.name)
+		case len(c.autoInc) > 0:
+			return nil, invalid("partial_update_columns: `%s` is NOT NULL and outside the primary key, which a table with an auto-increment column does not allow as a target", col.name)
 		}
 	}
 	cols := make([]int, 0, len(c.cols))

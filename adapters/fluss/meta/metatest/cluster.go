@@ -19,6 +19,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/serde"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -242,7 +243,7 @@ func (c *Cluster) metadata(req *flusspb.MetadataRequest, resp *flusspb.MetadataR
 		if !ok {
 			return Answer(wire.CodeTableNotExist, "table "+path.String()+" does not exist")
 		}
-		js, err := domain.MarshalTableDescriptorJSON(t.Desc)
+		js, err := serde.MarshalTableDescriptorJSON(t.Desc)
 		if err != nil {
 			return err
 		}
@@ -303,7 +304,7 @@ func (c *Cluster) schema(req *flusspb.GetTableSchemaRequest, resp *flusspb.GetTa
 	if !ok {
 		return Answer(wire.CodeSchemaNotExist, "schema does not exist")
 	}
-	js, err := domain.MarshalSchemaJSON(s)
+	js, err := serde.MarshalSchemaJSON(s)
 	if err != nil {
 		return err
 	}

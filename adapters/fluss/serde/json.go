@@ -1,4 +1,4 @@
-package domain
+package serde
 
 // This file holds the Fluss JSON forms of DataType, Schema, TableDescriptor
 // and DatabaseDescriptor: the payloads carried in the `table_json`,
@@ -29,17 +29,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-)
 
-// UnassignedFieldID is the value of Column.ID and DataField.FieldID before
-// Fluss ids are assigned (apache/fluss: Schema.Column.UNKNOWN_COLUMN_ID).
-const UnassignedFieldID int32 = -1
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
 
 // Parameter defaults of the Fluss type constructors, used when a type's JSON
 // omits its parameter (apache/fluss: fluss-common/.../types/DecimalType.java,
@@ -53,11 +49,6 @@ const (
 	DefaultTimePrecision      = 0
 	DefaultTimestampPrecision = 6
 )
-
-// MaxTypeNesting bounds how deeply ARRAY, MAP and ROW types may nest. Fluss has
-// no such limit of its own; the gateway imposes one so that hostile input
-// cannot exhaust the stack.
-const MaxTypeNesting = 64
 
 // The version number Fluss writes into schema, table and database JSON.
 const flussJSONVersion = 1
@@ -92,44 +83,11 @@ const (
 	keyCustomProperties = "custom_properties"
 )
 
-// typeAliases maps names that other systems use to the Fluss spelling, only to
-// make the error for an unknown type name more helpful.
-var typeAliases = map[string]TypeRoot{
-	"INT":           TypeInteger,
-	"VARCHAR":       TypeString,
-	"VARBINARY":     TypeBytes,
-	"TIME":          TypeTime,
-	"TIMESTAMP":     TypeTimestampNTZ,
-	"TIMESTAMP_NTZ": TypeTimestampNTZ,
-	"TIMESTAMP_LTZ": TypeTimestampLTZ,
-}
-
-// knownRoots lists every TypeRoot.
-var knownRoots = []TypeRoot{
-	TypeBoolean, TypeTinyInt, TypeSmallInt, TypeInteger, TypeBigInt, TypeFloat,
-	TypeDouble, TypeDecimal, TypeChar, TypeString, TypeBinary, TypeBytes, TypeDate,
-	TypeTime, TypeTimestampNTZ, TypeTimestampLTZ, TypeArray, TypeMap, TypeRow,
-}
-
-// unknownTypeMessage explains an unknown type name, suggesting the Fluss
-// spelling for a name in the wrong case or from another vocabulary.
-func unknownTypeMessage(name string) string {
-	msg := fmt.Sprintf("unknown data type %q", name)
-	upper := strings.ToUpper(name)
-	if alias, known := typeAliases[upper]; known {
-		return msg + fmt.Sprintf(" (Fluss spells it %s)", alias)
-	}
-	if slices.Contains(knownRoots, TypeRoot(upper)) {
-		return msg + fmt.Sprintf(" (Fluss spells it %s)", upper)
-	}
-	return msg
-}
-
 // ---------------------------------------------------------------------------
 // DataType
 // ---------------------------------------------------------------------------
 
-// MarshalJSON writes t in Fluss's DataType JSON form
+// MarshalDataTypeJSON writes t in Fluss's DataType JSON form
 // (apache/fluss: utils/json/DataTypeJsonSerde.java): `type`, then
 // `"nullable":false` only for NOT NULL types, then the root's parameters
 // (`length`; `precision` and `scale`; `precision`; `element_type`;
@@ -139,40 +97,30 @@ func unknownTypeMessage(name string) string {
 // range checks (see ValidateDataType). It fails for an unknown root, a
 // missing element, key or value type, or nesting deeper than MaxTypeNesting.
 //
-// The bytes are Jackson-compatible. Note that encoding/json re-escapes '<',
-// '>' and '&' in a Marshaler's output; call MarshalTableDescriptorJSON or
-// MarshalSchemaJSON for bytes meant for Fluss.
-func (t DataType) MarshalJSON() ([]byte, error) {
+// The bytes are Jackson-compatible (the `data_type_json` of an added column).
+func MarshalDataTypeJSON(t domain.DataType) ([]byte, error) {
 	return appendDataType(nil, &t, "", 0)
 }
 
-// UnmarshalJSON reads Fluss's DataType JSON form
+// UnmarshalDataTypeJSON reads Fluss's DataType JSON form
 // (apache/fluss: utils/json/DataTypeJsonSerde.java). A missing `nullable`
 // means nullable; missing parameters take the Fluss type defaults
 // (DECIMAL(10, 0), CHAR(1), BINARY(1), TIME(0), TIMESTAMP(6)); a missing
 // `field_id` is UnassignedFieldID; a MAP key becomes NOT NULL. Unknown keys
-// are ignored. A JSON null leaves t unchanged. Errors are *Error values of
+// are ignored. Errors are *Error values of
 // KindInvalidArgument whose message starts with the offending key's path,
 // for example `element_type.type: unknown data type "INT"`.
-func (t *DataType) UnmarshalJSON(data []byte) error {
-	if string(bytes.TrimSpace(data)) == "null" {
-		return nil
-	}
+func UnmarshalDataTypeJSON(data []byte) (domain.DataType, error) {
 	v, err := parseJSONTree(data)
 	if err != nil {
-		return err
+		return domain.DataType{}, err
 	}
-	dt, err := decodeDataType(v, "", 0)
-	if err != nil {
-		return err
-	}
-	*t = dt
-	return nil
+	return decodeDataType(v, "", 0)
 }
 
-func appendDataType(b []byte, t *DataType, path string, depth int) ([]byte, error) {
-	if depth > MaxTypeNesting {
-		return nil, jsonErrorf(path, "data types nest deeper than %d levels", MaxTypeNesting)
+func appendDataType(b []byte, t *domain.DataType, path string, depth int) ([]byte, error) {
+	if depth > domain.MaxTypeNesting {
+		return nil, jsonErrorf(path, "data types nest deeper than %d levels", domain.MaxTypeNesting)
 	}
 	b = append(b, `{"type":`...)
 	b = appendJSONString(b, string(t.Root))
@@ -181,17 +129,17 @@ func appendDataType(b []byte, t *DataType, path string, depth int) ([]byte, erro
 	}
 	var err error
 	switch t.Root {
-	case TypeBoolean, TypeTinyInt, TypeSmallInt, TypeInteger, TypeBigInt,
-		TypeFloat, TypeDouble, TypeDate, TypeBytes, TypeString:
+	case domain.TypeBoolean, domain.TypeTinyInt, domain.TypeSmallInt, domain.TypeInteger, domain.TypeBigInt,
+		domain.TypeFloat, domain.TypeDouble, domain.TypeDate, domain.TypeBytes, domain.TypeString:
 		// No parameters.
-	case TypeChar, TypeBinary:
+	case domain.TypeChar, domain.TypeBinary:
 		b = appendIntField(b, keyLength, int64(t.Length))
-	case TypeDecimal:
+	case domain.TypeDecimal:
 		b = appendIntField(b, keyPrecision, int64(t.Precision))
 		b = appendIntField(b, keyScale, int64(t.Scale))
-	case TypeTime, TypeTimestampNTZ, TypeTimestampLTZ:
+	case domain.TypeTime, domain.TypeTimestampNTZ, domain.TypeTimestampLTZ:
 		b = appendIntField(b, keyPrecision, int64(t.Precision))
-	case TypeArray:
+	case domain.TypeArray:
 		if t.Element == nil {
 			return nil, jsonErrorf(joinPath(path, keyElementType), "ARRAY needs an element type")
 		}
@@ -199,7 +147,7 @@ func appendDataType(b []byte, t *DataType, path string, depth int) ([]byte, erro
 		if b, err = appendDataType(b, t.Element, joinPath(path, keyElementType), depth+1); err != nil {
 			return nil, err
 		}
-	case TypeMap:
+	case domain.TypeMap:
 		if t.Key == nil {
 			return nil, jsonErrorf(joinPath(path, keyKeyType), "MAP needs a key type")
 		}
@@ -216,7 +164,7 @@ func appendDataType(b []byte, t *DataType, path string, depth int) ([]byte, erro
 		if b, err = appendDataType(b, t.Value, joinPath(path, keyValueType), depth+1); err != nil {
 			return nil, err
 		}
-	case TypeRow:
+	case domain.TypeRow:
 		b = append(b, `,"fields":[`...)
 		for i := range t.Fields {
 			f := &t.Fields[i]
@@ -244,63 +192,63 @@ func appendDataType(b []byte, t *DataType, path string, depth int) ([]byte, erro
 	return append(b, '}'), nil
 }
 
-func decodeDataType(v any, path string, depth int) (DataType, error) {
-	if depth > MaxTypeNesting {
-		return DataType{}, jsonErrorf(path, "data types nest deeper than %d levels", MaxTypeNesting)
+func decodeDataType(v any, path string, depth int) (domain.DataType, error) {
+	if depth > domain.MaxTypeNesting {
+		return domain.DataType{}, jsonErrorf(path, "data types nest deeper than %d levels", domain.MaxTypeNesting)
 	}
 	obj, err := asObject(v, path)
 	if err != nil {
-		return DataType{}, err
+		return domain.DataType{}, err
 	}
 	name, ok, err := optString(obj, keyType, path)
 	if err != nil {
-		return DataType{}, err
+		return domain.DataType{}, err
 	}
 	if !ok {
-		return DataType{}, jsonErrorf(joinPath(path, keyType), "missing")
+		return domain.DataType{}, jsonErrorf(joinPath(path, keyType), "missing")
 	}
-	t := DataType{Root: TypeRoot(name), Nullable: true}
+	t := domain.DataType{Root: domain.TypeRoot(name), Nullable: true}
 	if nv, present := obj[keyNullable]; present {
 		b, isBool := nv.(bool)
 		if !isBool {
-			return DataType{}, jsonErrorf(joinPath(path, keyNullable), "must be a boolean")
+			return domain.DataType{}, jsonErrorf(joinPath(path, keyNullable), "must be a boolean")
 		}
 		t.Nullable = b
 	}
 	switch t.Root {
-	case TypeBoolean, TypeTinyInt, TypeSmallInt, TypeInteger, TypeBigInt,
-		TypeFloat, TypeDouble, TypeDate, TypeBytes, TypeString:
-	case TypeChar:
+	case domain.TypeBoolean, domain.TypeTinyInt, domain.TypeSmallInt, domain.TypeInteger, domain.TypeBigInt,
+		domain.TypeFloat, domain.TypeDouble, domain.TypeDate, domain.TypeBytes, domain.TypeString:
+	case domain.TypeChar:
 		t.Length, err = intParam(obj, keyLength, path, DefaultCharLength)
-	case TypeBinary:
+	case domain.TypeBinary:
 		t.Length, err = intParam(obj, keyLength, path, DefaultBinaryLength)
-	case TypeDecimal:
+	case domain.TypeDecimal:
 		if t.Precision, err = intParam(obj, keyPrecision, path, DefaultDecimalPrecision); err == nil {
 			t.Scale, err = intParam(obj, keyScale, path, DefaultDecimalScale)
 		}
-	case TypeTime:
+	case domain.TypeTime:
 		t.Precision, err = intParam(obj, keyPrecision, path, DefaultTimePrecision)
-	case TypeTimestampNTZ, TypeTimestampLTZ:
+	case domain.TypeTimestampNTZ, domain.TypeTimestampLTZ:
 		t.Precision, err = intParam(obj, keyPrecision, path, DefaultTimestampPrecision)
-	case TypeArray:
+	case domain.TypeArray:
 		t.Element, err = childType(obj, keyElementType, path, depth)
-	case TypeMap:
+	case domain.TypeMap:
 		if t.Key, err = childType(obj, keyKeyType, path, depth); err == nil {
 			t.Key.Nullable = false // Fluss's MapType forces NOT NULL keys.
 			t.Value, err = childType(obj, keyValueType, path, depth)
 		}
-	case TypeRow:
+	case domain.TypeRow:
 		t.Fields, err = decodeRowFields(obj, path, depth)
 	default:
-		return DataType{}, jsonErrorf(joinPath(path, keyType), "%s", unknownTypeMessage(name))
+		return domain.DataType{}, jsonErrorf(joinPath(path, keyType), "%s", domain.UnknownTypeMessage(name))
 	}
 	if err != nil {
-		return DataType{}, err
+		return domain.DataType{}, err
 	}
 	return t, nil
 }
 
-func childType(obj map[string]any, key, path string, depth int) (*DataType, error) {
+func childType(obj map[string]any, key, path string, depth int) (*domain.DataType, error) {
 	v, ok := obj[key]
 	if !ok {
 		return nil, jsonErrorf(joinPath(path, key), "missing")
@@ -312,7 +260,7 @@ func childType(obj map[string]any, key, path string, depth int) (*DataType, erro
 	return &t, nil
 }
 
-func decodeRowFields(obj map[string]any, path string, depth int) ([]DataField, error) {
+func decodeRowFields(obj map[string]any, path string, depth int) ([]domain.DataField, error) {
 	fpath := joinPath(path, keyFields)
 	raw, ok := obj[keyFields]
 	if !ok {
@@ -322,7 +270,7 @@ func decodeRowFields(obj map[string]any, path string, depth int) ([]DataField, e
 	if !isArray {
 		return nil, jsonErrorf(fpath, "must be an array")
 	}
-	fields := make([]DataField, 0, len(items))
+	fields := make([]domain.DataField, 0, len(items))
 	for i, item := range items {
 		ipath := indexPath(fpath, i)
 		fo, err := asObject(item, ipath)
@@ -353,168 +301,11 @@ func decodeRowFields(obj map[string]any, path string, depth int) ([]DataField, e
 			return nil, err
 		}
 		if !ok {
-			id = UnassignedFieldID
+			id = domain.UnassignedFieldID
 		}
-		fields = append(fields, DataField{Name: name, Type: typ, Description: desc, FieldID: id})
+		fields = append(fields, domain.DataField{Name: name, Type: typ, Description: desc, FieldID: id})
 	}
 	return fields, nil
-}
-
-// ---------------------------------------------------------------------------
-// Field ids
-// ---------------------------------------------------------------------------
-
-// AssignFieldIDs returns a deep copy of s with Fluss field ids, as the Java
-// client's Schema.Builder sets them before CreateTable (apache/fluss:
-// metadata/Schema.java, types/ReassignFieldId.java; the coordinator keeps the
-// ids it receives and assigns none).
-//
-// When no column has an id (every Column.ID is UnassignedFieldID), ids are
-// handed out pre-order from 0: each column takes the next id, then the fields
-// of a ROW in its type take the following ids, depth first (a ROW inside an
-// ARRAY or MAP included); any nested FieldID in s is replaced. HighestFieldID
-// becomes the last id handed out.
-//
-// When every column has an id, the ids are kept, nested ones included, and
-// HighestFieldID becomes the larger of s.HighestFieldID and the largest id
-// (a schema without columns keeps its HighestFieldID).
-//
-// It fails with KindInvalidArgument when only some columns have ids, or when
-// two ids (nested ones included) are equal.
-func AssignFieldIDs(s Schema) (Schema, error) {
-	out := cloneSchema(s)
-	set := 0
-	for _, c := range out.Columns {
-		if c.ID != UnassignedFieldID {
-			set++
-		}
-	}
-	switch {
-	case len(out.Columns) > 0 && set == 0:
-		next := int32(-1)
-		for i := range out.Columns {
-			next++
-			out.Columns[i].ID = next
-			if err := reassignNested(&out.Columns[i].Type, &next, indexPath(keyColumns, i)+"."+keyDataType, 0); err != nil {
-				return Schema{}, err
-			}
-		}
-		out.HighestFieldID = next
-		return out, nil
-	case set == len(out.Columns):
-		highest, err := checkFieldIDs(out.Columns)
-		if err != nil {
-			return Schema{}, err
-		}
-		if len(out.Columns) > 0 {
-			out.HighestFieldID = max(out.HighestFieldID, highest)
-		}
-		return out, nil
-	default:
-		return Schema{}, mixedIDsError(out.Columns, keyColumns)
-	}
-}
-
-// mixedIDsError reports the first column whose id state (assigned or not)
-// differs from the first column's.
-func mixedIDsError(cols []Column, path string) *Error {
-	first := cols[0].ID == UnassignedFieldID
-	for i, c := range cols {
-		if (c.ID == UnassignedFieldID) != first {
-			return jsonErrorf(joinPath(indexPath(path, i), keyID), "either every column has an id or none has")
-		}
-	}
-	return jsonErrorf(path, "either every column has an id or none has")
-}
-
-// reassignNested gives the ROW fields inside t fresh pre-order ids.
-func reassignNested(t *DataType, next *int32, path string, depth int) error {
-	if depth > MaxTypeNesting {
-		return jsonErrorf(path, "data types nest deeper than %d levels", MaxTypeNesting)
-	}
-	switch t.Root {
-	case TypeArray:
-		if t.Element != nil {
-			return reassignNested(t.Element, next, joinPath(path, keyElementType), depth+1)
-		}
-	case TypeMap:
-		if t.Key != nil {
-			if err := reassignNested(t.Key, next, joinPath(path, keyKeyType), depth+1); err != nil {
-				return err
-			}
-		}
-		if t.Value != nil {
-			return reassignNested(t.Value, next, joinPath(path, keyValueType), depth+1)
-		}
-	case TypeRow:
-		for i := range t.Fields {
-			*next++
-			t.Fields[i].FieldID = *next
-			fpath := joinPath(indexPath(joinPath(path, keyFields), i), keyFieldType)
-			if err := reassignNested(&t.Fields[i].Type, next, fpath, depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// checkFieldIDs verifies that column ids and nested field ids are pairwise
-// distinct, as Schema.checkFieldIds does, and returns the largest (-1 when
-// there is none).
-func checkFieldIDs(cols []Column) (int32, error) {
-	seen := make(map[int32]string)
-	highest := int32(-1)
-	var visit func(t *DataType, path string, depth int) error
-	add := func(id int32, path string) error {
-		if prev, dup := seen[id]; dup {
-			return jsonErrorf(path, "field id %d is already used by %s", id, prev)
-		}
-		seen[id] = path
-		highest = max(highest, id)
-		return nil
-	}
-	visit = func(t *DataType, path string, depth int) error {
-		if depth > MaxTypeNesting {
-			return jsonErrorf(path, "data types nest deeper than %d levels", MaxTypeNesting)
-		}
-		switch t.Root {
-		case TypeArray:
-			if t.Element != nil {
-				return visit(t.Element, joinPath(path, keyElementType), depth+1)
-			}
-		case TypeMap:
-			if t.Key != nil {
-				if err := visit(t.Key, joinPath(path, keyKeyType), depth+1); err != nil {
-					return err
-				}
-			}
-			if t.Value != nil {
-				return visit(t.Value, joinPath(path, keyValueType), depth+1)
-			}
-		case TypeRow:
-			for i := range t.Fields {
-				fpath := indexPath(joinPath(path, keyFields), i)
-				if err := add(t.Fields[i].FieldID, joinPath(fpath, keyFieldID)); err != nil {
-					return err
-				}
-				if err := visit(&t.Fields[i].Type, joinPath(fpath, keyFieldType), depth+1); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	for i := range cols {
-		cpath := indexPath(keyColumns, i)
-		if err := add(cols[i].ID, joinPath(cpath, keyID)); err != nil {
-			return 0, err
-		}
-		if err := visit(&cols[i].Type, joinPath(cpath, keyDataType), 0); err != nil {
-			return 0, err
-		}
-	}
-	return highest, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -530,13 +321,13 @@ func checkFieldIDs(cols []Column) (int32, error) {
 // Before writing it applies what the Java Schema.Builder applies: field ids
 // as AssignFieldIDs assigns them, and NOT NULL on primary-key columns. It fails
 // with a KindInvalidArgument *Error when AssignFieldIDs does or a type cannot
-// be written (see DataType.MarshalJSON).
-func MarshalSchemaJSON(s Schema) ([]byte, error) {
+// be written (see MarshalDataTypeJSON).
+func MarshalSchemaJSON(s domain.Schema) ([]byte, error) {
 	return appendSchema(nil, s, "")
 }
 
-func appendSchema(b []byte, s Schema, path string) ([]byte, error) {
-	ns, err := normalizeSchema(s)
+func appendSchema(b []byte, s domain.Schema, path string) ([]byte, error) {
+	ns, err := domain.NormalizeSchema(s)
 	if err != nil {
 		return nil, prefixError(path, err)
 	}
@@ -566,7 +357,7 @@ func appendSchema(b []byte, s Schema, path string) ([]byte, error) {
 
 // appendColumn writes one column as ColumnJsonSerde does: `name`,
 // `data_type`, `comment` when not empty, `id`.
-func appendColumn(b []byte, c *Column, path string) ([]byte, error) {
+func appendColumn(b []byte, c *domain.Column, path string) ([]byte, error) {
 	b = append(b, `{"name":`...)
 	b = appendJSONString(b, c.Name)
 	b = append(b, `,"data_type":`...)
@@ -582,28 +373,6 @@ func appendColumn(b []byte, c *Column, path string) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// normalizeSchema applies the Java Schema.Builder normalisation: field ids and
-// NOT NULL primary-key columns.
-func normalizeSchema(s Schema) (Schema, error) {
-	ns, err := AssignFieldIDs(s)
-	if err != nil {
-		return Schema{}, err
-	}
-	forcePrimaryKeyNotNull(&ns)
-	return ns, nil
-}
-
-func forcePrimaryKeyNotNull(s *Schema) {
-	if len(s.PrimaryKey) == 0 {
-		return
-	}
-	for i := range s.Columns {
-		if slices.Contains(s.PrimaryKey, s.Columns[i].Name) {
-			s.Columns[i].Type.Nullable = false
-		}
-	}
-}
-
 // UnmarshalSchemaJSON reads Fluss's Schema JSON form, as returned by
 // GetTableSchema (apache/fluss: utils/json/SchemaJsonSerde.java). It follows
 // the Java reader: `columns` is required; `id`s are all present or all absent
@@ -613,37 +382,37 @@ func forcePrimaryKeyNotNull(s *Schema) {
 // primary-key columns and MAP keys become NOT NULL. Column `agg_function`s are
 // not represented in Schema and are dropped. Errors are KindInvalidArgument
 // *Error values naming the JSON path.
-func UnmarshalSchemaJSON(data []byte) (Schema, error) {
+func UnmarshalSchemaJSON(data []byte) (domain.Schema, error) {
 	v, err := parseJSONTree(data)
 	if err != nil {
-		return Schema{}, err
+		return domain.Schema{}, err
 	}
 	return decodeSchema(v, "")
 }
 
-func decodeSchema(v any, path string) (Schema, error) {
+func decodeSchema(v any, path string) (domain.Schema, error) {
 	obj, err := asObject(v, path)
 	if err != nil {
-		return Schema{}, err
+		return domain.Schema{}, err
 	}
 	cpath := joinPath(path, keyColumns)
 	raw, ok := obj[keyColumns]
 	if !ok {
-		return Schema{}, jsonErrorf(cpath, "missing")
+		return domain.Schema{}, jsonErrorf(cpath, "missing")
 	}
 	items, isArray := raw.([]any)
 	if !isArray {
-		return Schema{}, jsonErrorf(cpath, "must be an array")
+		return domain.Schema{}, jsonErrorf(cpath, "must be an array")
 	}
-	var s Schema
-	s.Columns = make([]Column, 0, len(items))
+	var s domain.Schema
+	s.Columns = make([]domain.Column, 0, len(items))
 	withID := 0
 	for i, item := range items {
 		col, err := decodeColumn(item, indexPath(cpath, i))
 		if err != nil {
-			return Schema{}, err
+			return domain.Schema{}, err
 		}
-		if col.ID != UnassignedFieldID {
+		if col.ID != domain.UnassignedFieldID {
 			withID++
 		}
 		s.Columns = append(s.Columns, col)
@@ -658,19 +427,19 @@ func decodeSchema(v any, path string) (Schema, error) {
 			s.Columns[i].ID = int32(i)
 		}
 	default:
-		return Schema{}, mixedIDsError(s.Columns, cpath)
+		return domain.Schema{}, domain.MixedFieldIDsError(s.Columns, cpath)
 	}
-	largest, err := checkFieldIDs(s.Columns)
+	largest, err := domain.CheckFieldIDs(s.Columns)
 	if err != nil {
-		return Schema{}, prefixError(path, err)
+		return domain.Schema{}, prefixError(path, err)
 	}
 	hpath := joinPath(path, keyHighestFieldID)
 	if hv, present := obj[keyHighestFieldID]; present {
 		if s.HighestFieldID, err = asInt32(hv, hpath); err != nil {
-			return Schema{}, err
+			return domain.Schema{}, err
 		}
 		if len(s.Columns) > 0 && s.HighestFieldID < largest {
-			return Schema{}, jsonErrorf(hpath, "%d is smaller than the largest field id %d", s.HighestFieldID, largest)
+			return domain.Schema{}, jsonErrorf(hpath, "%d is smaller than the largest field id %d", s.HighestFieldID, largest)
 		}
 	} else {
 		// Java counts only the column ids it hands out in the id-less case.
@@ -678,58 +447,58 @@ func decodeSchema(v any, path string) (Schema, error) {
 		if withID == 0 && len(s.Columns) > 0 {
 			s.HighestFieldID = int32(len(s.Columns) - 1)
 			if largest > s.HighestFieldID {
-				return Schema{}, jsonErrorf(hpath, "missing, and nested field id %d is larger than the last column id %d",
+				return domain.Schema{}, jsonErrorf(hpath, "missing, and nested field id %d is larger than the last column id %d",
 					largest, s.HighestFieldID)
 			}
 		}
 	}
 	pk, present, err := optStringList(obj, keyPrimaryKey, path)
 	if err != nil {
-		return Schema{}, err
+		return domain.Schema{}, err
 	}
 	if present && len(pk) == 0 {
-		return Schema{}, jsonErrorf(joinPath(path, keyPrimaryKey), "must name at least one column when present")
+		return domain.Schema{}, jsonErrorf(joinPath(path, keyPrimaryKey), "must name at least one column when present")
 	}
 	s.PrimaryKey = pk
 	if s.AutoIncrementColumn, _, err = optStringList(obj, keyAutoIncrement, path); err != nil {
-		return Schema{}, err
+		return domain.Schema{}, err
 	}
-	forcePrimaryKeyNotNull(&s)
+	domain.ForcePrimaryKeyNotNull(&s)
 	return s, nil
 }
 
-func decodeColumn(v any, path string) (Column, error) {
+func decodeColumn(v any, path string) (domain.Column, error) {
 	obj, err := asObject(v, path)
 	if err != nil {
-		return Column{}, err
+		return domain.Column{}, err
 	}
 	name, ok, err := optString(obj, keyName, path)
 	if err != nil {
-		return Column{}, err
+		return domain.Column{}, err
 	}
 	if !ok {
-		return Column{}, jsonErrorf(joinPath(path, keyName), "missing")
+		return domain.Column{}, jsonErrorf(joinPath(path, keyName), "missing")
 	}
 	tv, ok := obj[keyDataType]
 	if !ok {
-		return Column{}, jsonErrorf(joinPath(path, keyDataType), "missing")
+		return domain.Column{}, jsonErrorf(joinPath(path, keyDataType), "missing")
 	}
 	typ, err := decodeDataType(tv, joinPath(path, keyDataType), 0)
 	if err != nil {
-		return Column{}, err
+		return domain.Column{}, err
 	}
 	comment, _, err := optString(obj, keyComment, path)
 	if err != nil {
-		return Column{}, err
+		return domain.Column{}, err
 	}
 	id, ok, err := optInt32(obj, keyID, path)
 	if err != nil {
-		return Column{}, err
+		return domain.Column{}, err
 	}
 	if !ok {
-		id = UnassignedFieldID
+		id = domain.UnassignedFieldID
 	}
-	return Column{Name: name, Type: typ, Comment: comment, ID: id}, nil
+	return domain.Column{Name: name, Type: typ, Comment: comment, ID: id}, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -754,7 +523,7 @@ func decodeColumn(v any, path string) (Column, error) {
 // written or when the primary key has no column besides the partition keys
 // (no default bucket key exists). It does not validate; call
 // ValidateTableDescriptor first.
-func MarshalTableDescriptorJSON(d TableDescriptor) ([]byte, error) {
+func MarshalTableDescriptorJSON(d domain.TableDescriptor) ([]byte, error) {
 	schema, err := appendSchema(nil, d.Schema, keySchema)
 	if err != nil {
 		return nil, err
@@ -791,30 +560,16 @@ func MarshalTableDescriptorJSON(d TableDescriptor) ([]byte, error) {
 // effectiveBucketKeys returns the bucket keys Fluss uses for d: the given ones,
 // or for a primary-key table without any, the primary key minus the partition
 // keys (apache/fluss: TableDescriptor#normalizeDistribution).
-func effectiveBucketKeys(d TableDescriptor) ([]string, error) {
+func effectiveBucketKeys(d domain.TableDescriptor) ([]string, error) {
 	if len(d.BucketKeys) > 0 || len(d.Schema.PrimaryKey) == 0 {
 		return d.BucketKeys, nil
 	}
-	keys := DefaultBucketKeys(d.Schema.PrimaryKey, d.PartitionKeys)
+	keys := domain.DefaultBucketKeys(d.Schema.PrimaryKey, d.PartitionKeys)
 	if len(keys) == 0 {
 		return nil, jsonErrorf(joinPath(keySchema, keyPrimaryKey),
 			"the primary key %v has no column besides the partition keys %v", d.Schema.PrimaryKey, d.PartitionKeys)
 	}
 	return keys, nil
-}
-
-// DefaultBucketKeys returns the bucket keys Fluss gives a primary-key table
-// that declares none: the primary-key columns that are not partition keys, in
-// primary-key order (apache/fluss: TableDescriptor#defaultBucketKeyOfPrimaryKeyTable).
-// The result is empty when every primary-key column is a partition key.
-func DefaultBucketKeys(primaryKey, partitionKeys []string) []string {
-	keys := make([]string, 0, len(primaryKey))
-	for _, k := range primaryKey {
-		if !slices.Contains(partitionKeys, k) {
-			keys = append(keys, k)
-		}
-	}
-	return keys
 }
 
 // UnmarshalTableDescriptorJSON reads Fluss's TableDescriptor JSON form, as
@@ -828,61 +583,61 @@ func DefaultBucketKeys(primaryKey, partitionKeys []string) []string {
 // is not validated (see ValidateTableDescriptor). Errors are KindInvalidArgument
 // *Error values naming the JSON path; callers decoding a server response
 // should report them as backend errors.
-func UnmarshalTableDescriptorJSON(data []byte) (TableDescriptor, error) {
+func UnmarshalTableDescriptorJSON(data []byte) (domain.TableDescriptor, error) {
 	v, err := parseJSONTree(data)
 	if err != nil {
-		return TableDescriptor{}, err
+		return domain.TableDescriptor{}, err
 	}
 	obj, err := asObject(v, "")
 	if err != nil {
-		return TableDescriptor{}, err
+		return domain.TableDescriptor{}, err
 	}
-	var d TableDescriptor
+	var d domain.TableDescriptor
 	sv, ok := obj[keySchema]
 	if !ok {
-		return TableDescriptor{}, jsonErrorf(keySchema, "missing")
+		return domain.TableDescriptor{}, jsonErrorf(keySchema, "missing")
 	}
 	if d.Schema, err = decodeSchema(sv, keySchema); err != nil {
-		return TableDescriptor{}, err
+		return domain.TableDescriptor{}, err
 	}
 	if d.Comment, _, err = optString(obj, keyComment, ""); err != nil {
-		return TableDescriptor{}, err
+		return domain.TableDescriptor{}, err
 	}
 	pk, present, err := optStringList(obj, keyPartitionKey, "")
 	if err != nil {
-		return TableDescriptor{}, err
+		return domain.TableDescriptor{}, err
 	}
 	if !present {
-		return TableDescriptor{}, jsonErrorf(keyPartitionKey, "missing")
+		return domain.TableDescriptor{}, jsonErrorf(keyPartitionKey, "missing")
 	}
 	d.PartitionKeys = pk
 	_, hasKeys := obj[keyBucketKey]
 	_, hasCount := obj[keyBucketCount]
 	if hasKeys || hasCount {
 		if !hasKeys {
-			return TableDescriptor{}, jsonErrorf(keyBucketKey, "missing (required with %s)", keyBucketCount)
+			return domain.TableDescriptor{}, jsonErrorf(keyBucketKey, "missing (required with %s)", keyBucketCount)
 		}
 		if d.BucketKeys, _, err = optStringList(obj, keyBucketKey, ""); err != nil {
-			return TableDescriptor{}, err
+			return domain.TableDescriptor{}, err
 		}
 		if hasCount {
 			n, err := asInt32(obj[keyBucketCount], keyBucketCount)
 			if err != nil {
-				return TableDescriptor{}, err
+				return domain.TableDescriptor{}, err
 			}
 			d.BucketCount = int(n)
 		}
 	}
 	if len(d.BucketKeys) == 0 && len(d.Schema.PrimaryKey) > 0 {
-		if keys := DefaultBucketKeys(d.Schema.PrimaryKey, d.PartitionKeys); len(keys) > 0 {
+		if keys := domain.DefaultBucketKeys(d.Schema.PrimaryKey, d.PartitionKeys); len(keys) > 0 {
 			d.BucketKeys = keys
 		}
 	}
 	if d.Properties, err = requiredStringMap(obj, keyProperties); err != nil {
-		return TableDescriptor{}, err
+		return domain.TableDescriptor{}, err
 	}
 	if d.CustomProperties, err = requiredStringMap(obj, keyCustomProperties); err != nil {
-		return TableDescriptor{}, err
+		return domain.TableDescriptor{}, err
 	}
 	return d, nil
 }
@@ -897,7 +652,7 @@ func UnmarshalTableDescriptorJSON(data []byte) (TableDescriptor, error) {
 // not empty, `custom_properties` (always, possibly `{}`) in java.util.HashMap
 // iteration order. It does not fail; the error is there for symmetry with
 // the other writers.
-func MarshalDatabaseDescriptorJSON(d DatabaseDescriptor) ([]byte, error) {
+func MarshalDatabaseDescriptorJSON(d domain.DatabaseDescriptor) ([]byte, error) {
 	b := make([]byte, 0, 64)
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, flussJSONVersion, 10)
@@ -915,21 +670,21 @@ func MarshalDatabaseDescriptorJSON(d DatabaseDescriptor) ([]byte, error) {
 // utils/json/DatabaseDescriptorJsonSerde.java). `custom_properties` is
 // required; `comment` is optional; other keys are ignored. Errors are
 // KindInvalidArgument *Error values naming the JSON path.
-func UnmarshalDatabaseDescriptorJSON(data []byte) (DatabaseDescriptor, error) {
+func UnmarshalDatabaseDescriptorJSON(data []byte) (domain.DatabaseDescriptor, error) {
 	v, err := parseJSONTree(data)
 	if err != nil {
-		return DatabaseDescriptor{}, err
+		return domain.DatabaseDescriptor{}, err
 	}
 	obj, err := asObject(v, "")
 	if err != nil {
-		return DatabaseDescriptor{}, err
+		return domain.DatabaseDescriptor{}, err
 	}
-	var d DatabaseDescriptor
+	var d domain.DatabaseDescriptor
 	if d.Comment, _, err = optString(obj, keyComment, ""); err != nil {
-		return DatabaseDescriptor{}, err
+		return domain.DatabaseDescriptor{}, err
 	}
 	if d.CustomProperties, err = requiredStringMap(obj, keyCustomProperties); err != nil {
-		return DatabaseDescriptor{}, err
+		return domain.DatabaseDescriptor{}, err
 	}
 	return d, nil
 }
@@ -1248,65 +1003,20 @@ func indexPath(base string, i int) string {
 
 // jsonErrorf builds a KindInvalidArgument *Error whose message is
 // "path: reason" (or only the reason at the root).
-func jsonErrorf(path, format string, args ...any) *Error {
+func jsonErrorf(path, format string, args ...any) *domain.Error {
 	msg := fmt.Sprintf(format, args...)
 	if path != "" {
 		msg = path + ": " + msg
 	}
-	return &Error{Kind: KindInvalidArgument, Message: msg}
+	return &domain.Error{Kind: domain.KindInvalidArgument, Message: msg}
 }
 
 // prefixError puts path in front of the message of an *Error built by
 // jsonErrorf for a sub-document.
 func prefixError(path string, err error) error {
-	e := AsError(err)
+	e := domain.AsError(err)
 	if path == "" || e == nil {
 		return err
 	}
-	return &Error{Kind: e.Kind, Message: path + "." + e.Message}
-}
-
-func cloneSchema(s Schema) Schema {
-	out := Schema{
-		PrimaryKey:          slices.Clone(s.PrimaryKey),
-		AutoIncrementColumn: slices.Clone(s.AutoIncrementColumn),
-		HighestFieldID:      s.HighestFieldID,
-	}
-	if s.Columns != nil {
-		out.Columns = make([]Column, len(s.Columns))
-		for i, c := range s.Columns {
-			c.Type = cloneDataType(c.Type, 0)
-			out.Columns[i] = c
-		}
-	}
-	return out
-}
-
-// cloneDataType deep-copies t. Past MaxTypeNesting it stops copying (and
-// shares the rest); every walker rejects such types anyway.
-func cloneDataType(t DataType, depth int) DataType {
-	if depth > MaxTypeNesting+1 {
-		return t
-	}
-	out := t
-	if t.Element != nil {
-		e := cloneDataType(*t.Element, depth+1)
-		out.Element = &e
-	}
-	if t.Key != nil {
-		k := cloneDataType(*t.Key, depth+1)
-		out.Key = &k
-	}
-	if t.Value != nil {
-		v := cloneDataType(*t.Value, depth+1)
-		out.Value = &v
-	}
-	if t.Fields != nil {
-		out.Fields = make([]DataField, len(t.Fields))
-		for i, f := range t.Fields {
-			f.Type = cloneDataType(f.Type, depth+1)
-			out.Fields[i] = f
-		}
-	}
-	return out
+	return &domain.Error{Kind: e.Kind, Message: path + "." + e.Message}
 }

@@ -1,4 +1,4 @@
-package domain
+package serde
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
 // Sources of the JSON test vectors in this file:
@@ -27,41 +29,47 @@ import (
 
 // --- type constructors for readable expectations ---------------------------
 
-func dtPrim(r TypeRoot) DataType { return DataType{Root: r, Nullable: true} }
+func dtPrim(r domain.TypeRoot) domain.DataType { return domain.DataType{Root: r, Nullable: true} }
 
-func dtNotNull(t DataType) DataType {
+func dtNotNull(t domain.DataType) domain.DataType {
 	t.Nullable = false
 	return t
 }
 
-func dtDecimal(p, s int) DataType {
-	return DataType{Root: TypeDecimal, Nullable: true, Precision: p, Scale: s}
+func dtDecimal(p, s int) domain.DataType {
+	return domain.DataType{Root: domain.TypeDecimal, Nullable: true, Precision: p, Scale: s}
 }
 
-func dtLen(r TypeRoot, n int) DataType { return DataType{Root: r, Nullable: true, Length: n} }
-
-func dtPrec(r TypeRoot, p int) DataType { return DataType{Root: r, Nullable: true, Precision: p} }
-
-func dtArray(e DataType) DataType { return DataType{Root: TypeArray, Nullable: true, Element: &e} }
-
-func dtMap(k, v DataType) DataType {
-	return DataType{Root: TypeMap, Nullable: true, Key: &k, Value: &v}
+func dtLen(r domain.TypeRoot, n int) domain.DataType {
+	return domain.DataType{Root: r, Nullable: true, Length: n}
 }
 
-func dtRow(fields ...DataField) DataType {
+func dtPrec(r domain.TypeRoot, p int) domain.DataType {
+	return domain.DataType{Root: r, Nullable: true, Precision: p}
+}
+
+func dtArray(e domain.DataType) domain.DataType {
+	return domain.DataType{Root: domain.TypeArray, Nullable: true, Element: &e}
+}
+
+func dtMap(k, v domain.DataType) domain.DataType {
+	return domain.DataType{Root: domain.TypeMap, Nullable: true, Key: &k, Value: &v}
+}
+
+func dtRow(fields ...domain.DataField) domain.DataType {
 	if fields == nil {
-		fields = []DataField{}
+		fields = []domain.DataField{}
 	}
-	return DataType{Root: TypeRow, Nullable: true, Fields: fields}
+	return domain.DataType{Root: domain.TypeRow, Nullable: true, Fields: fields}
 }
 
-func dtField(name string, t DataType, id int32) DataField {
-	return DataField{Name: name, Type: t, FieldID: id}
+func dtField(name string, t domain.DataType, id int32) domain.DataField {
+	return domain.DataField{Name: name, Type: t, FieldID: id}
 }
 
 // newColumn is a column as a create request carries it: no id yet.
-func newColumn(name string, t DataType, comment string) Column {
-	return Column{Name: name, Type: t, Comment: comment, ID: UnassignedFieldID}
+func newColumn(name string, t domain.DataType, comment string) domain.Column {
+	return domain.Column{Name: name, Type: t, Comment: comment, ID: domain.UnassignedFieldID}
 }
 
 // semanticJSON decodes b into a generic value for order-insensitive comparison.
@@ -75,9 +83,9 @@ func semanticJSON(t *testing.T, b []byte) any {
 func requireInvalid(t *testing.T, err error, wantMsg string) {
 	t.Helper()
 	require.Error(t, err)
-	e := AsError(err)
+	e := domain.AsError(err)
 	require.NotNil(t, e, "want *domain.Error, got %T: %v", err, err)
-	assert.Equal(t, KindInvalidArgument, e.Kind)
+	assert.Equal(t, domain.KindInvalidArgument, e.Kind)
 	assert.Equal(t, wantMsg, e.Message)
 }
 
@@ -88,21 +96,21 @@ func requireInvalid(t *testing.T, err error, wantMsg string) {
 func TestDataTypeJSONFlussVectors(t *testing.T) {
 	t.Parallel()
 	rowType := dtRow(
-		dtField("f0", dtPrim(TypeBigInt), -1),
-		dtField("f1", dtNotNull(dtPrim(TypeInteger)), 1),
-		dtField("f2", dtPrim(TypeString), 2),
+		dtField("f0", dtPrim(domain.TypeBigInt), -1),
+		dtField("f1", dtNotNull(dtPrim(domain.TypeInteger)), 1),
+		dtField("f2", dtPrim(domain.TypeString), 2),
 	)
-	types := []DataType{
-		dtPrim(TypeBoolean), dtPrim(TypeTinyInt), dtPrim(TypeSmallInt), dtPrim(TypeInteger),
-		dtPrim(TypeBigInt), dtPrim(TypeFloat), dtPrim(TypeDouble),
+	types := []domain.DataType{
+		dtPrim(domain.TypeBoolean), dtPrim(domain.TypeTinyInt), dtPrim(domain.TypeSmallInt), dtPrim(domain.TypeInteger),
+		dtPrim(domain.TypeBigInt), dtPrim(domain.TypeFloat), dtPrim(domain.TypeDouble),
 		dtDecimal(10, 0), dtDecimal(15, 5),
-		dtLen(TypeChar, 1), dtLen(TypeChar, 5), dtPrim(TypeString),
-		dtLen(TypeBinary, 1), dtLen(TypeBinary, 100), dtPrim(TypeBytes), dtPrim(TypeDate),
-		dtPrec(TypeTime, 0), dtPrec(TypeTime, 3),
-		dtPrec(TypeTimestampNTZ, 6), dtPrec(TypeTimestampNTZ, 3),
-		dtPrec(TypeTimestampLTZ, 6), dtPrec(TypeTimestampLTZ, 3),
-		dtArray(dtNotNull(dtPrim(TypeInteger))),
-		dtMap(dtNotNull(dtPrim(TypeBigInt)), dtNotNull(dtPrim(TypeInteger))),
+		dtLen(domain.TypeChar, 1), dtLen(domain.TypeChar, 5), dtPrim(domain.TypeString),
+		dtLen(domain.TypeBinary, 1), dtLen(domain.TypeBinary, 100), dtPrim(domain.TypeBytes), dtPrim(domain.TypeDate),
+		dtPrec(domain.TypeTime, 0), dtPrec(domain.TypeTime, 3),
+		dtPrec(domain.TypeTimestampNTZ, 6), dtPrec(domain.TypeTimestampNTZ, 3),
+		dtPrec(domain.TypeTimestampLTZ, 6), dtPrec(domain.TypeTimestampLTZ, 3),
+		dtArray(dtNotNull(dtPrim(domain.TypeInteger))),
+		dtMap(dtNotNull(dtPrim(domain.TypeBigInt)), dtNotNull(dtPrim(domain.TypeInteger))),
 		rowType,
 	}
 	vectors := []string{
@@ -163,12 +171,12 @@ func TestDataTypeJSONFlussVectors(t *testing.T) {
 		want.Nullable = i%2 == 0
 		t.Run(vector, func(t *testing.T) {
 			t.Parallel()
-			got, err := json.Marshal(want)
+			got, err := MarshalDataTypeJSON(want)
 			require.NoError(t, err)
 			assert.Equal(t, vector, string(got))
 
-			var decoded DataType
-			require.NoError(t, json.Unmarshal([]byte(vector), &decoded))
+			var decoded domain.DataType
+			require.NoError(t, unmarshalDataType([]byte(vector), &decoded))
 			assert.Equal(t, want, decoded)
 		})
 	}
@@ -179,12 +187,12 @@ func TestDataTypeJSONFlussVectors(t *testing.T) {
 func TestDataTypeJSONLackOfFieldID(t *testing.T) {
 	t.Parallel()
 	vector := `{"type":"ROW","nullable":false,"fields":[{"name":"f0","field_type":{"type":"BIGINT"}},{"name":"f1","field_type":{"type":"INTEGER","nullable":false},"field_id":1},{"name":"f2","field_type":{"type":"STRING"},"field_id":2}]}`
-	var got DataType
-	require.NoError(t, json.Unmarshal([]byte(vector), &got))
+	var got domain.DataType
+	require.NoError(t, unmarshalDataType([]byte(vector), &got))
 	want := dtNotNull(dtRow(
-		dtField("f0", dtPrim(TypeBigInt), UnassignedFieldID),
-		dtField("f1", dtNotNull(dtPrim(TypeInteger)), 1),
-		dtField("f2", dtPrim(TypeString), 2),
+		dtField("f0", dtPrim(domain.TypeBigInt), domain.UnassignedFieldID),
+		dtField("f1", dtNotNull(dtPrim(domain.TypeInteger)), 1),
+		dtField("f2", dtPrim(domain.TypeString), 2),
 	))
 	assert.Equal(t, want, got)
 }
@@ -193,49 +201,37 @@ func TestDataTypeJSONDefaults(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		in   string
-		want DataType
+		want domain.DataType
 	}{
 		{`{"type":"DECIMAL"}`, dtDecimal(DefaultDecimalPrecision, DefaultDecimalScale)},
 		{`{"type":"DECIMAL","precision":20}`, dtDecimal(20, DefaultDecimalScale)},
-		{`{"type":"CHAR"}`, dtLen(TypeChar, DefaultCharLength)},
-		{`{"type":"BINARY"}`, dtLen(TypeBinary, DefaultBinaryLength)},
-		{`{"type":"TIME_WITHOUT_TIME_ZONE"}`, dtPrec(TypeTime, DefaultTimePrecision)},
-		{`{"type":"TIMESTAMP_WITHOUT_TIME_ZONE"}`, dtPrec(TypeTimestampNTZ, DefaultTimestampPrecision)},
-		{`{"type":"TIMESTAMP_WITH_LOCAL_TIME_ZONE"}`, dtPrec(TypeTimestampLTZ, DefaultTimestampPrecision)},
-		{`{"type":"STRING","nullable":true}`, dtPrim(TypeString)},
-		{`{"type":"STRING","length":7,"future_key":{"x":1}}`, dtPrim(TypeString)},
+		{`{"type":"CHAR"}`, dtLen(domain.TypeChar, DefaultCharLength)},
+		{`{"type":"BINARY"}`, dtLen(domain.TypeBinary, DefaultBinaryLength)},
+		{`{"type":"TIME_WITHOUT_TIME_ZONE"}`, dtPrec(domain.TypeTime, DefaultTimePrecision)},
+		{`{"type":"TIMESTAMP_WITHOUT_TIME_ZONE"}`, dtPrec(domain.TypeTimestampNTZ, DefaultTimestampPrecision)},
+		{`{"type":"TIMESTAMP_WITH_LOCAL_TIME_ZONE"}`, dtPrec(domain.TypeTimestampLTZ, DefaultTimestampPrecision)},
+		{`{"type":"STRING","nullable":true}`, dtPrim(domain.TypeString)},
+		{`{"type":"STRING","length":7,"future_key":{"x":1}}`, dtPrim(domain.TypeString)},
 		// MapType forces NOT NULL keys.
 		{`{"type":"MAP","key_type":{"type":"STRING"},"value_type":{"type":"INTEGER"}}`,
-			dtMap(dtNotNull(dtPrim(TypeString)), dtPrim(TypeInteger))},
+			dtMap(dtNotNull(dtPrim(domain.TypeString)), dtPrim(domain.TypeInteger))},
 		{`{"type":"ROW","fields":[]}`, dtRow()},
 		{`{"type":"ROW","fields":[{"name":"a","field_type":{"type":"DATE"},"description":null}]}`,
-			dtRow(dtField("a", dtPrim(TypeDate), UnassignedFieldID))},
+			dtRow(dtField("a", dtPrim(domain.TypeDate), domain.UnassignedFieldID))},
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
 			t.Parallel()
-			var got DataType
-			require.NoError(t, json.Unmarshal([]byte(tc.in), &got))
+			var got domain.DataType
+			require.NoError(t, unmarshalDataType([]byte(tc.in), &got))
 			assert.Equal(t, tc.want, got)
 		})
 	}
 }
 
-func TestDataTypeUnmarshalJSONNullIsNoOp(t *testing.T) {
-	t.Parallel()
-	var holder struct {
-		T DataType `json:"t"`
-	}
-	holder.T = dtPrim(TypeDate)
-	require.NoError(t, json.Unmarshal([]byte(`{"t":null}`), &holder))
-	assert.Equal(t, dtPrim(TypeDate), holder.T)
-	require.NoError(t, json.Unmarshal([]byte(`{"t":{"type":"BYTES","nullable":false}}`), &holder))
-	assert.Equal(t, dtNotNull(dtPrim(TypeBytes)), holder.T)
-}
-
 func TestDataTypeUnmarshalJSONErrors(t *testing.T) {
 	t.Parallel()
-	deep := strings.Repeat(`{"type":"ARRAY","element_type":`, MaxTypeNesting+1) + `{"type":"INTEGER"}` + strings.Repeat(`}`, MaxTypeNesting+1)
+	deep := strings.Repeat(`{"type":"ARRAY","element_type":`, domain.MaxTypeNesting+1) + `{"type":"INTEGER"}` + strings.Repeat(`}`, domain.MaxTypeNesting+1)
 	cases := []struct {
 		name, in, want string
 	}{
@@ -265,13 +261,13 @@ func TestDataTypeUnmarshalJSONErrors(t *testing.T) {
 		{"description not string", `{"type":"ROW","fields":[{"name":"a","field_type":{"type":"DATE"},"description":1}]}`, `fields[0].description: must be a string`},
 		{"not an object", `[1]`, `must be a JSON object`},
 		{"trailing data", `{"type":"DATE"} {}`, `malformed JSON: unexpected data after the top-level value`},
-		{"too deep", deep, strings.Repeat("element_type.", MaxTypeNesting+1)[:len(strings.Repeat("element_type.", MaxTypeNesting+1))-1] + fmt.Sprintf(": data types nest deeper than %d levels", MaxTypeNesting)},
+		{"too deep", deep, strings.Repeat("element_type.", domain.MaxTypeNesting+1)[:len(strings.Repeat("element_type.", domain.MaxTypeNesting+1))-1] + fmt.Sprintf(": data types nest deeper than %d levels", domain.MaxTypeNesting)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var got DataType
-			requireInvalid(t, got.UnmarshalJSON([]byte(tc.in)), tc.want)
+			var got domain.DataType
+			requireInvalid(t, unmarshalDataType([]byte(tc.in), &got), tc.want)
 		})
 	}
 }
@@ -280,34 +276,34 @@ func TestDataTypeUnmarshalJSONErrors(t *testing.T) {
 // NOT NULL, including nested ARRAY, MAP and ROW combinations.
 func TestDataTypeJSONRoundTrip(t *testing.T) {
 	t.Parallel()
-	leaves := []DataType{
-		dtPrim(TypeBoolean), dtPrim(TypeTinyInt), dtPrim(TypeSmallInt), dtPrim(TypeInteger),
-		dtPrim(TypeBigInt), dtPrim(TypeFloat), dtPrim(TypeDouble), dtDecimal(38, 18), dtDecimal(1, 0),
-		dtLen(TypeChar, 255), dtPrim(TypeString), dtLen(TypeBinary, 16), dtPrim(TypeBytes),
-		dtPrim(TypeDate), dtPrec(TypeTime, 9), dtPrec(TypeTimestampNTZ, 0), dtPrec(TypeTimestampLTZ, 9),
+	leaves := []domain.DataType{
+		dtPrim(domain.TypeBoolean), dtPrim(domain.TypeTinyInt), dtPrim(domain.TypeSmallInt), dtPrim(domain.TypeInteger),
+		dtPrim(domain.TypeBigInt), dtPrim(domain.TypeFloat), dtPrim(domain.TypeDouble), dtDecimal(38, 18), dtDecimal(1, 0),
+		dtLen(domain.TypeChar, 255), dtPrim(domain.TypeString), dtLen(domain.TypeBinary, 16), dtPrim(domain.TypeBytes),
+		dtPrim(domain.TypeDate), dtPrec(domain.TypeTime, 9), dtPrec(domain.TypeTimestampNTZ, 0), dtPrec(domain.TypeTimestampLTZ, 9),
 	}
-	all := append([]DataType(nil), leaves...)
+	all := append([]domain.DataType(nil), leaves...)
 	for i, l := range leaves {
 		all = append(all,
 			dtArray(l),
 			dtMap(dtNotNull(leaves[(i+3)%len(leaves)]), l),
-			dtRow(DataField{Name: "f", Type: l, Description: "leaf \"" + string(l.Root) + "\"", FieldID: int32(i)}),
+			dtRow(domain.DataField{Name: "f", Type: l, Description: "leaf \"" + string(l.Root) + "\"", FieldID: int32(i)}),
 		)
 	}
 	all = append(all,
-		dtArray(dtArray(dtMap(dtNotNull(dtPrim(TypeString)), dtRow(
+		dtArray(dtArray(dtMap(dtNotNull(dtPrim(domain.TypeString)), dtRow(
 			dtField("a", dtArray(dtRow(dtField("deep", dtDecimal(20, 2), 7))), 5),
-			dtField("b", dtMap(dtNotNull(dtPrim(TypeInteger)), dtArray(dtPrim(TypeBytes))), 6),
+			dtField("b", dtMap(dtNotNull(dtPrim(domain.TypeInteger)), dtArray(dtPrim(domain.TypeBytes))), 6),
 		)))),
 		dtRow(),
 	)
 	for _, typ := range all {
 		for _, nullable := range []bool{true, false} {
 			typ.Nullable = nullable
-			b, err := json.Marshal(typ)
+			b, err := MarshalDataTypeJSON(typ)
 			require.NoError(t, err)
-			var back DataType
-			require.NoError(t, json.Unmarshal(b, &back), string(b))
+			var back domain.DataType
+			require.NoError(t, unmarshalDataType(b, &back), string(b))
 			assert.Equal(t, typ, back, string(b))
 		}
 	}
@@ -315,27 +311,27 @@ func TestDataTypeJSONRoundTrip(t *testing.T) {
 
 func TestDataTypeMarshalJSONErrors(t *testing.T) {
 	t.Parallel()
-	deep := dtPrim(TypeInteger)
-	for range MaxTypeNesting + 1 {
+	deep := dtPrim(domain.TypeInteger)
+	for range domain.MaxTypeNesting + 1 {
 		deep = dtArray(deep)
 	}
 	cases := []struct {
 		name string
-		typ  DataType
+		typ  domain.DataType
 		want string
 	}{
-		{"unknown root", DataType{Root: "INT"}, `type: unsupported data type "INT"`},
-		{"empty root", DataType{}, `type: unsupported data type ""`},
-		{"array without element", DataType{Root: TypeArray}, `element_type: ARRAY needs an element type`},
-		{"map without key", DataType{Root: TypeMap, Value: &DataType{Root: TypeDate}}, `key_type: MAP needs a key type`},
-		{"map without value", DataType{Root: TypeMap, Key: &DataType{Root: TypeDate}}, `value_type: MAP needs a value type`},
-		{"nested unknown", dtRow(dtField("x", dtArray(DataType{Root: "UUID"}), 0)), `fields[0].field_type.element_type.type: unsupported data type "UUID"`},
-		{"too deep", deep, strings.TrimSuffix(strings.Repeat("element_type.", MaxTypeNesting+1), ".") + fmt.Sprintf(": data types nest deeper than %d levels", MaxTypeNesting)},
+		{"unknown root", domain.DataType{Root: "INT"}, `type: unsupported data type "INT"`},
+		{"empty root", domain.DataType{}, `type: unsupported data type ""`},
+		{"array without element", domain.DataType{Root: domain.TypeArray}, `element_type: ARRAY needs an element type`},
+		{"map without key", domain.DataType{Root: domain.TypeMap, Value: &domain.DataType{Root: domain.TypeDate}}, `key_type: MAP needs a key type`},
+		{"map without value", domain.DataType{Root: domain.TypeMap, Key: &domain.DataType{Root: domain.TypeDate}}, `value_type: MAP needs a value type`},
+		{"nested unknown", dtRow(dtField("x", dtArray(domain.DataType{Root: "UUID"}), 0)), `fields[0].field_type.element_type.type: unsupported data type "UUID"`},
+		{"too deep", deep, strings.TrimSuffix(strings.Repeat("element_type.", domain.MaxTypeNesting+1), ".") + fmt.Sprintf(": data types nest deeper than %d levels", domain.MaxTypeNesting)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := tc.typ.MarshalJSON()
+			_, err := MarshalDataTypeJSON(tc.typ)
 			requireInvalid(t, err, tc.want)
 		})
 	}
@@ -343,7 +339,7 @@ func TestDataTypeMarshalJSONErrors(t *testing.T) {
 
 func TestDataTypeMarshalJSONForcesMapKeyNotNull(t *testing.T) {
 	t.Parallel()
-	b, err := json.Marshal(dtMap(dtPrim(TypeString), dtPrim(TypeInteger)))
+	b, err := MarshalDataTypeJSON(dtMap(dtPrim(domain.TypeString), dtPrim(domain.TypeInteger)))
 	require.NoError(t, err)
 	assert.Equal(t, `{"type":"MAP","key_type":{"type":"STRING","nullable":false},"value_type":{"type":"INTEGER"}}`, string(b))
 }
@@ -355,18 +351,18 @@ func TestDataTypeMarshalJSONForcesMapKeyNotNull(t *testing.T) {
 func TestColumnJSONFlussVectors(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		col    Column
+		col    domain.Column
 		vector string
 	}{
-		{newColumn("a", dtPrim(TypeString), ""),
+		{newColumn("a", dtPrim(domain.TypeString), ""),
 			`{"name":"a","data_type":{"type":"STRING"},"id":-1}`},
-		{newColumn("b", dtPrim(TypeInteger), "hello b"),
+		{newColumn("b", dtPrim(domain.TypeInteger), "hello b"),
 			`{"name":"b","data_type":{"type":"INTEGER"},"comment":"hello b","id":-1}`},
-		{newColumn("c", dtNotNull(dtPrim(TypeInteger)), "hello c"),
+		{newColumn("c", dtNotNull(dtPrim(domain.TypeInteger)), "hello c"),
 			`{"name":"c","data_type":{"type":"INTEGER","nullable":false},"comment":"hello c","id":-1}`},
-		{Column{Name: "d", Type: dtNotNull(dtPrim(TypeInteger)), Comment: "hello c", ID: 2},
+		{domain.Column{Name: "d", Type: dtNotNull(dtPrim(domain.TypeInteger)), Comment: "hello c", ID: 2},
 			`{"name":"d","data_type":{"type":"INTEGER","nullable":false},"comment":"hello c","id":2}`},
-		{Column{Name: "e", Type: dtRow(dtField("f", dtPrim(TypeString), -1), dtField("g", dtPrim(TypeString), 1)), Comment: "hello c", ID: 2},
+		{domain.Column{Name: "e", Type: dtRow(dtField("f", dtPrim(domain.TypeString), -1), dtField("g", dtPrim(domain.TypeString), 1)), Comment: "hello c", ID: 2},
 			`{"name":"e","data_type":{"type":"ROW","fields":[{"name":"f","field_type":{"type":"STRING"},"field_id":-1},{"name":"g","field_type":{"type":"STRING"},"field_id":1}]},"comment":"hello c","id":2}`},
 	}
 	for _, tc := range cases {
@@ -415,23 +411,23 @@ const (
 // The schemas of SchemaJsonSerdeTest, as a create request states them: no
 // ids, primary-key columns still nullable. Marshalling must reproduce what the
 // Java Schema.Builder serialises.
-func flussSchema0() Schema {
-	return Schema{
-		Columns: []Column{
-			newColumn("a", dtPrim(TypeInteger), "a is first column"),
-			newColumn("b", dtPrim(TypeString), "b is second column"),
-			newColumn("c", dtLen(TypeChar, 10), "c is third column"),
+func flussSchema0() domain.Schema {
+	return domain.Schema{
+		Columns: []domain.Column{
+			newColumn("a", dtPrim(domain.TypeInteger), "a is first column"),
+			newColumn("b", dtPrim(domain.TypeString), "b is second column"),
+			newColumn("c", dtLen(domain.TypeChar, 10), "c is third column"),
 		},
 		PrimaryKey: []string{"a", "c"},
 	}
 }
 
-func flussSchema1() Schema {
-	return Schema{
-		Columns: []Column{
-			newColumn("a", dtPrim(TypeInteger), ""),
-			newColumn("b", dtPrim(TypeString), "b is second column"),
-			newColumn("c", dtPrec(TypeTimestampNTZ, 6), "c is third column"),
+func flussSchema1() domain.Schema {
+	return domain.Schema{
+		Columns: []domain.Column{
+			newColumn("a", dtPrim(domain.TypeInteger), ""),
+			newColumn("b", dtPrim(domain.TypeString), "b is second column"),
+			newColumn("c", dtPrec(domain.TypeTimestampNTZ, 6), "c is third column"),
 		},
 		PrimaryKey: []string{"a"},
 	}
@@ -439,32 +435,32 @@ func flussSchema1() Schema {
 
 func TestSchemaJSONFlussVectors(t *testing.T) {
 	t.Parallel()
-	schema3 := Schema{Columns: []Column{
-		newColumn("a", dtPrim(TypeBigInt), "a is first column"),
-		newColumn("b", dtPrim(TypeString), "b is second column"),
-		newColumn("c", dtPrec(TypeTimestampNTZ, 6), "c is third column"),
+	schema3 := domain.Schema{Columns: []domain.Column{
+		newColumn("a", dtPrim(domain.TypeBigInt), "a is first column"),
+		newColumn("b", dtPrim(domain.TypeString), "b is second column"),
+		newColumn("c", dtPrec(domain.TypeTimestampNTZ, 6), "c is third column"),
 	}}
-	schema4 := Schema{
-		Columns: []Column{
-			newColumn("a", dtPrim(TypeInteger), "a is first column"),
-			newColumn("b", dtPrim(TypeInteger), "b is second column"),
-			newColumn("c", dtLen(TypeChar, 10), "c is third column"),
+	schema4 := domain.Schema{
+		Columns: []domain.Column{
+			newColumn("a", dtPrim(domain.TypeInteger), "a is first column"),
+			newColumn("b", dtPrim(domain.TypeInteger), "b is second column"),
+			newColumn("c", dtLen(domain.TypeChar, 10), "c is third column"),
 		},
 		PrimaryKey:          []string{"a", "c"},
 		AutoIncrementColumn: []string{"b"},
 	}
 	// SCHEMA_5 declares nested field ids 0 and 1; Schema.Builder#column
 	// reassigns them pre-order to 2 and 3.
-	schema5 := Schema{Columns: []Column{
-		newColumn("a", dtPrim(TypeInteger), "a is first column"),
+	schema5 := domain.Schema{Columns: []domain.Column{
+		newColumn("a", dtPrim(domain.TypeInteger), "a is first column"),
 		newColumn("b", dtRow(
-			DataField{Name: "c", Type: dtPrim(TypeInteger), Description: "a is first column", FieldID: 0},
-			DataField{Name: "d", Type: dtPrim(TypeInteger), Description: "a is first column", FieldID: 1},
+			domain.DataField{Name: "c", Type: dtPrim(domain.TypeInteger), Description: "a is first column", FieldID: 0},
+			domain.DataField{Name: "d", Type: dtPrim(domain.TypeInteger), Description: "a is first column", FieldID: 1},
 		), "b is second column"),
 	}}
 	cases := []struct {
 		name   string
-		schema Schema
+		schema domain.Schema
 		vector string
 	}{
 		{"SCHEMA_0", flussSchema0(), flussSchemaJSON0},
@@ -534,21 +530,21 @@ func TestSchemaJSONAggFunctionDropped(t *testing.T) {
 // ARRAY(MAP(INT(), ARRAY(ROW(FIELD("z", BYTES())))))).primaryKey("id").
 const nestedJavaClientSchema = `{"version":1,"columns":[{"name":"id","data_type":{"type":"BIGINT","nullable":false},"id":0},{"name":"r","data_type":{"type":"ROW","fields":[{"name":"a","field_type":{"type":"INTEGER"},"field_id":2},{"name":"b","field_type":{"type":"ROW","fields":[{"name":"x","field_type":{"type":"STRING"},"description":"the x","field_id":4},{"name":"y","field_type":{"type":"ARRAY","element_type":{"type":"ROW","fields":[{"name":"p","field_type":{"type":"INTEGER"},"field_id":6}]}},"field_id":5}]},"field_id":3}]},"id":1},{"name":"m","data_type":{"type":"MAP","key_type":{"type":"STRING","nullable":false},"value_type":{"type":"ROW","fields":[{"name":"q","field_type":{"type":"DECIMAL","precision":20,"scale":4},"field_id":8}]}},"comment":"map of rows","id":7},{"name":"t","data_type":{"type":"TIMESTAMP_WITH_LOCAL_TIME_ZONE","precision":9},"id":9},{"name":"arr","data_type":{"type":"ARRAY","element_type":{"type":"MAP","key_type":{"type":"INTEGER","nullable":false},"value_type":{"type":"ARRAY","element_type":{"type":"ROW","fields":[{"name":"z","field_type":{"type":"BYTES"},"field_id":11}]}}}},"id":10}],"primary_key":["id"],"highest_field_id":11}`
 
-func nestedSchema() Schema {
-	u := UnassignedFieldID
-	return Schema{
-		Columns: []Column{
-			newColumn("id", dtPrim(TypeBigInt), ""),
+func nestedSchema() domain.Schema {
+	u := domain.UnassignedFieldID
+	return domain.Schema{
+		Columns: []domain.Column{
+			newColumn("id", dtPrim(domain.TypeBigInt), ""),
 			newColumn("r", dtRow(
-				dtField("a", dtPrim(TypeInteger), u),
+				dtField("a", dtPrim(domain.TypeInteger), u),
 				dtField("b", dtRow(
-					DataField{Name: "x", Type: dtPrim(TypeString), Description: "the x", FieldID: u},
-					dtField("y", dtArray(dtRow(dtField("p", dtPrim(TypeInteger), u))), u),
+					domain.DataField{Name: "x", Type: dtPrim(domain.TypeString), Description: "the x", FieldID: u},
+					dtField("y", dtArray(dtRow(dtField("p", dtPrim(domain.TypeInteger), u))), u),
 				), u),
 			), ""),
-			newColumn("m", dtMap(dtPrim(TypeString), dtRow(dtField("q", dtDecimal(20, 4), u))), "map of rows"),
-			newColumn("t", dtPrec(TypeTimestampLTZ, 9), ""),
-			newColumn("arr", dtArray(dtMap(dtPrim(TypeInteger), dtArray(dtRow(dtField("z", dtPrim(TypeBytes), u))))), ""),
+			newColumn("m", dtMap(dtPrim(domain.TypeString), dtRow(dtField("q", dtDecimal(20, 4), u))), "map of rows"),
+			newColumn("t", dtPrec(domain.TypeTimestampLTZ, 9), ""),
+			newColumn("arr", dtArray(dtMap(dtPrim(domain.TypeInteger), dtArray(dtRow(dtField("z", dtPrim(domain.TypeBytes), u))))), ""),
 		},
 		PrimaryKey: []string{"id"},
 	}
@@ -574,11 +570,11 @@ func TestAssignFieldIDs(t *testing.T) {
 	t.Parallel()
 	t.Run("all assigned keeps ids and raises highest", func(t *testing.T) {
 		t.Parallel()
-		in := Schema{Columns: []Column{
-			{Name: "a", Type: dtPrim(TypeInteger), ID: 5},
-			{Name: "b", Type: dtRow(dtField("x", dtPrim(TypeInteger), 9)), ID: 3},
+		in := domain.Schema{Columns: []domain.Column{
+			{Name: "a", Type: dtPrim(domain.TypeInteger), ID: 5},
+			{Name: "b", Type: dtRow(dtField("x", dtPrim(domain.TypeInteger), 9)), ID: 3},
 		}, HighestFieldID: 4}
-		out, err := AssignFieldIDs(in)
+		out, err := domain.AssignFieldIDs(in)
 		require.NoError(t, err)
 		assert.Equal(t, int32(9), out.HighestFieldID)
 		assert.Equal(t, int32(5), out.Columns[0].ID)
@@ -586,7 +582,7 @@ func TestAssignFieldIDs(t *testing.T) {
 	})
 	t.Run("all assigned keeps a higher highest", func(t *testing.T) {
 		t.Parallel()
-		out, err := AssignFieldIDs(Schema{Columns: []Column{{Name: "a", Type: dtPrim(TypeInteger), ID: 0}}, HighestFieldID: 42})
+		out, err := domain.AssignFieldIDs(domain.Schema{Columns: []domain.Column{{Name: "a", Type: dtPrim(domain.TypeInteger), ID: 0}}, HighestFieldID: 42})
 		require.NoError(t, err)
 		assert.Equal(t, int32(42), out.HighestFieldID)
 	})
@@ -594,7 +590,7 @@ func TestAssignFieldIDs(t *testing.T) {
 		t.Parallel()
 		in := nestedSchema()
 		before := cloneSchema(in)
-		out, err := AssignFieldIDs(in)
+		out, err := domain.AssignFieldIDs(in)
 		require.NoError(t, err)
 		assert.Equal(t, before, in)
 		ids := []int32{}
@@ -605,30 +601,30 @@ func TestAssignFieldIDs(t *testing.T) {
 	})
 	t.Run("no columns", func(t *testing.T) {
 		t.Parallel()
-		out, err := AssignFieldIDs(Schema{HighestFieldID: -1})
+		out, err := domain.AssignFieldIDs(domain.Schema{HighestFieldID: -1})
 		require.NoError(t, err)
 		assert.Equal(t, int32(-1), out.HighestFieldID)
 	})
 	errCases := []struct {
 		name string
-		in   Schema
+		in   domain.Schema
 		want string
 	}{
-		{"mixed", Schema{Columns: []Column{{Name: "a", Type: dtPrim(TypeInteger), ID: 0}, newColumn("b", dtPrim(TypeInteger), "")}},
+		{"mixed", domain.Schema{Columns: []domain.Column{{Name: "a", Type: dtPrim(domain.TypeInteger), ID: 0}, newColumn("b", dtPrim(domain.TypeInteger), "")}},
 			"columns[1].id: either every column has an id or none has"},
-		{"duplicate column ids", Schema{Columns: []Column{{Name: "a", Type: dtPrim(TypeInteger), ID: 1}, {Name: "b", Type: dtPrim(TypeInteger), ID: 1}}},
+		{"duplicate column ids", domain.Schema{Columns: []domain.Column{{Name: "a", Type: dtPrim(domain.TypeInteger), ID: 1}, {Name: "b", Type: dtPrim(domain.TypeInteger), ID: 1}}},
 			"columns[1].id: field id 1 is already used by columns[0].id"},
-		{"duplicate nested id", Schema{Columns: []Column{
-			{Name: "a", Type: dtPrim(TypeInteger), ID: 0},
-			{Name: "b", Type: dtMap(dtPrim(TypeInteger), dtArray(dtRow(dtField("x", dtPrim(TypeInteger), 0)))), ID: 1},
+		{"duplicate nested id", domain.Schema{Columns: []domain.Column{
+			{Name: "a", Type: dtPrim(domain.TypeInteger), ID: 0},
+			{Name: "b", Type: dtMap(dtPrim(domain.TypeInteger), dtArray(dtRow(dtField("x", dtPrim(domain.TypeInteger), 0)))), ID: 1},
 		}}, "columns[1].data_type.value_type.element_type.fields[0].field_id: field id 0 is already used by columns[0].id"},
-		{"zero-value columns", Schema{Columns: []Column{{Name: "a", Type: dtPrim(TypeInteger)}, {Name: "b", Type: dtPrim(TypeInteger)}}},
+		{"zero-value columns", domain.Schema{Columns: []domain.Column{{Name: "a", Type: dtPrim(domain.TypeInteger)}, {Name: "b", Type: dtPrim(domain.TypeInteger)}}},
 			"columns[1].id: field id 0 is already used by columns[0].id"},
 	}
 	for _, tc := range errCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := AssignFieldIDs(tc.in)
+			_, err := domain.AssignFieldIDs(tc.in)
 			requireInvalid(t, err, tc.want)
 		})
 	}
@@ -677,10 +673,10 @@ func TestUnmarshalSchemaJSONNormalises(t *testing.T) {
 	// primary-key columns become NOT NULL; highest_field_id defaults.
 	s, err := UnmarshalSchemaJSON([]byte(`{"columns":[{"name":"k","data_type":{"type":"STRING"}},{"name":"r","data_type":{"type":"ROW","fields":[{"name":"x","field_type":{"type":"INTEGER"}}]}}],"primary_key":["k"]}`))
 	require.NoError(t, err)
-	assert.Equal(t, Schema{
-		Columns: []Column{
-			{Name: "k", Type: dtNotNull(dtPrim(TypeString)), ID: 0},
-			{Name: "r", Type: dtRow(dtField("x", dtPrim(TypeInteger), UnassignedFieldID)), ID: 1},
+	assert.Equal(t, domain.Schema{
+		Columns: []domain.Column{
+			{Name: "k", Type: dtNotNull(dtPrim(domain.TypeString)), ID: 0},
+			{Name: "r", Type: dtRow(dtField("x", dtPrim(domain.TypeInteger), domain.UnassignedFieldID)), ID: 1},
 		},
 		PrimaryKey:     []string{"k"},
 		HighestFieldID: 1,
@@ -723,40 +719,40 @@ var javaPKPartitionedProperties = []string{
 
 func TestTableDescriptorJSONVectors(t *testing.T) {
 	t.Parallel()
-	logSchema := Schema{Columns: []Column{newColumn("a", dtPrim(TypeInteger), ""), newColumn("b", dtPrim(TypeString), "")}}
+	logSchema := domain.Schema{Columns: []domain.Column{newColumn("a", dtPrim(domain.TypeInteger), ""), newColumn("b", dtPrim(domain.TypeString), "")}}
 	pkProps := map[string]string{}
 	for i, k := range javaPKPartitionedProperties {
 		pkProps[k] = fmt.Sprintf("v%d", i)
 	}
 	cases := []struct {
 		name   string
-		desc   TableDescriptor
+		desc   domain.TableDescriptor
 		vector string
 	}{
-		{"fluss TABLE_0", TableDescriptor{
+		{"fluss TABLE_0", domain.TableDescriptor{
 			Schema: flussSchema0(), Comment: "first table", PartitionKeys: []string{"c"},
 			BucketKeys: []string{"a"}, BucketCount: 16,
 			Properties:       map[string]string{"option-1": "100", "option-2": "200"},
 			CustomProperties: map[string]string{"custom-1": `"value-1"`},
 		}, flussTableJSON0},
-		{"fluss TABLE_1", TableDescriptor{
+		{"fluss TABLE_1", domain.TableDescriptor{
 			Schema: flussSchema1(), BucketCount: 32,
 			Properties: map[string]string{"option-3": "300", "option-4": "400", "table.log.format": "INDEXED", "table.kv.format": "INDEXED"},
 		}, flussTableJSON1},
-		{"java LOG_COUNT_ONLY", TableDescriptor{Schema: logSchema, BucketCount: 4}, javaLogCountOnly},
-		{"java LOG_KEYS_ONLY", TableDescriptor{Schema: logSchema, BucketKeys: []string{"b"}}, javaLogKeysOnly},
-		{"java LOG_NO_DIST", TableDescriptor{Schema: logSchema}, javaLogNoDist},
-		{"java PK_PARTITIONED", TableDescriptor{
-			Schema: Schema{Columns: []Column{
-				newColumn("dt", dtPrim(TypeString), ""), newColumn("region", dtPrim(TypeString), ""),
-				newColumn("id", dtPrim(TypeBigInt), ""), newColumn("v", dtPrim(TypeDouble), ""),
+		{"java LOG_COUNT_ONLY", domain.TableDescriptor{Schema: logSchema, BucketCount: 4}, javaLogCountOnly},
+		{"java LOG_KEYS_ONLY", domain.TableDescriptor{Schema: logSchema, BucketKeys: []string{"b"}}, javaLogKeysOnly},
+		{"java LOG_NO_DIST", domain.TableDescriptor{Schema: logSchema}, javaLogNoDist},
+		{"java PK_PARTITIONED", domain.TableDescriptor{
+			Schema: domain.Schema{Columns: []domain.Column{
+				newColumn("dt", dtPrim(domain.TypeString), ""), newColumn("region", dtPrim(domain.TypeString), ""),
+				newColumn("id", dtPrim(domain.TypeBigInt), ""), newColumn("v", dtPrim(domain.TypeDouble), ""),
 			}, PrimaryKey: []string{"dt", "region", "id"}},
 			PartitionKeys: []string{"dt"},
 			Properties:    pkProps,
 		}, javaPKPartitioned},
-		{"java ESCAPED_TABLE", TableDescriptor{
-			Schema: Schema{Columns: []Column{newColumn(`q"b\s`,
-				dtPrim(TypeString), "ctl:\x01\x1f\b\t\n\f\r del:\x7f html:<>& uni:é\u2028 emoji:\U0001F600 slash:/")}},
+		{"java ESCAPED_TABLE", domain.TableDescriptor{
+			Schema: domain.Schema{Columns: []domain.Column{newColumn(`q"b\s`,
+				dtPrim(domain.TypeString), "ctl:\x01\x1f\b\t\n\f\r del:\x7f html:<>& uni:é\u2028 emoji:\U0001F600 slash:/")}},
 			Comment:          "c<>&\x00",
 			CustomProperties: map[string]string{"ké": "v\"\n"},
 		}, javaEscapedTable},
@@ -817,21 +813,21 @@ const docExampleJSON = `{
 
 // docExampleDescriptor is the [doc 5.6] table as a create request states it:
 // no ids yet.
-func docExampleDescriptor() TableDescriptor {
-	u := UnassignedFieldID
-	return TableDescriptor{
-		Schema: Schema{
-			Columns: []Column{
-				newColumn("order_id", dtNotNull(dtPrim(TypeBigInt)), ""),
-				newColumn("region", dtNotNull(dtPrim(TypeString)), ""),
-				newColumn("dt", dtNotNull(dtPrim(TypeString)), ""),
+func docExampleDescriptor() domain.TableDescriptor {
+	u := domain.UnassignedFieldID
+	return domain.TableDescriptor{
+		Schema: domain.Schema{
+			Columns: []domain.Column{
+				newColumn("order_id", dtNotNull(dtPrim(domain.TypeBigInt)), ""),
+				newColumn("region", dtNotNull(dtPrim(domain.TypeString)), ""),
+				newColumn("dt", dtNotNull(dtPrim(domain.TypeString)), ""),
 				newColumn("amount", dtDecimal(12, 2), "order total"),
-				newColumn("created_at", dtPrec(TypeTimestampLTZ, 3), ""),
-				newColumn("tags", dtArray(dtPrim(TypeString)), ""),
-				newColumn("attrs", dtMap(dtNotNull(dtPrim(TypeString)), dtPrim(TypeInteger)), ""),
+				newColumn("created_at", dtPrec(domain.TypeTimestampLTZ, 3), ""),
+				newColumn("tags", dtArray(dtPrim(domain.TypeString)), ""),
+				newColumn("attrs", dtMap(dtNotNull(dtPrim(domain.TypeString)), dtPrim(domain.TypeInteger)), ""),
 				newColumn("ship_to", dtRow(
-					dtField("city", dtPrim(TypeString), u),
-					DataField{Name: "zip", Type: dtLen(TypeChar, 5), Description: "postal code", FieldID: u},
+					dtField("city", dtPrim(domain.TypeString), u),
+					domain.DataField{Name: "zip", Type: dtLen(domain.TypeChar, 5), Description: "postal code", FieldID: u},
 				), ""),
 			},
 			PrimaryKey: []string{"order_id", "region", "dt"},
@@ -855,12 +851,12 @@ func TestTableDescriptorJSONDocExample(t *testing.T) {
 	d, err := UnmarshalTableDescriptorJSON([]byte(docExampleJSON))
 	require.NoError(t, err)
 
-	want, err := AssignFieldIDs(docExampleDescriptor().Schema)
+	want, err := domain.AssignFieldIDs(docExampleDescriptor().Schema)
 	require.NoError(t, err)
 	wantDesc := docExampleDescriptor()
 	wantDesc.Schema = want
 	assert.Equal(t, wantDesc, d)
-	assert.NoError(t, ValidateTableDescriptor(d))
+	assert.NoError(t, domain.ValidateTableDescriptor(d))
 
 	got, err := MarshalTableDescriptorJSON(d)
 	require.NoError(t, err)
@@ -939,14 +935,14 @@ func TestDatabaseDescriptorJSON(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name   string
-		desc   DatabaseDescriptor
+		desc   domain.DatabaseDescriptor
 		vector string
 	}{
 		// DB_EMPTY [Java client]: DatabaseDescriptor.builder().build().
-		{"empty", DatabaseDescriptor{}, `{"version":1,"custom_properties":{}}`},
+		{"empty", domain.DatabaseDescriptor{}, `{"version":1,"custom_properties":{}}`},
 		// DB_FULL [Java client]: comment("sales"), customProperty("owner",
 		// "team-go"), customProperty("tier", "gold").
-		{"full", DatabaseDescriptor{Comment: "sales", CustomProperties: map[string]string{"owner": "team-go", "tier": "gold"}},
+		{"full", domain.DatabaseDescriptor{Comment: "sales", CustomProperties: map[string]string{"owner": "team-go", "tier": "gold"}},
 			`{"version":1,"comment":"sales","custom_properties":{"owner":"team-go","tier":"gold"}}`},
 	}
 	for _, tc := range cases {
@@ -1045,16 +1041,16 @@ func FuzzUnmarshalTableDescriptorJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := UnmarshalTableDescriptorJSON(data)
 		if err != nil {
-			e := AsError(err)
-			if e == nil || e.Kind != KindInvalidArgument {
+			e := domain.AsError(err)
+			if e == nil || e.Kind != domain.KindInvalidArgument {
 				t.Fatalf("error is not invalid_argument: %T %v", err, err)
 			}
 			return
 		}
-		_ = ValidateTableDescriptor(d)
+		_ = domain.ValidateTableDescriptor(d)
 		out, err := MarshalTableDescriptorJSON(d)
 		if err != nil {
-			if e := AsError(err); e == nil || e.Kind != KindInvalidArgument {
+			if e := domain.AsError(err); e == nil || e.Kind != domain.KindInvalidArgument {
 				t.Fatalf("marshal error is not invalid_argument: %T %v", err, err)
 			}
 			return
@@ -1075,8 +1071,8 @@ func FuzzUnmarshalTableDescriptorJSON(f *testing.F) {
 
 // equalDescriptors compares descriptors treating nil and empty lists alike:
 // the reader keeps an empty list it was given, the writer omits some of them.
-func equalDescriptors(a, b TableDescriptor) bool {
-	norm := func(d TableDescriptor) TableDescriptor {
+func equalDescriptors(a, b domain.TableDescriptor) bool {
+	norm := func(d domain.TableDescriptor) domain.TableDescriptor {
 		if len(d.BucketKeys) == 0 {
 			d.BucketKeys = nil
 		}
@@ -1099,24 +1095,67 @@ func FuzzDataTypeUnmarshalJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var dt DataType
-		if err := dt.UnmarshalJSON(data); err != nil {
-			if e := AsError(err); e == nil || e.Kind != KindInvalidArgument {
+		var dt domain.DataType
+		if err := unmarshalDataType(data, &dt); err != nil {
+			if e := domain.AsError(err); e == nil || e.Kind != domain.KindInvalidArgument {
 				t.Fatalf("error is not invalid_argument: %T %v", err, err)
 			}
 			return
 		}
-		out, err := dt.MarshalJSON()
+		out, err := MarshalDataTypeJSON(dt)
 		if err != nil {
 			t.Fatalf("cannot write what was read: %v", err)
 		}
-		var back DataType
-		if err := back.UnmarshalJSON(out); err != nil {
+		var back domain.DataType
+		if err := unmarshalDataType(out, &back); err != nil {
 			t.Fatalf("cannot read own output: %v\n%s", err, out)
 		}
-		out2, err := back.MarshalJSON()
+		out2, err := MarshalDataTypeJSON(back)
 		if err != nil || string(out2) != string(out) {
 			t.Fatalf("second write differs (%v)\n%s\n%s", err, out, out2)
 		}
 	})
+}
+
+// unmarshalDataType reads a DataType document into t.
+func unmarshalDataType(b []byte, t *domain.DataType) error {
+	v, err := UnmarshalDataTypeJSON(b)
+	if err == nil {
+		*t = v
+	}
+	return err
+}
+
+// cloneSchema deep-copies s, so that a test can check a function left its
+// input alone.
+func cloneSchema(s domain.Schema) domain.Schema {
+	out := s
+	out.PrimaryKey = append([]string(nil), s.PrimaryKey...)
+	out.AutoIncrementColumn = append([]string(nil), s.AutoIncrementColumn...)
+	if s.Columns != nil {
+		out.Columns = make([]domain.Column, len(s.Columns))
+		for i, c := range s.Columns {
+			c.Type = cloneDataType(c.Type)
+			out.Columns[i] = c
+		}
+	}
+	return out
+}
+
+func cloneDataType(t domain.DataType) domain.DataType {
+	out := t
+	for _, p := range []**domain.DataType{&out.Element, &out.Key, &out.Value} {
+		if *p != nil {
+			c := cloneDataType(**p)
+			*p = &c
+		}
+	}
+	if t.Fields != nil {
+		out.Fields = make([]domain.DataField, len(t.Fields))
+		for i, f := range t.Fields {
+			f.Type = cloneDataType(f.Type)
+			out.Fields[i] = f
+		}
+	}
+	return out
 }
