@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/bits"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -42,6 +43,9 @@ func (c *Codec) DecodeWriteTo(buf *Buffer, body []byte, lim Limits) (domain.Writ
 // decodeWriteTo is DecodeWriteTo; fast selects trying the fast path first
 // (see fast.go; tests compare both ways).
 func (c *Codec) decodeWriteTo(buf *Buffer, body []byte, lim Limits, fast bool) (domain.WriteBatch, []string, error) {
+	if c.writeErr != nil {
+		return domain.WriteBatch{}, nil, c.writeErr
+	}
 	st := getState(c, buf, body, lim)
 	defer putState(st)
 	if fast {
@@ -49,7 +53,33 @@ func (c *Codec) decodeWriteTo(buf *Buffer, body []byte, lim Limits, fast bool) (
 			return batch, ids, nil
 		}
 	}
-	return st.decodeWrite()
+	batch, ids, err := st.decodeWrite()
+	if err != nil {
+		return batch, ids, malformedFirst(body, err)
+	}
+	return batch, ids, nil
+}
+
+// malformedFirst returns the syntax error of body when body is not one valid
+// JSON value, else err: as with the official decoder (which parses the whole
+// body before any row), malformed JSON anywhere wins over every other
+// problem, even one found earlier in the body. It runs on the error path
+// only and is linear in the body.
+func malformedFirst(body []byte, err error) error {
+	if de := domain.AsError(err); de != nil && strings.Contains(de.Message, "invalid JSON") {
+		return err
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(body), decodeOptions...)
+	serr := dec.SkipValue()
+	if serr == nil {
+		if _, serr = dec.ReadToken(); serr == io.EOF {
+			return err
+		}
+		if serr == nil {
+			return invalid("unexpected data after the request body's JSON object")
+		}
+	}
+	return invalid("%s", describeSyntax(serr))
 }
 
 func (st *state) decodeWrite() (domain.WriteBatch, []string, error) {
