@@ -137,6 +137,7 @@ func newBackend(cfg Config, authzid string) (*backend, error) {
 			catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache},
 			writer:  w,
 			lookup:  lookup.New(caller, cache, cfg.Lookup),
+			tables:  cacheDefinitions{cache},
 		},
 	}, nil
 }
@@ -261,6 +262,32 @@ type session struct {
 	catalog domain.Catalog
 	writer  domain.RowWriter
 	lookup  domain.Lookup
+	tables  domain.TableDefinitions
+}
+
+// Tables implements domain.TableSource: the application resolves the
+// definitions it decodes requests against through the same metadata cache
+// the writer and the lookup client encode with, and the catalog's DDL
+// invalidates.
+func (s *session) Tables() domain.TableDefinitions { return s.tables }
+
+// cacheDefinitions serves domain.TableDefinitions from a metadata cache.
+type cacheDefinitions struct{ cache *meta.Cache }
+
+func (d cacheDefinitions) Table(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	t, err := d.cache.Table(ctx, path)
+	if err != nil {
+		return domain.TableInfo{}, err
+	}
+	return t.Info, nil
+}
+
+func (d cacheDefinitions) Refresh(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	t, err := d.cache.Reload(ctx, path)
+	if err != nil {
+		return domain.TableInfo{}, err
+	}
+	return t.Info, nil
 }
 
 func (s *session) Catalog() domain.Catalog  { return s.catalog }
