@@ -226,9 +226,35 @@ type invalidatingCatalog struct {
 	cache *meta.Cache
 }
 
+// CreateTable creates the table and then waits, within ctx (less a margin
+// to answer in), until every bucket has a leader (meta.Cache.AwaitLeaders),
+// so that the table is writable when the creation is answered. When the
+// leaders do not come in time the table exists but the answer is a
+// KindUnavailable error naming it (Fluss 0.9.1 has been seen to lose the
+// creation event of a table created while another table was being dropped:
+// its buckets never got leaders).
 func (c *invalidatingCatalog) CreateTable(ctx context.Context, path domain.TablePath, desc domain.TableDescriptor, ignoreIfExists bool) error {
-	defer c.cache.Invalidate(path)
-	return c.Catalog.CreateTable(ctx, path, desc, ignoreIfExists)
+	err := c.Catalog.CreateTable(ctx, path, desc, ignoreIfExists)
+	c.cache.Invalidate(path)
+	if err != nil {
+		return err
+	}
+	return c.cache.AwaitLeaders(ctx, path, leaderDeadline(ctx, time.Now()))
+}
+
+// DefaultLeaderWait bounds the wait for the leaders of a new table when the
+// request has no deadline.
+const DefaultLeaderWait = 30 * time.Second
+
+// leaderDeadline is when a create stops waiting for leaders: the request's
+// deadline less a quarter of the time left (at most 500 ms) to answer in, or
+// DefaultLeaderWait from now without a deadline.
+func leaderDeadline(ctx context.Context, now time.Time) time.Time {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return now.Add(DefaultLeaderWait)
+	}
+	return dl.Add(-max(0, min(500*time.Millisecond, dl.Sub(now)/4)))
 }
 
 func (c *invalidatingCatalog) AlterTable(ctx context.Context, path domain.TablePath, changes []domain.TableChange, ignoreIfNotExists bool) error {
