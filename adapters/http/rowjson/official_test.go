@@ -315,3 +315,19 @@ func TestDuplicateNamesRefusedEverywhere(t *testing.T) {
 		assert.Contains(t, errMessage(t, err, domain.KindInvalidArgument), "duplicate", body)
 	}
 }
+
+// TestDuplicateNamesRefusedInPrefixLookups: prefix lookup bodies too.
+func TestDuplicateNamesRefusedInPrefixLookups(t *testing.T) {
+	t.Parallel()
+	c := pkCodec(t)
+	for _, body := range []string{
+		`{"prefix_columns":["region"],"prefixes":[{"region":"eu","region":"us"}]}`,
+		`{"prefix_columns":["region"],"prefix_columns":["region"],"prefixes":[{"region":"eu"}]}`,
+		`{"prefix_columns":["region"],"prefixes":[{"region":"eu"}],"prefixes":[{"region":"us"}]}`,
+		`{"prefix_columns":["region","region"],"prefixes":[{"region":"eu"}]}`,
+	} {
+		_, _, err := c.DecodePrefixes([]byte(body), Limits{})
+		msg := errMessage(t, err, domain.KindInvalidArgument)
+		assert.True(t, strings.Contains(msg, "duplicate") || strings.Contains(msg, "twice"), "%s: %s", body, msg)
+	}
+}
