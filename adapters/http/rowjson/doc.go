@@ -95,8 +95,9 @@
 // Exactly one operation per entry; id required, non-empty, unique; unknown
 // fields and duplicate keys refused everywhere; upsert and delete only on
 // primary-key tables, append only on log tables; unknown columns refused;
-// upserts and deletes carry every primary-key column, never null; deletes
-// carry nothing else; omitted columns are null and must be nullable.
+// upserts and deletes carry every primary-key column, never null; other
+// columns of a delete are type-checked and not used; omitted columns are null
+// and must be nullable.
 // partial_update_columns (primary-key tables only) must name distinct
 // existing columns including every primary-key column, and, as the Fluss
 // client requires (UpsertWriterImpl#sanityCheck), every column outside the

@@ -331,3 +331,21 @@ func TestDuplicateNamesRefusedInPrefixLookups(t *testing.T) {
 		assert.True(t, strings.Contains(msg, "duplicate") || strings.Contains(msg, "twice"), "%s: %s", body, msg)
 	}
 }
+
+// TestDeleteTakesOtherColumnsTypeChecked: a delete is a sparse row over the
+// primary key (decoder.rs RowShape::Sparse): other known columns may be
+// sent; they are type-checked and not used.
+func TestDeleteTakesOtherColumnsTypeChecked(t *testing.T) {
+	t.Parallel()
+	c := pkCodec(t)
+	for _, fast := range []bool{true, false} {
+		b, _, err := c.decodeWriteTo(nil, []byte(`{"entries":[{"id":"d","delete":{"id":1,"region":"eu","name":"x","age":3,"tags":["a"]}}]}`), Limits{}, fast)
+		require.NoError(t, err)
+		row := b.Entries[0].Row
+		assert.Equal(t, int64(1), row[0].I64)
+		assert.Equal(t, "eu", string(row[1].Bytes))
+		for _, ci := range []int{2, 3, 4} {
+			assert.True(t, row[ci].Null, "column %d is not used", ci)
+		}
+	}
+}

@@ -550,8 +550,6 @@ func (st *state) writeRow(op domain.WriteOp, row []domain.Datum) error {
 			return st.failAt(col.name, "duplicate key")
 		}
 		switch {
-		case op == domain.OpDelete && !col.pk:
-			return st.failAt(col.name, "a delete takes only primary-key columns")
 		case col.autoInc:
 			return st.failAt(col.name, "auto-increment column: Fluss assigns its value")
 		case op == domain.OpUpsert && st.partial != nil && !st.partial[ci]:
@@ -564,6 +562,11 @@ func (st *state) writeRow(op domain.WriteOp, row []domain.Datum) error {
 		}
 		if col.pk && row[ci].Null {
 			return st.fail("a primary-key column must not be null")
+		}
+		if op == domain.OpDelete && !col.pk {
+			// As the official decoder (a sparse row over the primary key):
+			// other columns of a delete are type-checked, then not used.
+			row[ci] = domain.Datum{Null: true}
 		}
 		st.path = st.path[:0]
 		hint = ci + 1
