@@ -31,8 +31,10 @@
 // inside an entry whose id comes later in the entry object is still named by
 // that id (the rest of the entry is scanned for it), unless the JSON itself is
 // malformed. The first problem is reported; nothing is returned with it,
-// except that a body that is not valid JSON is always reported as such, as
-// the official gateway (which parses the whole body first) does.
+// with the official gateway's precedence: a body that is not valid JSON is
+// always reported as such (it parses the whole body first), and within a row
+// object a repeated name wins over an unknown column, which wins over a value
+// error found earlier in the row.
 //
 // # Values
 //

@@ -247,9 +247,13 @@ func TestOfficialRowShapes(t *testing.T) {
 		{`{"id":"not-an-int"}`, "entry `bad`: column `id`"},
 		{`{"id":2147483648}`, "out of range"},
 		{`{"id":null}`, "must not be null"},
-		{`{"new":1,"new":2}`, "entry `bad`"},
-		{`{"id":"bad","id":1}`, "entry `bad`"},
-		{`{"id":"bad","added_column":1}`, "entry `bad`"},
+		// A repeated name wins, then an unknown column, then value errors.
+		{`{"new":1,"new":2}`, "entry `bad`: column `new`: duplicate key"},
+		{`{"id":"bad","id":1}`, "entry `bad`: column `id`: duplicate key"},
+		{`{"id":"bad","added_column":1}`, "entry `bad`: column `added_column`: no such column"},
+		{`{"nope":1,"id":2,"id":3}`, "entry `bad`: column `id`: duplicate key"},
+		{`{"id":[1,{"a":[2]}],"later":{"x":1}}`, "entry `bad`: column `later`: no such column"},
+		{`{"id":null,"x":1,"y":2,"x":3}`, "entry `bad`: column `x`: duplicate key"},
 		{`[]`, "entry `bad`"},
 		{`{`, "invalid JSON"},
 		{`{"id":1} trailing`, "invalid JSON"},
@@ -259,6 +263,9 @@ func TestOfficialRowShapes(t *testing.T) {
 		msg := errMessage(t, err, domain.KindInvalidArgument)
 		assert.Contains(t, msg, tc.msg, tc.row)
 	}
+	// The id after the row still names the entry.
+	_, _, err = one.DecodeWrite([]byte(`{"entries":[{"append":{"id":"bad","x":[1]},"id":"late"}]}`), Limits{})
+	assert.Equal(t, "entry `late`: column `x`: no such column", errMessage(t, err, domain.KindInvalidArgument))
 	_, _, err = kv.DecodeWrite([]byte(`{"partial_update_columns":["renamed_id"],"entries":[{"id":"e","upsert":{"id":1}}]}`), Limits{})
 	assert.Contains(t, errMessage(t, err, domain.KindInvalidArgument), "renamed_id")
 }
