@@ -109,8 +109,11 @@ type backend struct {
 }
 
 // newBackend builds a connection set; authzid is the SASL authorization id
-// ("" in service mode). It does no I/O.
-func newBackend(cfg Config, authzid string) (*backend, error) {
+// ("" in service mode). peers, when not nil, calls its argument with the
+// metadata cache of every other open connection set of the cluster (user
+// mode), so that DDL through one user's set is seen by the others too. It
+// does no I/O.
+func newBackend(cfg Config, authzid string, peers func(func(*meta.Cache))) (*backend, error) {
 	rc := rpc.Config{
 		BootstrapServers: cfg.BootstrapServers,
 		DialTimeout:      cfg.ConnectTimeout,
@@ -134,7 +137,7 @@ func newBackend(cfg Config, authzid string) (*backend, error) {
 		cache:  cache,
 		writer: w,
 		session: &session{
-			catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache},
+			catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache, peers: peers},
 			writer:  w,
 			lookup:  lookup.New(caller, cache, cfg.Lookup),
 			tables:  cacheDefinitions{cache},
@@ -176,7 +179,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Cluster, error) {
 		c.users = u
 		return c, nil
 	}
-	b, err := newBackend(cfg, "")
+	b, err := newBackend(cfg, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +227,15 @@ func (c *Cluster) Close(ctx context.Context) error {
 type invalidatingCatalog struct {
 	domain.Catalog
 	cache *meta.Cache
+	peers func(func(*meta.Cache)) // nil in service mode
+}
+
+// invalidate drops path from this set's cache and every peer's.
+func (c *invalidatingCatalog) invalidate(path domain.TablePath) {
+	c.cache.Invalidate(path)
+	if c.peers != nil {
+		c.peers(func(m *meta.Cache) { m.Invalidate(path) })
+	}
 }
 
 // CreateTable creates the table and then waits, within ctx (less a margin
@@ -235,7 +247,7 @@ type invalidatingCatalog struct {
 // its buckets never got leaders).
 func (c *invalidatingCatalog) CreateTable(ctx context.Context, path domain.TablePath, desc domain.TableDescriptor, ignoreIfExists bool) error {
 	err := c.Catalog.CreateTable(ctx, path, desc, ignoreIfExists)
-	c.cache.Invalidate(path)
+	c.invalidate(path)
 	if err != nil {
 		return err
 	}
@@ -258,28 +270,31 @@ func leaderDeadline(ctx context.Context, now time.Time) time.Time {
 }
 
 func (c *invalidatingCatalog) AlterTable(ctx context.Context, path domain.TablePath, changes []domain.TableChange, ignoreIfNotExists bool) error {
-	defer c.cache.Invalidate(path)
+	defer c.invalidate(path)
 	return c.Catalog.AlterTable(ctx, path, changes, ignoreIfNotExists)
 }
 
 func (c *invalidatingCatalog) DropTable(ctx context.Context, path domain.TablePath, ignoreIfNotExists bool) error {
-	defer c.cache.Invalidate(path)
+	defer c.invalidate(path)
 	return c.Catalog.DropTable(ctx, path, ignoreIfNotExists)
 }
 
 func (c *invalidatingCatalog) CreatePartition(ctx context.Context, path domain.TablePath, spec domain.PartitionSpec, ignoreIfExists bool) error {
-	defer c.cache.Invalidate(path)
+	defer c.invalidate(path)
 	return c.Catalog.CreatePartition(ctx, path, spec, ignoreIfExists)
 }
 
 func (c *invalidatingCatalog) DropPartition(ctx context.Context, path domain.TablePath, spec domain.PartitionSpec, ignoreIfNotExists bool) error {
-	defer c.cache.Invalidate(path)
+	defer c.invalidate(path)
 	return c.Catalog.DropPartition(ctx, path, spec, ignoreIfNotExists)
 }
 
 func (c *invalidatingCatalog) DropDatabase(ctx context.Context, name string, ignoreIfNotExists, cascade bool) error {
 	err := c.Catalog.DropDatabase(ctx, name, ignoreIfNotExists, cascade)
 	c.cache.InvalidateDatabase(name)
+	if c.peers != nil {
+		c.peers(func(m *meta.Cache) { m.InvalidateDatabase(name) })
+	}
 	return err
 }
 

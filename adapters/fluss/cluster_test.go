@@ -415,3 +415,35 @@ func TestCreateTableWaitsForBucketLeaders(t *testing.T) {
 	fc.WithholdLeaders("db", "lost", 0)
 	require.NoError(t, cat.CreateTable(ctx, domain.TablePath{Database: "db", Table: "lost2"}, desc, false))
 }
+
+// TestUserModeDDLIsSeenByEveryUser: in user identity mode each user has a
+// metadata cache of its own; DDL through one user's session invalidates the
+// table in every user's cache, so the others resolve the new definition at
+// once.
+func TestUserModeDDLIsSeenByEveryUser(t *testing.T) {
+	t.Parallel()
+	fc := fakeCluster(t, map[string][]string{"svc": {"*"}})
+	c, _ := openUser(t, userConfig(fc.BootstrapAddr()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	alice, err := c.Session(ctx, domain.Principal{Name: "alice", Method: "password"})
+	require.NoError(t, err)
+	bob, err := c.Session(ctx, domain.Principal{Name: "bob", Method: "password"})
+	require.NoError(t, err)
+	path := domain.TablePath{Database: "db", Table: "t"}
+	desc := domain.TableDescriptor{BucketCount: 1, Schema: domain.Schema{
+		Columns:    []domain.Column{{Name: "id", Type: domain.DataType{Root: domain.TypeInteger}, ID: 0}},
+		PrimaryKey: []string{"id"},
+	}}
+	require.NoError(t, alice.Catalog().CreateDatabase(ctx, "db", domain.DatabaseDescriptor{}, false))
+	require.NoError(t, alice.Catalog().CreateTable(ctx, path, desc, false))
+	defs := func(s domain.Session) domain.TableDefinitions { return s.(domain.TableSource).Tables() }
+	first, err := defs(bob).Table(ctx, path)
+	require.NoError(t, err)
+
+	require.NoError(t, alice.Catalog().DropTable(ctx, path, false))
+	require.NoError(t, alice.Catalog().CreateTable(ctx, path, desc, false))
+	again, err := defs(bob).Table(ctx, path)
+	require.NoError(t, err)
+	assert.NotEqual(t, first.TableID, again.TableID, "bob sees the re-created table without a refresh")
+}
