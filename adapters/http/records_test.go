@@ -155,7 +155,7 @@ func TestWriteRecordsPreflight(t *testing.T) {
 		{"two operations", usersWrite, entries(`{"id":"a","upsert":{"region":"eu","id":1},"delete":{"region":"eu","id":1}}`), []string{"entry `a`", "more than one operation"}},
 		{"append on primary-key table", usersWrite, entries(`{"id":"a","append":{"region":"eu","id":1}}`), []string{"entry `a`", "`append` is not allowed on a primary-key table"}},
 		{"upsert on log table", eventsWrite, entries(`{"id":"a","upsert":{"ts":1}}`), []string{"entry `a`", "log table"}},
-		{"delete with a value column", usersWrite, entries(`{"id":"a","delete":{"region":"eu","id":1,"name":"x"}}`), []string{"entry `a`", "column `name`"}},
+		{"delete with a value column of the wrong type", usersWrite, entries(`{"id":"a","delete":{"region":"eu","id":1,"name":5}}`), []string{"entry `a`", "column `name`"}},
 		{"missing id", usersWrite, entries(ok, `{"upsert":{"region":"eu","id":1}}`), []string{"entries[1]", "missing `id`"}},
 		{"no entries", usersWrite, `{"entries":[]}`, []string{"entries"}},
 		{"missing entries", usersWrite, `{}`, []string{"entries"}},
