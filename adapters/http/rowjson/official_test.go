@@ -356,3 +356,23 @@ func TestDeleteTakesOtherColumnsTypeChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestOfficialDeepLargeValues: streams_deep_large_values_without_recursive_rescanning_budget
+// (ARRAY nested 16 deep around a 256 KiB string) and
+// borrowed_raw_value_reaches_decoder_without_losing_precision.
+func TestOfficialDeepLargeValues(t *testing.T) {
+	t.Parallel()
+	typ := typ_(domain.TypeString)
+	value := `"` + strings.Repeat("x", 256*1024) + `"`
+	for range 16 {
+		typ = arrayT(typ)
+		value = "[" + value + "]"
+	}
+	got, err := decodeOne(t, typ, value, Limits{})
+	require.NoError(t, err)
+	for range 16 {
+		require.Len(t, got.Elems, 1)
+		got = got.Elems[0]
+	}
+	assert.Len(t, got.Bytes, 256*1024)
+}
