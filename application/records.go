@@ -54,17 +54,18 @@ type RecordOptions struct {
 	// Whatever its value, delivery also ends AnswerMargin before the
 	// request's own deadline, leaving time to answer. 0: only that bound.
 	MaxDeliveryTime time.Duration
-	// SchemaCacheTTL and SchemaCacheSize tune the cache of table
-	// definitions; zero values take DefaultSchemaCacheTTL and
-	// DefaultSchemaCacheSize.
-	SchemaCacheTTL  time.Duration
+	// SchemaCacheSize bounds the remembered definition snapshots (and their
+	// compiled codecs); 0 takes DefaultSnapshotCacheSize. Definitions
+	// themselves come from the session's domain.TableDefinitions (the
+	// adapter's one metadata cache) on every request.
 	SchemaCacheSize int
-	// SchemaRefetchInterval is how old a cached definition must be before a
-	// request that fails to decode against it makes the service fetch the
-	// definition again (and decode once more): often enough to pick up a
-	// column added a moment ago, rarely enough that a stream of invalid
-	// requests does not turn into a stream of catalog calls. 0 means
-	// DefaultSchemaRefetchInterval.
+	// SchemaRefetchInterval is how old a definition must be before a
+	// request that fails to decode against it makes the service refresh the
+	// definition (and decode once more): often enough to pick up a column
+	// another client added a moment ago, rarely enough that a stream of
+	// invalid requests does not turn into a stream of metadata calls. The
+	// gateway's own DDL needs no refresh: it invalidates the definition. 0
+	// means DefaultSchemaRefetchInterval.
 	SchemaRefetchInterval time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
@@ -168,7 +169,7 @@ type RecordService struct {
 	clusters domain.Clusters
 	opts     RecordOptions
 	limits   RecordLimits
-	tables   *tableCache
+	snaps    *snapshots
 	refetch  time.Duration
 	now      func() time.Time
 }
@@ -183,7 +184,7 @@ func NewRecordService(clusters domain.Clusters, opts RecordOptions) *RecordServi
 		clusters: clusters,
 		opts:     opts,
 		limits:   opts.Limits.withDefaults(),
-		tables:   newTableCache(opts.SchemaCacheTTL, opts.SchemaCacheSize, now),
+		snaps:    newSnapshots(opts.SchemaCacheSize, now),
 		refetch:  opts.SchemaRefetchInterval,
 		now:      now,
 	}
@@ -239,56 +240,38 @@ func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand
 		batch.Table, batch.TableID, batch.SchemaID = cmd.Path, t.Info.TableID, t.Info.SchemaID
 		return batch, ids, nil
 	}
-	t, batch, ids, err := withFreshSchema(ctx, s, key, session.Catalog(), decode)
+	deliveryCtx, cancel := s.deliveryContext(ctx, start)
+	defer cancel()
+	var sent time.Time
+	run := func(_ *Table, batch domain.WriteBatch) ([]domain.EntryResult, error) {
+		if deliveryCtx.Err() != nil {
+			return nil, notSubmitted(ctx, deliveryCtx)
+		}
+		sent = s.now()
+		results, err := writer.Write(deliveryCtx, &batch)
+		if err == nil && len(results) != len(batch.Entries) {
+			return nil, domain.Errorf(domain.KindInternal, "writer returned %d verdicts for %d entries", len(results), len(batch.Entries))
+		}
+		if err != nil && deliveryCtx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+			return nil, notSubmitted(ctx, deliveryCtx)
+		}
+		return results, err
+	}
+	t, ids, results, err := withDefinition(ctx, s.definition(key, session), s.refetch, s.now, decode, run)
 	if err != nil {
 		return WriteResult{}, err
 	}
-
-	deliveryCtx, cancel := s.deliveryContext(ctx, start)
-	defer cancel()
-	var results []domain.EntryResult
-	for attempt := 0; ; attempt++ {
-		if deliveryCtx.Err() != nil {
-			return WriteResult{}, notSubmitted(ctx, deliveryCtx)
-		}
-		sent := s.now()
-		results, err = writer.Write(deliveryCtx, &batch)
-		if err == nil {
-			if len(results) != len(batch.Entries) {
-				return WriteResult{}, domain.Errorf(domain.KindInternal, "writer returned %d verdicts for %d entries", len(results), len(batch.Entries))
-			}
-			res := WriteResult{Table: t, IDs: ids, Results: results, Summary: summarize(results)}
-			res.Summary.Delivery = s.now().Sub(sent)
-			if s.opts.Metrics != nil {
-				s.opts.Metrics.RecordEntries(ctx, cmd.Path, results)
-			}
-			return res, nil
-		}
-		if ctxErr := deliveryCtx.Err(); ctxErr != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
-			return WriteResult{}, notSubmitted(ctx, deliveryCtx)
-		}
-		if !staleDefinition(err) {
-			return WriteResult{}, err
-		}
-		// The writer saw another table id or a newer schema than the one
-		// the entries were decoded against: nothing was sent. Decode again
-		// against the current definition, once.
-		s.tables.invalidate(key)
-		if attempt > 0 {
-			return WriteResult{}, err
-		}
-		fresh, ferr := s.tables.fetch(ctx, key, session.Catalog())
-		if ferr != nil {
-			return WriteResult{}, ferr
-		}
-		if fresh.sameVersion(t) {
-			return WriteResult{}, err
-		}
-		if batch, ids, err = decode(fresh); err != nil {
-			return WriteResult{}, err
-		}
-		t = fresh
+	res := WriteResult{Table: t, IDs: ids, Results: results, Summary: summarize(results)}
+	res.Summary.Delivery = s.now().Sub(sent)
+	if s.opts.Metrics != nil {
+		s.opts.Metrics.RecordEntries(ctx, cmd.Path, results)
 	}
+	return res, nil
+}
+
+// definition resolves key's table through the session's definitions.
+func (s *RecordService) definition(key tableKey, session domain.Session) definition {
+	return definition{key: key, defs: definitionsOf(session), snaps: s.snaps}
 }
 
 // deliveryContext bounds the writer: MaxDeliveryTime after start, and
@@ -318,14 +301,6 @@ func notSubmitted(ctx, delivery context.Context) error {
 	}
 	return &domain.Error{Kind: domain.KindTimeout, Retryable: true,
 		Message: "the request deadline passed before any entry was submitted; nothing was written", Cause: delivery.Err()}
-}
-
-// staleDefinition reports whether a whole-request error of a writer or lookup
-// says the request was built for an outdated table definition (the table was
-// re-created, or its schema is newer than the one used).
-func staleDefinition(err error) bool {
-	e := domain.AsError(err)
-	return e != nil && e.Kind == domain.KindFailedPrecondition && e.Retryable
 }
 
 func summarize(results []domain.EntryResult) WriteSummary {
@@ -383,38 +358,20 @@ func (s *RecordService) Lookup(ctx context.Context, scope Scope, path domain.Tab
 		}
 		return &domain.LookupRequest{Table: path, TableID: t.Info.TableID, SchemaID: t.Info.SchemaID, Keys: keys}, nil, nil
 	}
-	t, req, _, err := withFreshSchema(ctx, s, key, session.Catalog(), decode)
-	if err != nil {
-		return LookupResult{}, err
-	}
-	for attempt := 0; ; attempt++ {
+	def := s.definition(key, session)
+	run := func(t *Table, req *domain.LookupRequest) (LookupResult, error) {
 		resp, err := port.Lookup(ctx, req)
-		if err == nil {
-			if resp == nil || len(resp.Results) != len(req.Keys) {
-				return LookupResult{}, domain.Errorf(domain.KindInternal, "lookup returned a response that does not match its %d keys", len(req.Keys))
-			}
-			rt, err := s.renderTable(ctx, key, session.Catalog(), t, resp.SchemaID)
-			return LookupResult{Table: rt, Response: resp}, err
-		}
-		if !staleDefinition(err) || attempt > 0 {
-			if staleDefinition(err) {
-				s.tables.invalidate(key)
-			}
+		if err != nil {
 			return LookupResult{}, err
 		}
-		s.tables.invalidate(key)
-		fresh, ferr := s.tables.fetch(ctx, key, session.Catalog())
-		if ferr != nil {
-			return LookupResult{}, ferr
+		if resp == nil || len(resp.Results) != len(req.Keys) {
+			return LookupResult{}, domain.Errorf(domain.KindInternal, "lookup returned a response that does not match its %d keys", len(req.Keys))
 		}
-		if fresh.sameVersion(t) {
-			return LookupResult{}, err
-		}
-		if req, _, err = decode(fresh); err != nil {
-			return LookupResult{}, err
-		}
-		t = fresh
+		rt, err := renderTable(ctx, def, t, resp.SchemaID)
+		return LookupResult{Table: rt, Response: resp}, err
 	}
+	_, _, res, err := withDefinition(ctx, def, s.refetch, s.now, decode, run)
+	return res, err
 }
 
 // PrefixLookup returns, for each prefix, the rows whose bucket key (plus
@@ -458,44 +415,26 @@ func (s *RecordService) PrefixLookup(ctx context.Context, scope Scope, path doma
 			PrefixColumns: cols, Prefixes: prefixes, MaxRowsPerPrefix: s.limits.PrefixLookupMaxRowsPerPrefix,
 		}, nil, nil
 	}
-	t, req, _, err := withFreshSchema(ctx, s, key, session.Catalog(), decode)
-	if err != nil {
-		return PrefixLookupResult{}, err
-	}
-	for attempt := 0; ; attempt++ {
+	def := s.definition(key, session)
+	run := func(t *Table, req *domain.PrefixLookupRequest) (PrefixLookupResult, error) {
 		resp, err := port.PrefixLookup(ctx, req)
-		if err == nil {
-			if resp == nil || len(resp.Results) != len(req.Prefixes) {
-				return PrefixLookupResult{}, domain.Errorf(domain.KindInternal, "prefix lookup returned a response that does not match its %d prefixes", len(req.Prefixes))
-			}
-			for i := range resp.Results {
-				if n := len(resp.Results[i].Rows); n > req.MaxRowsPerPrefix {
-					resp.Results[i].Rows = resp.Results[i].Rows[:req.MaxRowsPerPrefix]
-					resp.Results[i].Truncated = true
-				}
-			}
-			rt, err := s.renderTable(ctx, key, session.Catalog(), t, resp.SchemaID)
-			return PrefixLookupResult{Table: rt, Response: resp}, err
-		}
-		if !staleDefinition(err) || attempt > 0 {
-			if staleDefinition(err) {
-				s.tables.invalidate(key)
-			}
+		if err != nil {
 			return PrefixLookupResult{}, err
 		}
-		s.tables.invalidate(key)
-		fresh, ferr := s.tables.fetch(ctx, key, session.Catalog())
-		if ferr != nil {
-			return PrefixLookupResult{}, ferr
+		if resp == nil || len(resp.Results) != len(req.Prefixes) {
+			return PrefixLookupResult{}, domain.Errorf(domain.KindInternal, "prefix lookup returned a response that does not match its %d prefixes", len(req.Prefixes))
 		}
-		if fresh.sameVersion(t) {
-			return PrefixLookupResult{}, err
+		for i := range resp.Results {
+			if n := len(resp.Results[i].Rows); n > req.MaxRowsPerPrefix {
+				resp.Results[i].Rows = resp.Results[i].Rows[:req.MaxRowsPerPrefix]
+				resp.Results[i].Truncated = true
+			}
 		}
-		if req, _, err = decode(fresh); err != nil {
-			return PrefixLookupResult{}, err
-		}
-		t = fresh
+		rt, err := renderTable(ctx, def, t, resp.SchemaID)
+		return PrefixLookupResult{Table: rt, Response: resp}, err
 	}
+	_, _, res, err := withDefinition(ctx, def, s.refetch, s.now, decode, run)
+	return res, err
 }
 
 func (s *RecordService) checkKeyBytes(n int, what string) error {
@@ -507,46 +446,22 @@ func (s *RecordService) checkKeyBytes(n int, what string) error {
 }
 
 // renderTable returns the definition rows in schema id schemaID are
-// rendered with: the one the request used, or a freshly fetched one when the
-// port answered in another (newer) schema.
-func (s *RecordService) renderTable(ctx context.Context, key tableKey, cat domain.Catalog, used *Table, schemaID int32) (*Table, error) {
+// rendered with: the one the request used, or the refreshed one when the
+// port answered in another (newer) schema. When even the refreshed
+// definition is at another schema, the answer is a stale-definition error.
+func renderTable(ctx context.Context, d definition, used *Table, schemaID int32) (*Table, error) {
 	if schemaID == 0 || schemaID == used.Info.SchemaID {
 		return used, nil
 	}
-	s.tables.invalidate(key)
-	fresh, err := s.tables.fetch(ctx, key, cat)
+	fresh, err := d.refresh(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if fresh.Info.SchemaID != schemaID {
-		return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true,
-			Message: fmt.Sprintf("table `%s` changed during the lookup (rows in schema %d, catalog at schema %d); retry", key.path, schemaID, fresh.Info.SchemaID)}
+		return nil, domain.NewStaleDefinition(&domain.StaleDefinitionError{Table: d.key.path,
+			UsedTableID: fresh.Info.TableID, TableID: fresh.Info.TableID, UsedSchemaID: schemaID, SchemaID: fresh.Info.SchemaID})
 	}
 	return fresh, nil
-}
-
-// withFreshSchema resolves the table definition and decodes the request
-// against it. When decoding fails against a cached definition older than
-// the refetch interval, the definition is fetched again and, if it changed
-// (a column was just added, say), the request is decoded once more, so a
-// stale cache does not keep rejecting a valid request.
-func withFreshSchema[R any](ctx context.Context, s *RecordService, key tableKey, cat domain.Catalog,
-	decode func(*Table) (R, []string, error)) (*Table, R, []string, error) {
-	var zero R
-	t, cached, err := s.tables.get(ctx, key, cat)
-	if err != nil {
-		return nil, zero, nil, err
-	}
-	out, ids, err := decode(t)
-	if err == nil || !cached || domain.KindOf(err) != domain.KindInvalidArgument || s.now().Sub(t.fetched) < s.refetch {
-		return t, out, ids, err
-	}
-	fresh, ferr := s.tables.fetch(ctx, key, cat)
-	if ferr != nil || fresh.sameVersion(t) {
-		return t, out, ids, err
-	}
-	out, ids, err = decode(fresh)
-	return fresh, out, ids, err
 }
 
 // validatePrefixColumns checks that prefix columns name what Fluss can look

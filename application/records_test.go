@@ -19,6 +19,47 @@ type dataClusters struct {
 	catalog *fakeCatalog
 	writer  domain.RowWriter
 	lookup  domain.Lookup
+
+	defsOnce sync.Once
+	defs     *cachedDefinitions
+}
+
+// cachedDefinitions is a domain.TableDefinitions that, like the Fluss
+// adapter's metadata cache, keeps what it loaded until it is refreshed.
+type cachedDefinitions struct {
+	cat       domain.Catalog
+	mu        sync.Mutex
+	cached    map[domain.TablePath]domain.TableInfo
+	refreshes int
+}
+
+func (c *cachedDefinitions) Table(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	c.mu.Lock()
+	info, ok := c.cached[path]
+	c.mu.Unlock()
+	if ok {
+		return info, nil
+	}
+	return c.load(ctx, path)
+}
+
+func (c *cachedDefinitions) Refresh(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	c.mu.Lock()
+	c.refreshes++
+	c.mu.Unlock()
+	return c.load(ctx, path)
+}
+
+func (c *cachedDefinitions) load(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	info, err := c.cat.GetTable(ctx, path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		delete(c.cached, path)
+		return info, err
+	}
+	c.cached[path] = info
+	return info, nil
 }
 
 func (f *dataClusters) Names() []string { return []string{"c1"} }
@@ -35,6 +76,12 @@ type dataSession struct{ f *dataClusters }
 func (s dataSession) Catalog() domain.Catalog  { return s.f.catalog }
 func (s dataSession) Writer() domain.RowWriter { return s.f.writer }
 func (s dataSession) Lookup() domain.Lookup    { return s.f.lookup }
+func (s dataSession) Tables() domain.TableDefinitions {
+	s.f.defsOnce.Do(func() {
+		s.f.defs = &cachedDefinitions{cat: s.f.catalog, cached: map[domain.TablePath]domain.TableInfo{}}
+	})
+	return s.f.defs
+}
 
 type writerFunc func(ctx context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error)
 
@@ -247,7 +294,7 @@ func TestWriteRetriesOnceAfterAStaleDefinition(t *testing.T) {
 	dc.writer = writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
 		tableIDs = append(tableIDs, b.TableID)
 		if b.TableID == 1 {
-			return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true, Message: "re-created"}
+			return nil, domain.NewStaleDefinition(&domain.StaleDefinitionError{Table: b.Table, UsedTableID: b.TableID, TableID: 2})
 		}
 		return make([]domain.EntryResult, len(b.Entries)), nil
 	})
@@ -298,51 +345,65 @@ func TestDecodeFailureAgainstACachedDefinitionRefetches(t *testing.T) {
 	assert.Equal(t, 2, vc.getCount())
 }
 
-func TestTableCache(t *testing.T) {
+func TestSnapshots(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	vc := &versionedCatalog{tableID: 1, schemaID: 1}
-	cat := vc.catalog()
-	c := newTableCache(time.Second, 2, clock.Now)
+	c := newSnapshots(2, clock.Now)
 	key := func(cluster string) tableKey { return tableKey{cluster: cluster, path: usersPath} }
+	v1 := domain.TableInfo{Path: usersPath, TableID: 1, SchemaID: 1}
 
-	t1, cached, err := c.get(context.Background(), key("a"), cat)
-	require.NoError(t, err)
-	assert.False(t, cached)
-	t2, cached, err := c.get(context.Background(), key("a"), cat)
-	require.NoError(t, err)
-	assert.True(t, cached)
-	assert.Same(t, t1, t2)
+	t1 := c.of(key("a"), v1)
+	assert.Same(t, t1, c.of(key("a"), v1), "an unchanged definition shares its snapshot")
+	v2 := v1
+	v2.SchemaID = 2
+	t2 := c.of(key("a"), v2)
+	assert.NotSame(t, t1, t2)
+	assert.Equal(t, int32(2), t2.Info.SchemaID)
+	v3 := v2
+	v3.ModifiedTime = time.Unix(5, 0) // a config change
+	assert.NotSame(t, t2, c.of(key("a"), v3))
 
-	clock.Advance(time.Second)
-	_, cached, err = c.get(context.Background(), key("a"), cat)
-	require.NoError(t, err)
-	assert.False(t, cached, "expired after the TTL")
-
-	_, _, _ = c.get(context.Background(), key("b"), cat)
-	_, _, _ = c.get(context.Background(), key("a"), cat) // a is now the most recent
-	_, _, _ = c.get(context.Background(), key("c"), cat) // evicts b
+	tb := c.of(key("b"), v1)
+	_ = c.of(key("a"), v3) // a is now the most recent
+	_ = c.of(key("c"), v1) // evicts b
 	assert.Equal(t, 2, c.len())
-	_, cached, _ = c.get(context.Background(), key("a"), cat)
-	assert.True(t, cached)
-	_, cached, _ = c.get(context.Background(), key("b"), cat)
-	assert.False(t, cached, "b was the least recently used")
-
-	c.invalidate(key("b"))
-	_, cached, _ = c.get(context.Background(), key("b"), cat)
-	assert.False(t, cached)
+	assert.NotSame(t, tb, c.of(key("b"), v1), "b was the least recently used")
 
 	// A compiled form lives with its snapshot.
 	builds := 0
 	build := func(domain.TableInfo) (any, error) { builds++; return "codec", nil }
-	v1, _ := t1.Compiled(build)
-	v2, _ := t1.Compiled(build)
-	assert.Equal(t, "codec", v1)
-	assert.Equal(t, v1, v2)
+	c1, _ := t1.Compiled(build)
+	c2, _ := t1.Compiled(build)
+	assert.Equal(t, "codec", c1)
+	assert.Equal(t, c1, c2)
 	assert.Equal(t, 1, builds)
-	_, err = NewTable(domain.TableInfo{}).Compiled(func(domain.TableInfo) (any, error) { return nil, errors.New("bad") })
+	_, err := NewTable(domain.TableInfo{}).Compiled(func(domain.TableInfo) (any, error) { return nil, errors.New("bad") })
 	assert.Error(t, err)
 }
+
+// TestSessionsWithoutDefinitionsUseTheCatalog: a session that does not
+// resolve definitions itself is served by its catalog on every request.
+func TestSessionsWithoutDefinitionsUseTheCatalog(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	d := definitionsOf(catalogOnlySession{vc.catalog()})
+	info, err := d.Table(context.Background(), usersPath)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), info.TableID)
+	vc.bump(2, 1)
+	info, err = d.Table(context.Background(), usersPath)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), info.TableID)
+	_, err = d.Refresh(context.Background(), usersPath)
+	require.NoError(t, err)
+	assert.Equal(t, 3, vc.getCount())
+}
+
+type catalogOnlySession struct{ cat domain.Catalog }
+
+func (s catalogOnlySession) Catalog() domain.Catalog  { return s.cat }
+func (s catalogOnlySession) Writer() domain.RowWriter { return nil }
+func (s catalogOnlySession) Lookup() domain.Lookup    { return nil }
 
 func TestLookupPaths(t *testing.T) {
 	t.Parallel()

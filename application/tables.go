@@ -11,7 +11,7 @@ import (
 
 // Table is a snapshot of a table's definition that data-plane requests are
 // decoded against and rendered with. Snapshots are immutable and shared
-// between requests through the schema cache.
+// between requests while the definition is unchanged (see snapshots).
 type Table struct {
 	Info domain.TableInfo
 
@@ -44,19 +44,17 @@ func (t *Table) sameVersion(o *Table) bool {
 	return t.Info.TableID == o.Info.TableID && t.Info.SchemaID == o.Info.SchemaID
 }
 
-// Schema cache defaults.
-const (
-	// DefaultSchemaCacheTTL is how long a fetched table definition is used
-	// before it is fetched again. Short: a schema change is picked up within
-	// it, and sooner when a request fails in a way a newer schema could fix.
-	DefaultSchemaCacheTTL = 5 * time.Second
-	// DefaultSchemaCacheSize bounds the cached definitions (LRU).
-	DefaultSchemaCacheSize = 1024
-)
+// sameInfo reports whether info is the definition t was made from (same
+// table id, schema id and modification time).
+func (t *Table) sameInfo(info domain.TableInfo) bool {
+	return t.Info.TableID == info.TableID && t.Info.SchemaID == info.SchemaID && t.Info.ModifiedTime.Equal(info.ModifiedTime)
+}
 
-// tableKey identifies a cached definition: the cluster, the principal that
-// fetched it (so one caller's access never serves another's in user identity
-// mode) and the table.
+// DefaultSnapshotCacheSize bounds the remembered snapshots (LRU).
+const DefaultSnapshotCacheSize = 1024
+
+// tableKey identifies a table as one principal sees it on one cluster (so
+// that one caller's access never serves another's in user identity mode).
 type tableKey struct {
 	cluster   string
 	principal string
@@ -68,89 +66,159 @@ func keyOf(scope Scope, path domain.TablePath) tableKey {
 	return tableKey{cluster: scope.Cluster, principal: scope.Principal.Name, actAs: scope.Principal.ActAs, path: path}
 }
 
-// tableCache is a bounded LRU of table definitions with a time to live.
-type tableCache struct {
-	ttl  time.Duration
+// definitionsOf returns where a session's table definitions come from: the
+// adapter's own (its one metadata cache, which its catalog's DDL
+// invalidates) when the session has them, else its catalog, uncached.
+func definitionsOf(session domain.Session) domain.TableDefinitions {
+	if ts, ok := session.(domain.TableSource); ok {
+		if d := ts.Tables(); d != nil {
+			return d
+		}
+	}
+	return catalogDefinitions{session.Catalog()}
+}
+
+// catalogDefinitions serves definitions straight from a catalog.
+type catalogDefinitions struct{ cat domain.Catalog }
+
+func (c catalogDefinitions) Table(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	return c.cat.GetTable(ctx, path)
+}
+
+func (c catalogDefinitions) Refresh(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	return c.cat.GetTable(ctx, path)
+}
+
+// snapshots remembers the latest *Table snapshot of each table (and so its
+// compiled codec), so that requests against an unchanged definition share
+// one. It caches no definition: every request asks the session's
+// TableDefinitions, and a definition that differs from the remembered one
+// replaces it. Bounded LRU.
+type snapshots struct {
 	size int
 	now  func() time.Time
 
 	mu    sync.Mutex
-	lru   list.List // of *cacheItem, most recent first
+	lru   list.List // of *snapshotItem, most recent first
 	items map[tableKey]*list.Element
 }
 
-type cacheItem struct {
+type snapshotItem struct {
 	key   tableKey
 	table *Table
 }
 
-func newTableCache(ttl time.Duration, size int, now func() time.Time) *tableCache {
-	if ttl <= 0 {
-		ttl = DefaultSchemaCacheTTL
-	}
+func newSnapshots(size int, now func() time.Time) *snapshots {
 	if size <= 0 {
-		size = DefaultSchemaCacheSize
+		size = DefaultSnapshotCacheSize
 	}
-	return &tableCache{ttl: ttl, size: size, now: now, items: make(map[tableKey]*list.Element)}
+	return &snapshots{size: size, now: now, items: make(map[tableKey]*list.Element)}
 }
 
-// get returns the cached definition, or fetches it through cat. cached
-// reports whether the snapshot came from the cache (and so may be stale).
-func (c *tableCache) get(ctx context.Context, key tableKey, cat domain.Catalog) (t *Table, cached bool, err error) {
-	now := c.now()
+// of returns the snapshot of info for key: the remembered one when info is
+// the definition it was made from, else a new one (remembered from now on).
+func (c *snapshots) of(key tableKey, info domain.TableInfo) *Table {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
-		item := el.Value.(*cacheItem)
-		if now.Sub(item.table.fetched) < c.ttl {
+		item := el.Value.(*snapshotItem)
+		if item.table.sameInfo(info) {
 			c.lru.MoveToFront(el)
-			c.mu.Unlock()
-			return item.table, true, nil
+			return item.table
 		}
 		c.lru.Remove(el)
 		delete(c.items, key)
 	}
-	c.mu.Unlock()
-	t, err = c.fetch(ctx, key, cat)
-	return t, false, err
-}
-
-// fetch reads the definition through cat and caches it.
-func (c *tableCache) fetch(ctx context.Context, key tableKey, cat domain.Catalog) (*Table, error) {
-	info, err := cat.GetTable(ctx, key.path)
-	if err != nil {
-		if isTableOrDatabaseNotFound(err) {
-			c.invalidate(key)
-		}
-		return nil, err
-	}
 	t := &Table{Info: info, fetched: c.now()}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok {
-		c.lru.Remove(el)
-	}
-	c.items[key] = c.lru.PushFront(&cacheItem{key: key, table: t})
+	c.items[key] = c.lru.PushFront(&snapshotItem{key: key, table: t})
 	for c.lru.Len() > c.size {
 		last := c.lru.Back()
 		c.lru.Remove(last)
-		delete(c.items, last.Value.(*cacheItem).key)
+		delete(c.items, last.Value.(*snapshotItem).key)
 	}
-	return t, nil
+	return t
 }
 
-// invalidate forgets a definition.
-func (c *tableCache) invalidate(key tableKey) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok {
-		c.lru.Remove(el)
-		delete(c.items, key)
-	}
-}
-
-// len returns the number of cached definitions.
-func (c *tableCache) len() int {
+// len returns the number of remembered snapshots.
+func (c *snapshots) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()
+}
+
+// definition resolves the table definitions of one request.
+type definition struct {
+	key   tableKey
+	defs  domain.TableDefinitions
+	snaps *snapshots
+}
+
+func (d definition) current(ctx context.Context) (*Table, error) {
+	info, err := d.defs.Table(ctx, d.key.path)
+	if err != nil {
+		return nil, err
+	}
+	return d.snaps.of(d.key, info), nil
+}
+
+func (d definition) refresh(ctx context.Context) (*Table, error) {
+	info, err := d.defs.Refresh(ctx, d.key.path)
+	if err != nil {
+		return nil, err
+	}
+	return d.snaps.of(d.key, info), nil
+}
+
+// withDefinition is the one retry rule of every data-plane request: it
+// resolves the table's current definition, builds the request against it
+// (decode) and runs it (run).
+//
+//   - When decode fails with KindInvalidArgument against a snapshot older
+//     than refetch (the request may name a column added by another client
+//     a moment ago: a schema mismatch), the definition is refreshed and, if
+//     it changed, the request is built once more.
+//   - When run fails with a stale-definition error (domain.IsStaleDefinition:
+//     the writer or lookup client found another table id or a newer schema;
+//     nothing was sent), the definition is refreshed and, if it changed, the
+//     request is built and run once more.
+//
+// It returns the definition the final attempt used.
+func withDefinition[R, O any](ctx context.Context, d definition, refetch time.Duration, now func() time.Time,
+	decode func(*Table) (R, []string, error), run func(*Table, R) (O, error)) (*Table, []string, O, error) {
+	var zero O
+	t, err := d.current(ctx)
+	if err != nil {
+		return nil, nil, zero, err
+	}
+	req, ids, err := decode(t)
+	if err != nil {
+		if domain.KindOf(err) != domain.KindInvalidArgument || now().Sub(t.fetched) < refetch {
+			return t, nil, zero, err
+		}
+		fresh, ferr := d.refresh(ctx)
+		if ferr != nil || fresh.sameVersion(t) {
+			return t, nil, zero, err
+		}
+		t = fresh
+		if req, ids, err = decode(t); err != nil {
+			return t, nil, zero, err
+		}
+	}
+	out, err := run(t, req)
+	if err == nil || !domain.IsStaleDefinition(err) {
+		return t, ids, out, err
+	}
+	fresh, ferr := d.refresh(ctx)
+	if ferr != nil {
+		return t, nil, zero, ferr
+	}
+	if fresh.sameVersion(t) {
+		return t, nil, zero, err
+	}
+	t = fresh
+	if req, ids, err = decode(t); err != nil {
+		return t, nil, zero, err
+	}
+	out, err = run(t, req)
+	return t, ids, out, err
 }

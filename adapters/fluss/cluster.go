@@ -109,8 +109,11 @@ type backend struct {
 }
 
 // newBackend builds a connection set; authzid is the SASL authorization id
-// ("" in service mode). It does no I/O.
-func newBackend(cfg Config, authzid string) (*backend, error) {
+// ("" in service mode). peers, when not nil, calls its argument with the
+// metadata cache of every other open connection set of the cluster (user
+// mode), so that DDL through one user's set is seen by the others too. It
+// does no I/O.
+func newBackend(cfg Config, authzid string, peers func(func(*meta.Cache))) (*backend, error) {
 	rc := rpc.Config{
 		BootstrapServers: cfg.BootstrapServers,
 		DialTimeout:      cfg.ConnectTimeout,
@@ -134,9 +137,10 @@ func newBackend(cfg Config, authzid string) (*backend, error) {
 		cache:  cache,
 		writer: w,
 		session: &session{
-			catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache},
+			catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache, peers: peers},
 			writer:  w,
 			lookup:  lookup.New(caller, cache, cfg.Lookup),
+			tables:  cacheDefinitions{cache},
 		},
 	}, nil
 }
@@ -175,7 +179,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Cluster, error) {
 		c.users = u
 		return c, nil
 	}
-	b, err := newBackend(cfg, "")
+	b, err := newBackend(cfg, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -223,36 +227,74 @@ func (c *Cluster) Close(ctx context.Context) error {
 type invalidatingCatalog struct {
 	domain.Catalog
 	cache *meta.Cache
+	peers func(func(*meta.Cache)) // nil in service mode
 }
 
+// invalidate drops path from this set's cache and every peer's.
+func (c *invalidatingCatalog) invalidate(path domain.TablePath) {
+	c.cache.Invalidate(path)
+	if c.peers != nil {
+		c.peers(func(m *meta.Cache) { m.Invalidate(path) })
+	}
+}
+
+// CreateTable creates the table and then waits, within ctx (less a margin
+// to answer in), until every bucket has a leader (meta.Cache.AwaitLeaders),
+// so that the table is writable when the creation is answered. When the
+// leaders do not come in time the table exists but the answer is a
+// KindUnavailable error naming it (Fluss 0.9.1 has been seen to lose the
+// creation event of a table created while another table was being dropped:
+// its buckets never got leaders).
 func (c *invalidatingCatalog) CreateTable(ctx context.Context, path domain.TablePath, desc domain.TableDescriptor, ignoreIfExists bool) error {
-	defer c.cache.Invalidate(path)
-	return c.Catalog.CreateTable(ctx, path, desc, ignoreIfExists)
+	err := c.Catalog.CreateTable(ctx, path, desc, ignoreIfExists)
+	c.invalidate(path)
+	if err != nil {
+		return err
+	}
+	return c.cache.AwaitLeaders(ctx, path, leaderDeadline(ctx, time.Now()))
+}
+
+// DefaultLeaderWait bounds the wait for the leaders of a new table when the
+// request has no deadline.
+const DefaultLeaderWait = 30 * time.Second
+
+// leaderDeadline is when a create stops waiting for leaders: the request's
+// deadline less a quarter of the time left (at most 500 ms) to answer in, or
+// DefaultLeaderWait from now without a deadline.
+func leaderDeadline(ctx context.Context, now time.Time) time.Time {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return now.Add(DefaultLeaderWait)
+	}
+	return dl.Add(-max(0, min(500*time.Millisecond, dl.Sub(now)/4)))
 }
 
 func (c *invalidatingCatalog) AlterTable(ctx context.Context, path domain.TablePath, changes []domain.TableChange, ignoreIfNotExists bool) error {
-	defer c.cache.Invalidate(path)
+	defer c.invalidate(path)
 	return c.Catalog.AlterTable(ctx, path, changes, ignoreIfNotExists)
 }
 
 func (c *invalidatingCatalog) DropTable(ctx context.Context, path domain.TablePath, ignoreIfNotExists bool) error {
-	defer c.cache.Invalidate(path)
+	defer c.invalidate(path)
 	return c.Catalog.DropTable(ctx, path, ignoreIfNotExists)
 }
 
 func (c *invalidatingCatalog) CreatePartition(ctx context.Context, path domain.TablePath, spec domain.PartitionSpec, ignoreIfExists bool) error {
-	defer c.cache.Invalidate(path)
+	defer c.invalidate(path)
 	return c.Catalog.CreatePartition(ctx, path, spec, ignoreIfExists)
 }
 
 func (c *invalidatingCatalog) DropPartition(ctx context.Context, path domain.TablePath, spec domain.PartitionSpec, ignoreIfNotExists bool) error {
-	defer c.cache.Invalidate(path)
+	defer c.invalidate(path)
 	return c.Catalog.DropPartition(ctx, path, spec, ignoreIfNotExists)
 }
 
 func (c *invalidatingCatalog) DropDatabase(ctx context.Context, name string, ignoreIfNotExists, cascade bool) error {
 	err := c.Catalog.DropDatabase(ctx, name, ignoreIfNotExists, cascade)
 	c.cache.InvalidateDatabase(name)
+	if c.peers != nil {
+		c.peers(func(m *meta.Cache) { m.InvalidateDatabase(name) })
+	}
 	return err
 }
 
@@ -261,6 +303,32 @@ type session struct {
 	catalog domain.Catalog
 	writer  domain.RowWriter
 	lookup  domain.Lookup
+	tables  domain.TableDefinitions
+}
+
+// Tables implements domain.TableSource: the application resolves the
+// definitions it decodes requests against through the same metadata cache
+// the writer and the lookup client encode with, and the catalog's DDL
+// invalidates.
+func (s *session) Tables() domain.TableDefinitions { return s.tables }
+
+// cacheDefinitions serves domain.TableDefinitions from a metadata cache.
+type cacheDefinitions struct{ cache *meta.Cache }
+
+func (d cacheDefinitions) Table(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	t, err := d.cache.Table(ctx, path)
+	if err != nil {
+		return domain.TableInfo{}, err
+	}
+	return t.Info, nil
+}
+
+func (d cacheDefinitions) Refresh(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	t, err := d.cache.Reload(ctx, path)
+	if err != nil {
+		return domain.TableInfo{}, err
+	}
+	return t.Info, nil
 }
 
 func (s *session) Catalog() domain.Catalog  { return s.catalog }

@@ -355,3 +355,95 @@ func (f *forwarder) serve() {
 }
 
 var _ = errors.New
+
+// TestCreateTableWaitsForBucketLeaders: a create answers once every bucket
+// has a leader; when the leaders do not come within the request's deadline
+// it answers unavailable naming the table, before the deadline.
+func TestCreateTableWaitsForBucketLeaders(t *testing.T) {
+	t.Parallel()
+	fc, err := flussfake.NewCluster(flussfake.ClusterConfig{TabletServers: 2})
+	require.NoError(t, err)
+	t.Cleanup(fc.Close)
+	c, err := Open(context.Background(), Config{ID: "c1", BootstrapServers: []string{fc.BootstrapAddr()},
+		ConnectTimeout: 2 * time.Second, RequestTimeout: 2 * time.Second}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	s, err := c.Session(context.Background(), domain.Principal{})
+	require.NoError(t, err)
+	cat := s.Catalog()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, cat.CreateDatabase(ctx, "db", domain.DatabaseDescriptor{}, false))
+	desc := domain.TableDescriptor{BucketCount: 3, Schema: domain.Schema{
+		Columns:    []domain.Column{{Name: "id", Type: domain.DataType{Root: domain.TypeInteger}, ID: 0}},
+		PrimaryKey: []string{"id"},
+	}}
+	metadataCalls := func() int {
+		n := 0
+		for _, srv := range fc.Servers() {
+			n += srv.Requests(wire.KeyGetMetadata)
+		}
+		return n
+	}
+
+	require.NoError(t, cat.CreateTable(ctx, domain.TablePath{Database: "db", Table: "ready"}, desc, false))
+
+	// Leaders come after a few metadata answers: the create waits for them.
+	fc.WithholdLeaders("db", "late", 3)
+	before := metadataCalls()
+	require.NoError(t, cat.CreateTable(ctx, domain.TablePath{Database: "db", Table: "late"}, desc, false))
+	assert.GreaterOrEqual(t, metadataCalls()-before, 4, "polled until the leaders came")
+
+	// Leaders never come: 503 unavailable naming the table, within the deadline.
+	fc.WithholdLeaders("db", "lost", -1)
+	short, cancelShort := context.WithTimeout(context.Background(), time.Second)
+	defer cancelShort()
+	start := time.Now()
+	err = cat.CreateTable(short, domain.TablePath{Database: "db", Table: "lost"}, desc, false)
+	elapsed := time.Since(start)
+	require.Error(t, err)
+	assert.Equal(t, domain.KindUnavailable, domain.KindOf(err), "%v", err)
+	assert.Contains(t, err.Error(), "db.lost")
+	assert.Contains(t, err.Error(), "3 of 3 without one")
+	assert.Less(t, elapsed, time.Second, "answered before the request deadline")
+	assert.Greater(t, elapsed, 500*time.Millisecond, "waited most of the deadline")
+	exists, err := cat.TableExists(ctx, domain.TablePath{Database: "db", Table: "lost"})
+	require.NoError(t, err)
+	assert.True(t, exists, "the table itself was created")
+
+	// Once Fluss assigns them, the table resolves with leaders.
+	fc.WithholdLeaders("db", "lost", 0)
+	require.NoError(t, cat.CreateTable(ctx, domain.TablePath{Database: "db", Table: "lost2"}, desc, false))
+}
+
+// TestUserModeDDLIsSeenByEveryUser: in user identity mode each user has a
+// metadata cache of its own; DDL through one user's session invalidates the
+// table in every user's cache, so the others resolve the new definition at
+// once.
+func TestUserModeDDLIsSeenByEveryUser(t *testing.T) {
+	t.Parallel()
+	fc := fakeCluster(t, map[string][]string{"svc": {"*"}})
+	c, _ := openUser(t, userConfig(fc.BootstrapAddr()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	alice, err := c.Session(ctx, domain.Principal{Name: "alice", Method: "password"})
+	require.NoError(t, err)
+	bob, err := c.Session(ctx, domain.Principal{Name: "bob", Method: "password"})
+	require.NoError(t, err)
+	path := domain.TablePath{Database: "db", Table: "t"}
+	desc := domain.TableDescriptor{BucketCount: 1, Schema: domain.Schema{
+		Columns:    []domain.Column{{Name: "id", Type: domain.DataType{Root: domain.TypeInteger}, ID: 0}},
+		PrimaryKey: []string{"id"},
+	}}
+	require.NoError(t, alice.Catalog().CreateDatabase(ctx, "db", domain.DatabaseDescriptor{}, false))
+	require.NoError(t, alice.Catalog().CreateTable(ctx, path, desc, false))
+	defs := func(s domain.Session) domain.TableDefinitions { return s.(domain.TableSource).Tables() }
+	first, err := defs(bob).Table(ctx, path)
+	require.NoError(t, err)
+
+	require.NoError(t, alice.Catalog().DropTable(ctx, path, false))
+	require.NoError(t, alice.Catalog().CreateTable(ctx, path, desc, false))
+	again, err := defs(bob).Table(ctx, path)
+	require.NoError(t, err)
+	assert.NotEqual(t, first.TableID, again.TableID, "bob sees the re-created table without a refresh")
+}

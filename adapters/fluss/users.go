@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -357,7 +358,7 @@ func (u *userPool) create(ctx context.Context, s *userSession) {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
-	b, err := newBackend(u.cfg, s.user)
+	b, err := newBackend(u.cfg, s.user, u.eachCache)
 	if err == nil {
 		if _, cerr := b.client.Cluster(cctx); cerr != nil {
 			_ = b.close(cctx)
@@ -553,4 +554,20 @@ func (u *userPool) close(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	return errors.Join(errs...)
+}
+
+// eachCache calls fn with the metadata cache of every open session (DDL
+// through one user's session invalidates what the others cached).
+func (u *userPool) eachCache(fn func(*meta.Cache)) {
+	u.mu.Lock()
+	caches := make([]*meta.Cache, 0, len(u.sessions))
+	for _, s := range u.sessions {
+		if s.b != nil {
+			caches = append(caches, s.b.cache)
+		}
+	}
+	u.mu.Unlock()
+	for _, c := range caches {
+		fn(c)
+	}
 }

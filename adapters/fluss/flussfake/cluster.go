@@ -45,6 +45,44 @@ type Cluster struct {
 	Catalog       *Catalog
 
 	data *dataStore // guarded by Catalog.mu (data.go)
+
+	mu       sync.Mutex
+	withheld map[string]int // "db.table" → metadata answers still without leaders (<0: all)
+}
+
+// WithholdLeaders makes the next n metadata answers about database.table
+// (of any server) carry its buckets without a leader, as Fluss does while
+// the coordinator has not elected them yet, or never when their creation
+// event was lost; n < 0 withholds them until called again with 0.
+func (c *Cluster) WithholdLeaders(database, table string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.withheld == nil {
+		c.withheld = make(map[string]int)
+	}
+	if n == 0 {
+		delete(c.withheld, database+"."+table)
+		return
+	}
+	c.withheld[database+"."+table] = n
+}
+
+// leadersWithheld reports (and counts down) whether this answer about
+// database.table withholds its leaders.
+func (c *Cluster) leadersWithheld(database, table string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := database + "." + table
+	n, ok := c.withheld[key]
+	switch {
+	case !ok:
+		return false
+	case n > 1:
+		c.withheld[key] = n - 1
+	case n == 1:
+		delete(c.withheld, key)
+	}
+	return true
 }
 
 // NewCluster starts a cluster. Close it when done.
@@ -127,6 +165,11 @@ func (c *Cluster) metadata(_ context.Context, _ *Request, req *flusspb.MetadataR
 		}
 		if len(t.partitionKeys) == 0 {
 			tm.BucketMetadata = c.buckets(t.buckets)
+			if c.leadersWithheld(tp.GetDatabaseName(), tp.GetTableName()) {
+				for _, b := range tm.BucketMetadata {
+					b.LeaderId, b.ReplicaId = nil, nil
+				}
+			}
 		}
 		resp.TableMetadata = append(resp.TableMetadata, tm)
 	}

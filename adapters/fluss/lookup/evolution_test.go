@@ -129,6 +129,7 @@ func TestLookupSchemaEvolution(t *testing.T) {
 	// A schema newer than the cluster's: whole-request failure.
 	_, err = lk.Lookup(ctx(t), &domain.LookupRequest{Table: path, SchemaID: 3, Keys: keys[:1]})
 	assert.Equal(t, domain.KindFailedPrecondition, domain.KindOf(err))
+	assert.True(t, domain.IsStaleDefinition(err), "%v", err)
 }
 
 func TestLookupSchemaTypeChange(t *testing.T) {

@@ -2,7 +2,6 @@ package lookup
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -112,13 +111,9 @@ func (l *Lookuper) codecFor(ctx context.Context, path domain.TablePath, tableID 
 			return nil, tableError(err, path)
 		}
 	}
-	if tableID != 0 && t.ID() != tableID {
-		return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true,
-			Message: fmt.Sprintf("table `%s` was re-created (id %d, the request was validated for id %d); retry", path, t.ID(), tableID)}
-	}
-	if schemaID > t.Info.SchemaID {
-		return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true,
-			Message: fmt.Sprintf("table `%s`: schema %d is newer than the cluster's %d; retry", path, schemaID, t.Info.SchemaID)}
+	if (tableID != 0 && t.ID() != tableID) || schemaID > t.Info.SchemaID {
+		return nil, domain.NewStaleDefinition(&domain.StaleDefinitionError{Table: path,
+			UsedTableID: tableID, TableID: t.ID(), UsedSchemaID: schemaID, SchemaID: t.Info.SchemaID})
 	}
 	if schemaID <= 0 {
 		schemaID = t.Info.SchemaID

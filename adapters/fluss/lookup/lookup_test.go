@@ -336,6 +336,7 @@ func TestLookupTableChecks(t *testing.T) {
 
 	_, err = e.lk.Lookup(ctx(t), &domain.LookupRequest{Table: kt.path, TableID: kt.id + 100, Keys: [][]domain.Datum{kvRow(1)[:2]}})
 	assert.Equal(t, domain.KindFailedPrecondition, domain.KindOf(err), "%v", err)
+	assert.True(t, domain.IsStaleDefinition(err), "%v", err)
 
 	resp, err := e.lk.Lookup(ctx(t), &domain.LookupRequest{Table: kt.path})
 	require.NoError(t, err)

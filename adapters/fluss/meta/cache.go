@@ -719,3 +719,57 @@ func (c *Cache) Len() int {
 	defer c.mu.Unlock()
 	return c.tables.Len()
 }
+
+// AwaitLeaders polls the metadata of the table at path (a fresh load each
+// time, 50 ms apart doubling to 500 ms) until every bucket has a leader whose
+// address is known, so that a table just created is writable when its
+// creation is answered. It gives up at until, or when ctx ends, with a
+// KindUnavailable *domain.Error naming the table and how many buckets still
+// had no leader. A table the metadata does not show yet counts as having no
+// leaders. Partitioned tables return at once: their buckets come with their
+// partitions.
+func (c *Cache) AwaitLeaders(ctx context.Context, path domain.TablePath, until time.Time) error {
+	start := c.opts.Now()
+	backoff := 50 * time.Millisecond
+	for {
+		missing, total, err := c.leaderless(ctx, path)
+		switch {
+		case err == nil && missing == 0:
+			return nil
+		case err != nil && domain.KindOf(err) != domain.KindNotFound && domain.KindOf(err) != domain.KindUnavailable:
+			return err
+		}
+		wait := backoff
+		if left := until.Sub(c.opts.Now()); left < wait {
+			wait = left
+		}
+		if wait <= 0 || ctx.Err() != nil {
+			msg := fmt.Sprintf("table `%s` was created, but after %s not every bucket has a leader", path, c.opts.Now().Sub(start).Round(time.Millisecond))
+			if total > 0 {
+				msg += fmt.Sprintf(" (%d of %d without one)", missing, total)
+			} else if err != nil {
+				msg += " (the metadata does not show the table yet)"
+			}
+			return &domain.Error{Kind: domain.KindUnavailable, Resource: domain.ResourceTable, Retryable: true, Cause: err,
+				Message: msg + "; writes and lookups fail until Fluss assigns them"}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
+
+// leaderless reloads path and counts its buckets without a known leader.
+func (c *Cache) leaderless(ctx context.Context, path domain.TablePath) (missing, total int, err error) {
+	t, err := c.Reload(ctx, path)
+	if err != nil {
+		return 0, 0, err
+	}
+	if t.Partitioned {
+		return 0, 0, nil
+	}
+	have := len(c.AvailableBuckets(nil, t.ID(), NoPartition))
+	return t.NumBuckets - have, t.NumBuckets, nil
+}

@@ -1,4 +1,8 @@
-// Package meta is the table metadata cache of one Fluss cluster connection:
+// Package meta is the table metadata cache of one Fluss cluster connection,
+// and the one source of table definitions of everything on it: the
+// application resolves the definitions it decodes requests against through
+// it (domain.TableDefinitions, see adapters/fluss session.Tables), and the
+// writer and the lookup client encode with the same snapshots. It holds:
 // table path → table id, schema id and descriptor (domain.TableInfo), the
 // table's partitions (name ↔ id), the leader node of every physical bucket,
 // and the addresses of the cluster's nodes.

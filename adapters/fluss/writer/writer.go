@@ -304,15 +304,11 @@ func (w *Writer) codecFor(ctx context.Context, wb *domain.WriteBatch) (*codec, e
 			return nil, err
 		}
 	}
-	if wb.TableID != 0 && t.ID() != wb.TableID {
-		return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true,
-			Message: fmt.Sprintf("table `%s` was re-created (id %d, the request was decoded for id %d); retry", wb.Table, t.ID(), wb.TableID)}
+	if (wb.TableID != 0 && t.ID() != wb.TableID) || wb.SchemaID > t.Info.SchemaID {
+		return nil, domain.NewStaleDefinition(&domain.StaleDefinitionError{Table: wb.Table,
+			UsedTableID: wb.TableID, TableID: t.ID(), UsedSchemaID: wb.SchemaID, SchemaID: t.Info.SchemaID})
 	}
 	schemaID := wb.SchemaID
-	if schemaID > t.Info.SchemaID {
-		return nil, &domain.Error{Kind: domain.KindFailedPrecondition, Retryable: true,
-			Message: fmt.Sprintf("table `%s`: schema %d is newer than the cluster's %d; retry", wb.Table, schemaID, t.Info.SchemaID)}
-	}
 	if schemaID <= 0 && wb.TableID == 0 {
 		schemaID = t.Info.SchemaID
 	}

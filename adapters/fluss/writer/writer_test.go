@@ -516,6 +516,7 @@ func TestTableIDMismatch(t *testing.T) {
 		Entries: []domain.WriteEntry{upsert(3, "a", 1)}})
 	require.Error(t, err)
 	assert.Equal(t, domain.KindFailedPrecondition, domain.KindOf(err))
+	assert.True(t, domain.IsStaleDefinition(err), "%v", err)
 }
 
 func TestThrottleHook(t *testing.T) {

@@ -30,22 +30,35 @@
 // elements (then .key or .value), and ["k"] for object-form MAP keys. An error
 // inside an entry whose id comes later in the entry object is still named by
 // that id (the rest of the entry is scanned for it), unless the JSON itself is
-// malformed. The first problem is reported; nothing is returned with it.
+// malformed. The first problem is reported; nothing is returned with it,
+// with the official gateway's precedence: a body that is not valid JSON is
+// always reported as such (it parses the whole body first), and within a row
+// object a repeated name wins over an unknown column, which wins over a value
+// error found earlier in the row.
 //
 // # Values
 //
-//	TINYINT…BIGINT     JSON number or numeric string with the JSON number
-//	                   grammar, no fraction or exponent (1.0 and 1e3 are
-//	                   refused), range-checked, never wrapped
-//	DECIMAL(p,s)       number or numeric string, exponents allowed (1.5e2);
-//	                   accepted when the value is exactly an integer of at most
-//	                   p digits times 10^-s: extra trailing zeros are fine
-//	                   (1.50 for scale 1), rounding never happens. p <= 18:
-//	                   I64 unscaled; p > 18: Bytes, big-endian two's
-//	                   complement (BigInteger#toByteArray), computed in 128 bits
-//	FLOAT, DOUBLE      number, or "NaN", "Infinity", "-Infinity"; rounded to
-//	                   the nearest value; overflow (1e39 for FLOAT) refused,
-//	                   underflow becomes 0; numeric strings refused
+// The rules are the official gateway's decoder's (apache/fluss
+// fluss-gateway src/protocol/rest/codec/decoder.rs and temporal.rs; its unit
+// tests are restated in official_test.go):
+//
+//	TINYINT…BIGINT     JSON number or numeric string: [+-]digits[.digits]
+//	                   [e[+-]digits] (+ only in strings, leading zeros fine)
+//	                   whose exact value is a whole number in range: 1.0,
+//	                   "1e2", 1.5e1 are 1, 100, 15; 1.5 and "1e-1" refused;
+//	                   never through float64, never wrapped
+//	DECIMAL(p,s)       number or numeric string [+-][digits][.digits]
+//	                   [e[+-]digits] (".5", "5.", "+1.2E+1" fine; the
+//	                   exponent must fit in int64); accepted when the value is
+//	                   exactly an integer of at most p digits times 10^-s:
+//	                   extra trailing zeros are fine, rounding never happens.
+//	                   p <= 18: I64 unscaled; p > 18: Bytes, big-endian two's
+//	                   complement (BigInteger#toByteArray), in 128 bits
+//	FLOAT, DOUBLE      number or numeric string in Rust's f64 grammar
+//	                   ("1.5", ".5", "1."), or exactly "NaN", "Infinity",
+//	                   "-Infinity"; parsed to the nearest double (FLOAT then
+//	                   narrowed); a finite spelling that overflows is refused,
+//	                   underflow becomes 0
 //	BOOLEAN            true or false only
 //	CHAR(n), STRING    string (valid UTF-8, checked by the tokenizer); CHAR at
 //	                   most n code points, not padded (Fluss stores CHAR
@@ -53,19 +66,23 @@
 //	BINARY(n), BYTES   standard base64 with padding (RFC 4648 §4), canonical
 //	                   (no non-zero pad bits), no line breaks; BINARY exactly n
 //	                   bytes
-//	DATE               "YYYY-MM-DD" (or a signed 4–9 digit ISO year), within
+//	DATE               "[+-]YYYY-MM-DD", a year of at least 4 digits, within
 //	                   Fluss's int range of days
-//	TIME(p)            "HH:MM:SS[.f…]", at most 9 fraction digits; Fluss keeps
-//	                   TIME as milliseconds of the day, so digits beyond the
-//	                   third must be 0 whatever p says
-//	TIMESTAMP(p)       "YYYY-MM-DDTHH:MM:SS[.f…]" ('T' or a space), no zone,
-//	                   or epoch milliseconds as a JSON integer
+//	TIME(p)            "HH:MM[:SS][.f…]", at most 9 fraction digits; Fluss
+//	                   keeps TIME as milliseconds of the day, so digits beyond
+//	                   the third must be 0 whatever p says
+//	TIMESTAMP(p)       "DATE'T'TIME" (a space is refused), no zone, or epoch
+//	                   milliseconds as a JSON number (integer spellings as
+//	                   above, so 1.5e3 is 1500)
 //	TIMESTAMP_LTZ(p)   the same with a zone, Z or ±hh:mm (at most ±18:00), or
 //	                   epoch milliseconds
 //	ARRAY              JSON array; element nullability enforced
 //	MAP                array of {"key": k, "value": v} (both required, key
 //	                   never null), or a JSON object when the key type is
-//	                   STRING or CHAR; repeated keys refused
+//	                   STRING (not CHAR); repeated keys refused, compared
+//	                   after decoding (7 and "7" clash); a MAP keyed by
+//	                   ARRAY, MAP or ROW makes the table unwritable
+//	                   (KindUnsupported), as the official decoder does
 //	ROW                object of the row's fields; unknown fields refused,
 //	                   missing nullable fields are null
 //
@@ -80,8 +97,9 @@
 // Exactly one operation per entry; id required, non-empty, unique; unknown
 // fields and duplicate keys refused everywhere; upsert and delete only on
 // primary-key tables, append only on log tables; unknown columns refused;
-// upserts and deletes carry every primary-key column, never null; deletes
-// carry nothing else; omitted columns are null and must be nullable.
+// upserts and deletes carry every primary-key column, never null; other
+// columns of a delete are type-checked and not used; omitted columns are null
+// and must be nullable.
 // partial_update_columns (primary-key tables only) must name distinct
 // existing columns including every primary-key column, and, as the Fluss
 // client requires (UpsertWriterImpl#sanityCheck), every column outside the

@@ -14,7 +14,7 @@ func fuzzCodec(t testing.TB) *Codec {
 
 var fuzzSeeds = []string{
 	`{"entries":[{"id":"e1","upsert":{"k":1,"s":"a","b":true,"t":-1,"i":"7","f":1.5,"d":"NaN","dec":"12.5","big":-1.5e3,` +
-		`"c":"日本","bin":"AQID","by":"aGk=","date":"2024-02-29","time":"12:00:00.5","ts":"2024-01-01 00:00:00.000001",` +
+		`"c":"日本","bin":"AQID","by":"aGk=","date":"2024-02-29","time":"12:00:00.5","ts":"2024-01-01T00:00:00.000001",` +
 		`"ltz":"2024-01-01T00:00:00.123456789+05:30","arr":[1,2],"m":{"x":[1,null]},"mi":[{"key":1,"value":"v"}],` +
 		`"r":{"a":1,"b":[{"x":"y"},null]}}}]}`,
 	`{"partial_update_columns":["k","s","i"],"entries":[{"id":"p","upsert":{"k":1,"s":"a","i":null}},{"id":"q","delete":{"s":"b","k":"2"}}]}`,

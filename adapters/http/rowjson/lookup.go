@@ -14,6 +14,14 @@ import (
 // primary-key order. Every key names exactly the primary-key columns, none
 // null. Errors name the key and column: "keys[3]: column `id`: …".
 func (c *Codec) DecodeKeys(body []byte, lim Limits) ([][]domain.Datum, error) {
+	keys, err := c.decodeKeys(body, lim)
+	if err != nil {
+		return nil, malformedFirst(body, err)
+	}
+	return keys, nil
+}
+
+func (c *Codec) decodeKeys(body []byte, lim Limits) ([][]domain.Datum, error) {
 	if !c.IsPrimaryKeyTable() {
 		return nil, invalid("lookups need a primary-key table")
 	}
@@ -71,6 +79,14 @@ func (c *Codec) pkPos() []int {
 // bucket key) is for the caller to check. Errors name the prefix and column:
 // "prefixes[2]: column `a`: …".
 func (c *Codec) DecodePrefixes(body []byte, lim Limits) ([]string, [][]domain.Datum, error) {
+	cols, prefixes, err := c.decodePrefixes(body, lim)
+	if err != nil {
+		return nil, nil, malformedFirst(body, err)
+	}
+	return cols, prefixes, nil
+}
+
+func (c *Codec) decodePrefixes(body []byte, lim Limits) ([]string, [][]domain.Datum, error) {
 	if !c.IsPrimaryKeyTable() {
 		return nil, nil, invalid("prefix lookups need a primary-key table")
 	}

@@ -293,7 +293,7 @@ func (g gen) variant(dst []byte, t *domain.DataType, d *domain.Datum) []byte {
 			tod := ms - days*millisPerDay
 			dst = append(dst, '"')
 			dst = appendDate(dst, days)
-			dst = append(dst, ' ')
+			dst = append(dst, 'T')
 			dst = appendTimeOfDay(dst, tod, tod%1000*1_000_000+int64(d.Nanos), 9)
 			if t.Root == domain.TypeTimestampLTZ {
 				sign, o := byte('+'), off/60_000
@@ -317,7 +317,7 @@ func (g gen) variant(dst []byte, t *domain.DataType, d *domain.Datum) []byte {
 		}
 		return append(dst, ']')
 	case domain.TypeMap:
-		if pick == 0 && (t.Key.Root == domain.TypeString || t.Key.Root == domain.TypeChar) {
+		if pick == 0 && (t.Key.Root == domain.TypeString) {
 			dst = append(dst, '{')
 			for i := 0; i < len(d.Elems); i += 2 {
 				if i > 0 {

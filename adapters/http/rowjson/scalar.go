@@ -270,11 +270,17 @@ const (
 	intRange
 )
 
-// parseIntLex parses an integer written as a JSON number lexeme
-// (-?(0|[1-9][0-9]*)), without fraction or exponent, and range-checks it.
-// It never goes through float64 and never wraps.
+// parseIntLex parses an integer lexeme and range-checks it, exactly as the
+// official gateway's decoder (apache/fluss fluss-gateway
+// src/protocol/rest/codec/decoder.rs, integer_lexeme) does: an optional sign
+// ('+' only inside strings, since the JSON grammar has none), one or more
+// digits (leading zeros allowed), an optional fraction of one or more digits
+// and an optional exponent [eE][+-]?digits that fits in int64. The value
+// must be a whole number: 1.0, 1e2 and 1.5e1 are 1, 100 and 15; 1.5, 1e-1
+// are intFraction. It never goes through float64 and never wraps.
 func parseIntLex(b []byte, lo, hi int64) (int64, int) {
-	// Fast path: at most 18 digits cannot overflow int64.
+	// Fast path: a plain -?[1-9][0-9]* (or 0) of at most 18 characters
+	// cannot overflow int64.
 	if n := len(b); n > 0 && n <= 18 {
 		i := 0
 		if b[0] == '-' {
@@ -301,43 +307,66 @@ func parseIntLex(b []byte, lo, hi int64) (int64, int) {
 	return parseIntSlow(b, lo, hi)
 }
 
+// parseIntSlow is parseIntLex without the fast path.
 func parseIntSlow(b []byte, lo, hi int64) (int64, int) {
-	i, neg := 0, false
-	if len(b) > 0 && b[0] == '-' {
-		neg, i = true, 1
-	}
-	start := i
-	var u uint64
-	overflow := false
-	for ; i < len(b); i++ {
-		c := b[i] - '0'
-		if c > 9 {
-			break
-		}
-		if u > (math.MaxUint64-9)/10 {
-			overflow = true
-		} else {
-			u = u*10 + uint64(c)
-		}
-	}
-	switch {
-	case i == start:
+	n, ok := scanLexeme(b, false)
+	if !ok {
 		return 0, intSyntax
-	case i < len(b):
-		if _, ok := scanNumber(b); ok {
+	}
+	// value = digits × 10^(exp − len(frac)), digits = intg‖frac.
+	all := len(n.intg) + len(n.frac)
+	digit := func(i int) byte {
+		if i < len(n.intg) {
+			return n.intg[i] - '0'
+		}
+		return n.frac[i-len(n.intg)] - '0'
+	}
+	first := 0
+	for first < all && digit(first) == 0 {
+		first++
+	}
+	if first == all {
+		return 0, intOK
+	}
+	// Decimal places below the units digit that the digits still carry.
+	places := int64(len(n.frac)) - n.exp
+	last := all // one past the last units digit
+	if places > 0 {
+		if places >= int64(all-first) {
 			return 0, intFraction
 		}
-		return 0, intSyntax
-	case b[start] == '0' && i-start > 1:
-		return 0, intSyntax // leading zero
+		last = all - int(places)
+		for i := last; i < all; i++ {
+			if digit(i) != 0 {
+				return 0, intFraction
+			}
+		}
 	}
-	if neg {
-		if overflow || u > uint64(-(lo+1))+1 {
+	zeros := int64(0)
+	if places < 0 {
+		zeros = -places
+	}
+	if int64(last-first)+zeros > 19 {
+		return 0, intRange
+	}
+	var u uint64
+	for i := first; i < last; i++ {
+		u = u*10 + uint64(digit(i))
+	}
+	for ; zeros > 0; zeros-- {
+		h, l := bits.Mul64(u, 10)
+		if h != 0 {
+			return 0, intRange
+		}
+		u = l
+	}
+	if n.neg {
+		if u > uint64(-(lo+1))+1 {
 			return 0, intRange
 		}
 		return -int64(u), intOK
 	}
-	if overflow || u > uint64(hi) {
+	if u > uint64(hi) {
 		return 0, intRange
 	}
 	return int64(u), intOK
@@ -346,14 +375,14 @@ func parseIntSlow(b []byte, lo, hi int64) (int64, int) {
 func (st *state) intErr(t *typ, raw []byte, code int) error {
 	switch code {
 	case intFraction:
-		return st.fail("%s value %s must be an integer without fraction or exponent", t.name, showRaw(raw))
+		return st.fail("%s value %s is not a whole number", t.name, showRaw(raw))
 	case intRange:
 		return st.fail("%s value %s out of range [%d, %d]", t.name, showRaw(raw), t.intMin, t.intMax)
 	}
 	return st.fail("%s value %s is not an integer", t.name, showRaw(raw))
 }
 
-// numLex is a JSON number lexeme split into its parts.
+// numLex is a number lexeme split into its parts.
 type numLex struct {
 	neg  bool
 	intg []byte // integer digits
@@ -361,40 +390,47 @@ type numLex struct {
 	exp  int64  // exponent, saturated to ±expLimit
 }
 
-// expLimit saturates exponents: any non-zero value with a larger exponent is
-// out of range for every type anyway.
-const expLimit = 1 << 24
+// expLimit saturates exponents that fit in int64: any non-zero value with a
+// larger exponent is out of range for every type anyway (a body cannot carry
+// 2^40 digits).
+const expLimit = 1 << 40
 
-// scanNumber splits a lexeme of the JSON number grammar,
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, reporting whether b is one.
-func scanNumber(b []byte) (n numLex, ok bool) {
+// scanLexeme splits a number lexeme of the official decoder's grammar
+// (decoder.rs integer_lexeme and decimal_to_unscaled):
+//
+//	[+-]? digits* ('.' digits*)? ([eE] [+-]? digits+)?
+//
+// where the exponent must fit in int64. Integers (dec false) need at least
+// one integer digit and, when there is a '.', at least one fraction digit;
+// decimals (dec true) need at least one digit on either side of the '.'
+// ("5." and ".5" are fine). Leading zeros are allowed.
+func scanLexeme(b []byte, dec bool) (n numLex, ok bool) {
 	i := 0
-	if i < len(b) && b[i] == '-' {
-		n.neg = true
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		n.neg = b[i] == '-'
 		i++
 	}
-	start := i
-	switch {
-	case i < len(b) && b[i] == '0':
+	s := i
+	for i < len(b) && isDigit(b[i]) {
 		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	default:
-		return n, false
 	}
-	n.intg = b[start:i]
+	n.intg = b[s:i]
+	dot := false
 	if i < len(b) && b[i] == '.' {
+		dot = true
 		i++
 		s := i
 		for i < len(b) && isDigit(b[i]) {
 			i++
 		}
-		if i == s {
+		n.frac = b[s:i]
+	}
+	if dec {
+		if len(n.intg) == 0 && len(n.frac) == 0 {
 			return n, false
 		}
-		n.frac = b[s:i]
+	} else if len(n.intg) == 0 || (dot && len(n.frac) == 0) {
+		return n, false
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
@@ -404,21 +440,24 @@ func scanNumber(b []byte) (n numLex, ok bool) {
 			i++
 		}
 		s := i
-		var e int64
+		var e uint64
+		big := false
 		for i < len(b) && isDigit(b[i]) {
-			if e < expLimit {
-				e = e*10 + int64(b[i]-'0')
+			if e > (math.MaxUint64-9)/10 {
+				big = true
+			} else {
+				e = e*10 + uint64(b[i]-'0')
 			}
 			i++
 		}
-		if i == s {
+		// int64 holds −2^63 but not +2^63.
+		if i == s || big || e > math.MaxInt64+1 || (!neg && e > math.MaxInt64) {
 			return n, false
 		}
-		e = min(e, expLimit)
+		n.exp = int64(min(e, expLimit))
 		if neg {
-			e = -e
+			n.exp = -n.exp
 		}
-		n.exp = e
 	}
 	return n, i == len(b)
 }
@@ -441,7 +480,7 @@ func (st *state) decimal(d *domain.Datum, t *typ, raw, lex []byte) error {
 
 // decimalExact is decimal without the fast path.
 func (st *state) decimalExact(d *domain.Datum, t *typ, raw, lex []byte) error {
-	n, ok := scanNumber(lex)
+	n, ok := scanLexeme(lex, true)
 	if !ok {
 		return st.fail("%s value %s is not a number", t.name, showRaw(raw))
 	}
@@ -601,14 +640,14 @@ func appendTwosComplement(dst []byte, neg bool, hi, lo uint64) []byte {
 	return append(dst, b[i:]...)
 }
 
-// float decodes FLOAT and DOUBLE: a JSON number (rounded to the nearest
-// representable value; too large is an error, too small becomes zero) or
-// one of the strings "NaN", "Infinity", "-Infinity".
+// float decodes FLOAT and DOUBLE as the official decoder does (decoder.rs
+// decode_float, decode_float32): a JSON number or a numeric string in Rust's
+// f64 grammar (floatLexeme), parsed to the nearest float64 (FLOAT then
+// narrowed to float32, as Rust's `as f32`), or exactly one of the strings
+// "NaN", "Infinity", "-Infinity". A finite spelling that overflows (1e400;
+// 3.5e38 for FLOAT) is refused, never turned into ±Inf; underflow becomes 0.
 func (st *state) float(d *domain.Datum, t *typ, raw []byte) error {
-	bitSize := 64
-	if t.kind == kFloat {
-		bitSize = 32
-	}
+	lex := raw
 	switch raw[0] {
 	case '"':
 		s, err := st.unquote(raw)
@@ -618,23 +657,78 @@ func (st *state) float(d *domain.Datum, t *typ, raw []byte) error {
 		switch string(s) {
 		case "NaN":
 			d.F64 = math.NaN()
+			return nil
 		case "Infinity":
 			d.F64 = math.Inf(1)
+			return nil
 		case "-Infinity":
 			d.F64 = math.Inf(-1)
-		default:
-			return st.fail(`expected a JSON number or "NaN", "Infinity", "-Infinity" for %s, got %s`, t.name, showRaw(raw))
+			return nil
 		}
-		return nil
+		lex = s
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		v, err := strconv.ParseFloat(string(raw), bitSize)
-		if err != nil {
-			return st.fail("%s value %s out of range", t.name, showRaw(raw))
-		}
-		d.F64 = v
-		return nil
+	default:
+		return st.mismatch(t, raw, `a JSON number, a numeric string or "NaN", "Infinity", "-Infinity"`)
 	}
-	return st.mismatch(t, raw, `a JSON number or "NaN", "Infinity", "-Infinity"`)
+	if !floatLexeme(lex) {
+		return st.fail(`expected a number, a numeric string or "NaN", "Infinity", "-Infinity" for %s, got %s`, t.name, showRaw(raw))
+	}
+	v, err := strconv.ParseFloat(string(lex), 64)
+	if err != nil || math.IsInf(v, 0) {
+		return st.fail("%s value %s out of range", t.name, showRaw(raw))
+	}
+	if t.kind == kFloat {
+		f := float32(v)
+		if math.IsInf(float64(f), 0) {
+			return st.fail("%s value %s out of the 32-bit float range", t.name, showRaw(raw))
+		}
+		v = float64(f)
+	}
+	d.F64 = v
+	return nil
+}
+
+// floatLexeme reports whether b is a finite number in the grammar Rust's
+// f64::from_str takes, which the official decoder uses for FLOAT and DOUBLE:
+// [+-]? (digits | digits '.' digits* | '.' digits) ([eE] [+-]? digits)?.
+// Its non-finite spellings (inf, nan, ...) are refused by the decoder, so
+// they are not part of it; nor are hex, underscores or spaces (which Go's
+// ParseFloat would take).
+func floatLexeme(b []byte) bool {
+	i := 0
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		i++
+	}
+	s := i
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	nd := i - s
+	if i < len(b) && b[i] == '.' {
+		i++
+		s := i
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+		nd += i - s
+	}
+	if nd == 0 {
+		return false
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		s := i
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+		if i == s {
+			return false
+		}
+	}
+	return i == len(b)
 }
 
 // timestamp decodes TIMESTAMP(p) and TIMESTAMP_LTZ(p).

@@ -81,8 +81,9 @@ func (t *typ) fieldByName(name []byte) int {
 }
 
 // isStringKey reports whether a MAP with this key type may also be written as
-// a JSON object.
-func (t *typ) isStringKey() bool { return t.kind == kString || t.kind == kChar }
+// a JSON object: STRING keys only, not CHAR(n), as the official decoder
+// (decoder.rs, ComplexValueVisitor::visit_map) decides.
+func (t *typ) isStringKey() bool { return t.kind == kString }
 
 // compileType compiles dt; ROW field names are appended to names, which
 // error paths index (see seg).
@@ -223,6 +224,10 @@ type Codec struct {
 	pk      []int // column positions in primary-key order
 	autoInc []int
 	words   int // 64-bit words of a column bitset
+	// writeErr, when set, refuses every write body: a column whose type
+	// JSON rows cannot carry (a MAP keyed by ARRAY, MAP or ROW, which the
+	// official decoder answers 501 unsupported for). Lookups still work.
+	writeErr error
 }
 
 // NewCodec compiles spec. It fails with a KindInternal *domain.Error when the
@@ -247,6 +252,10 @@ func NewCodec(spec TableSpec) (*Codec, error) {
 		t, err := compileType(&col.Type, col.Name, &c.names)
 		if err != nil {
 			return nil, &domain.Error{Kind: domain.KindInternal, Message: "rowjson: " + err.Error(), Cause: err}
+		}
+		if c.writeErr == nil && t.complexMapKey() {
+			c.writeErr = domain.Errorf(domain.KindUnsupported,
+				"column `%s`: JSON rows do not support ARRAY, MAP or ROW values as MAP keys", col.Name)
 		}
 		q := quote(col.Name)
 		c.cols[i] = column{name: col.Name, quoted: q, match: newQuotedMatcher(q), t: t}
@@ -275,6 +284,28 @@ func NewCodec(spec TableSpec) (*Codec, error) {
 		c.autoInc = append(c.autoInc, i)
 	}
 	return c, nil
+}
+
+// complexMapKey reports whether t is or holds a MAP whose key type is an
+// ARRAY, MAP or ROW.
+func (t *typ) complexMapKey() bool {
+	switch t.kind {
+	case kArray:
+		return t.elem.complexMapKey()
+	case kMap:
+		switch t.key.kind {
+		case kArray, kMap, kRow:
+			return true
+		}
+		return t.val.complexMapKey()
+	case kRow:
+		for i := range t.fields {
+			if t.fields[i].t.complexMapKey() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // IsPrimaryKeyTable reports whether the table has a primary key.

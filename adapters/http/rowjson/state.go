@@ -31,7 +31,9 @@ type Limits struct {
 // Defaults for zero Limits fields.
 const (
 	DefaultMaxEntries = 10000
-	DefaultMaxDepth   = 16
+	// DefaultMaxDepth is the official decoder's bound on type nesting
+	// (decoder.rs MAX_TYPE_NESTING).
+	DefaultMaxDepth = 64
 )
 
 func (l Limits) withDefaults() Limits {

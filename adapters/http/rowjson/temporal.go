@@ -86,32 +86,38 @@ func digitsAt(b []byte, i, n int) (int, bool) {
 	return v, true
 }
 
-// parseDate parses YYYY-MM-DD (or a signed expanded year of 4 to 9 digits)
-// at the start of b. It returns days since the epoch and the bytes consumed,
-// or a message.
+// parseDate parses [+-]YYYY-MM-DD at the start of b, as the official
+// decoder's temporal.rs parse_date does: an optional sign, a year of at
+// least 4 digits (leading zeros allowed, so 10000-01-01 and +0001-01-01 are
+// fine), a 2-digit month and a 2-digit day of the proleptic Gregorian
+// calendar. It returns days since the epoch and the bytes consumed, or a
+// message. Years too large for any Fluss type are "out of range".
 func parseDate(b []byte) (days int64, n int, msg string) {
-	i, sign := 0, int64(1)
-	signed := len(b) > 0 && (b[0] == '+' || b[0] == '-')
-	if signed {
-		if b[0] == '-' {
-			sign = -1
-		}
-		i = 1
+	i, neg := 0, false
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg, i = b[0] == '-', 1
 	}
 	start := i
-	var y int64
-	for i < len(b) && isDigit(b[i]) && i-start < 10 {
-		y = y*10 + int64(b[i]-'0')
+	for i < len(b) && isDigit(b[i]) {
 		i++
 	}
-	nd := i - start
-	switch {
-	case !signed && nd != 4:
-		return 0, 0, "the year must have 4 digits"
-	case signed && (nd < 4 || nd > 9):
-		return 0, 0, "a signed year must have 4 to 9 digits"
+	if i-start < 4 {
+		return 0, 0, "the year must have at least 4 digits"
 	}
-	y *= sign
+	sig := start
+	for sig < i-1 && b[sig] == '0' {
+		sig++
+	}
+	if i-sig > 12 {
+		return 0, 0, "out of range"
+	}
+	var y int64
+	for _, c := range b[sig:i] {
+		y = y*10 + int64(c-'0')
+	}
+	if neg {
+		y = -y
+	}
 	if i >= len(b) || b[i] != '-' {
 		return 0, 0, "expected '-' after the year"
 	}
@@ -120,7 +126,7 @@ func parseDate(b []byte) (days int64, n int, msg string) {
 		return 0, 0, "expected a 2-digit month and '-'"
 	}
 	d, ok := digitsAt(b, i+4, 2)
-	if !ok {
+	if !ok || (i+6 < len(b) && isDigit(b[i+6])) {
 		return 0, 0, "expected a 2-digit day"
 	}
 	if m < 1 || m > 12 {
@@ -139,19 +145,31 @@ type timeOfDay struct {
 	fracNanos int64 // the whole fraction in nanoseconds
 }
 
-// parseTime parses HH:MM:SS with an optional fraction of 1 to 9 digits at
-// the start of b. Leap seconds and 24:00:00 are not accepted.
+// parseTime parses HH:MM[:SS][.f…] at the start of b, as temporal.rs
+// parse_time does: seconds may be left out (12:34 and even 12:34.5 are
+// fine), the fraction has 1 to 9 digits. Leap seconds and 24:00 are not
+// accepted.
 func parseTime(b []byte) (tm timeOfDay, n int, msg string) {
 	h, ok1 := digitsAt(b, 0, 2)
 	mi, ok2 := digitsAt(b, 3, 2)
-	s, ok3 := digitsAt(b, 6, 2)
-	if !ok1 || !ok2 || !ok3 || b[2] != ':' || b[5] != ':' {
-		return tm, 0, "expected HH:MM:SS"
+	if !ok1 || !ok2 || b[2] != ':' {
+		return tm, 0, "expected HH:MM[:SS]"
+	}
+	n = 5
+	s := 0
+	if n < len(b) && b[n] == ':' {
+		var ok bool
+		if s, ok = digitsAt(b, 6, 2); !ok {
+			return tm, 0, "expected HH:MM:SS"
+		}
+		n = 8
+	}
+	if n < len(b) && isDigit(b[n]) {
+		return tm, 0, "expected HH:MM[:SS]"
 	}
 	if h > 23 || mi > 59 || s > 59 {
 		return tm, 0, "time of day out of range"
 	}
-	n = 8
 	var frac int64
 	if n < len(b) && b[n] == '.' {
 		n++
@@ -183,8 +201,9 @@ func fractionFits(tm timeOfDay, p int) string {
 	return ""
 }
 
-// parseTimestamp parses DATE('T'|' ')TIME[ZONE]. A zone (Z or ±hh:mm) is
-// required when ltz and refused otherwise.
+// parseTimestamp parses DATE 'T' TIME [ZONE], as temporal.rs
+// parse_timestamp does ('T' only: a space is refused). A zone (Z or ±hh:mm,
+// at most ±18:00) is required when ltz and refused otherwise.
 func parseTimestamp(s []byte, ltz bool, p int) (ms int64, nanos int32, msg string) {
 	if ms, nanos, ok := parseTimestampCommon(s, ltz, p); ok {
 		return ms, nanos, ""
@@ -198,7 +217,7 @@ func parseTimestampGeneral(s []byte, ltz bool, p int) (ms int64, nanos int32, ms
 	if msg != "" {
 		return 0, 0, msg
 	}
-	if n >= len(s) || (s[n] != 'T' && s[n] != ' ') {
+	if n >= len(s) || s[n] != 'T' {
 		return 0, 0, "expected 'T' between date and time"
 	}
 	tm, m, msg := parseTime(s[n+1:])
@@ -245,12 +264,12 @@ func parseTimestampGeneral(s []byte, ltz bool, p int) (ms int64, nanos int32, ms
 }
 
 // parseTimestampCommon is the fast path of parseTimestamp for the usual
-// spelling: a 4-digit year, 'T' or ' ', HH:MM:SS, an optional fraction of 1
+// spelling: a 4-digit year, 'T', HH:MM:SS, an optional fraction of 1
 // to 9 digits, and for ltz Z or ±hh:mm. It reports false when it cannot
 // decide (other spellings, any invalid or out-of-range part); then
 // parseTimestampGeneral decides. Where it decides, the result is the same.
 func parseTimestampCommon(s []byte, ltz bool, p int) (ms int64, nanos int32, ok bool) {
-	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' {
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return 0, 0, false
 	}
 	y1, ok1 := digits2(s[0], s[1])

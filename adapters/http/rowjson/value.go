@@ -100,7 +100,7 @@ func (st *state) array(d *domain.Datum, t *typ, depth int) error {
 }
 
 // mapValue decodes a MAP: a JSON array of {"key": k, "value": v} objects or,
-// when the key type is STRING or CHAR, a JSON object. Keys are never null and
+// when the key type is STRING, a JSON object. Keys are never null and
 // never repeated.
 func (st *state) mapValue(d *domain.Datum, t *typ, depth int) error {
 	base := len(st.scratch)
@@ -125,11 +125,6 @@ func (st *state) mapValue(d *domain.Datum, t *typ, depth int) error {
 			kseg := seg{kind: segKey, a: int32(len(st.keys)), b: int32(len(st.keys) + len(kb))}
 			st.path = append(st.path, kseg)
 			st.keys = append(st.keys, kb...)
-			if t.key.kind == kChar && len(kb) > t.key.length {
-				if err := st.charLength(t.key, kb); err != nil {
-					return err
-				}
-			}
 			var v domain.Datum
 			if err := st.decodeValue(&v, t.val, depth+1); err != nil {
 				return err

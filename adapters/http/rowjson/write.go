@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/bits"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -42,6 +43,9 @@ func (c *Codec) DecodeWriteTo(buf *Buffer, body []byte, lim Limits) (domain.Writ
 // decodeWriteTo is DecodeWriteTo; fast selects trying the fast path first
 // (see fast.go; tests compare both ways).
 func (c *Codec) decodeWriteTo(buf *Buffer, body []byte, lim Limits, fast bool) (domain.WriteBatch, []string, error) {
+	if c.writeErr != nil {
+		return domain.WriteBatch{}, nil, c.writeErr
+	}
 	st := getState(c, buf, body, lim)
 	defer putState(st)
 	if fast {
@@ -49,7 +53,33 @@ func (c *Codec) decodeWriteTo(buf *Buffer, body []byte, lim Limits, fast bool) (
 			return batch, ids, nil
 		}
 	}
-	return st.decodeWrite()
+	batch, ids, err := st.decodeWrite()
+	if err != nil {
+		return batch, ids, malformedFirst(body, err)
+	}
+	return batch, ids, nil
+}
+
+// malformedFirst returns the syntax error of body when body is not one valid
+// JSON value, else err: as with the official decoder (which parses the whole
+// body before any row), malformed JSON anywhere wins over every other
+// problem, even one found earlier in the body. It runs on the error path
+// only and is linear in the body.
+func malformedFirst(body []byte, err error) error {
+	if de := domain.AsError(err); de != nil && strings.Contains(de.Message, "invalid JSON") {
+		return err
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(body), decodeOptions...)
+	serr := dec.SkipValue()
+	if serr == nil {
+		if _, serr = dec.ReadToken(); serr == io.EOF {
+			return err
+		}
+		if serr == nil {
+			return invalid("unexpected data after the request body's JSON object")
+		}
+	}
+	return invalid("%s", describeSyntax(serr))
 }
 
 func (st *state) decodeWrite() (domain.WriteBatch, []string, error) {
@@ -514,6 +544,7 @@ func (st *state) writeRow(op domain.WriteOp, row []domain.Datum) error {
 	}
 	c := st.c
 	clear(st.present)
+	depth := st.dec.StackDepth()
 	hint := 0
 	for {
 		if st.dec.PeekKind() == '}' {
@@ -524,15 +555,13 @@ func (st *state) writeRow(op domain.WriteOp, row []domain.Datum) error {
 			return st.syntaxErr(err)
 		}
 		if ci < 0 {
-			return st.failAt(string(name), "no such column")
+			return st.rowFailure(depth, st.failAt(string(name), "no such column"), name)
 		}
 		col := &c.cols[ci]
 		if st.present[ci>>6]&(1<<(ci&63)) != 0 {
 			return st.failAt(col.name, "duplicate key")
 		}
 		switch {
-		case op == domain.OpDelete && !col.pk:
-			return st.failAt(col.name, "a delete takes only primary-key columns")
 		case col.autoInc:
 			return st.failAt(col.name, "auto-increment column: Fluss assigns its value")
 		case op == domain.OpUpsert && st.partial != nil && !st.partial[ci]:
@@ -541,10 +570,15 @@ func (st *state) writeRow(op domain.WriteOp, row []domain.Datum) error {
 		st.present[ci>>6] |= 1 << (ci & 63)
 		st.path = append(st.path, seg{kind: segName, a: int32(ci)})
 		if err := st.decodeValue(&row[ci], col.t, 1); err != nil {
-			return err
+			return st.rowFailure(depth, err, nil)
 		}
 		if col.pk && row[ci].Null {
-			return st.fail("a primary-key column must not be null")
+			return st.rowFailure(depth, st.fail("a primary-key column must not be null"), nil)
+		}
+		if op == domain.OpDelete && !col.pk {
+			// As the official decoder (a sparse row over the primary key):
+			// other columns of a delete are type-checked, then not used.
+			row[ci] = domain.Datum{Null: true}
 		}
 		st.path = st.path[:0]
 		hint = ci + 1
@@ -553,6 +587,73 @@ func (st *state) writeRow(op domain.WriteOp, row []domain.Datum) error {
 		return st.syntaxErr(err)
 	}
 	return st.fillMissing(op, row)
+}
+
+// rowFailure returns the error to report for a row object (at stack depth
+// depth) in which err was found, with the official decoder's precedence
+// (decoder.rs decode_row_map): the rest of the object is scanned, and a
+// repeated name anywhere in it wins, then an unknown column, then err. unknown
+// is the name of the unknown column err is about (nil when err is a value
+// error). Syntax errors are returned as they are; so is err when the rest of
+// the object is not well-formed (malformedFirst reports that). On the error
+// path only; linear in the rest of the object.
+func (st *state) rowFailure(depth int, err error, unknown []byte) error {
+	if fe, ok := err.(*fieldError); !ok || fe.syntax {
+		return err
+	}
+	st.path = st.path[:0]
+	// Unwind to the row object: past the rest of a member value left
+	// half-read by the error, or the value of the unknown column.
+	for st.dec.StackDepth() > depth {
+		if k := st.dec.PeekKind(); k == '}' || k == ']' {
+			if _, e := st.dec.ReadToken(); e != nil {
+				return err
+			}
+		} else if st.dec.SkipValue() != nil {
+			return err
+		}
+	}
+	if st.dec.StackDepth() < depth {
+		return err
+	}
+	if _, n := st.dec.StackIndex(depth); n%2 == 1 && st.dec.SkipValue() != nil {
+		return err
+	}
+	var others map[string]bool // unknown names seen
+	if unknown != nil {
+		others = map[string]bool{string(unknown): true}
+	}
+	var firstUnknown error
+	if unknown != nil {
+		firstUnknown = err
+	}
+	for st.dec.PeekKind() == '"' {
+		ci, name, e := st.readColumn(-1)
+		if e != nil || st.dec.SkipValue() != nil {
+			return err
+		}
+		if ci >= 0 {
+			if st.present[ci>>6]&(1<<(ci&63)) != 0 {
+				return st.failAt(st.c.cols[ci].name, "duplicate key")
+			}
+			st.present[ci>>6] |= 1 << (ci & 63)
+			continue
+		}
+		if others[string(name)] {
+			return st.failAt(string(name), "duplicate key")
+		}
+		if others == nil {
+			others = map[string]bool{}
+		}
+		others[string(name)] = true
+		if firstUnknown == nil {
+			firstUnknown = st.failAt(string(name), "no such column")
+		}
+	}
+	if firstUnknown != nil {
+		return firstUnknown
+	}
+	return err
 }
 
 // fillMissing sets the columns absent from the row object to null, checking
