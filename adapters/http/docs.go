@@ -61,6 +61,7 @@ window.addEventListener("load", function () {
     url: "v1/openapi.json",
     dom_id: "#swagger-ui",
     deepLinking: true,
+    displayOperationId: true,
     layout: "BaseLayout",
     presets: [SwaggerUIBundle.presets.apis],
     validatorUrl: null
