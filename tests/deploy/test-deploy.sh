@@ -16,7 +16,8 @@
 #  2. systemd unit: `systemd-analyze verify` clean (no output, exit 0), and
 #     the offline `systemd-analyze security` exposure score.
 #  3. GET /docs in headless Chromium (tests/deploy/docs-chromium.sh).
-#  4. `make image` twice (the second time with an empty Go build cache):
+#  4. tools/image's unit tests; `make image` twice (the second time with an
+#     empty Go build cache):
 #     both archives must be byte-identical; then the image smoke test
 #     (tests/deploy/image-smoke.sh) against a real Fluss cluster.
 #  5. The Grafana dashboard's PromQL against a real gateway's scrape
@@ -189,7 +190,9 @@ refuse "a credential in config" "is a credential: set it in secretConfig" --set-
 refuse "client-auth require (kubelet probes have no certificate)" "client-auth require fails" \
 	--set tls.enabled=true --set tls.existingSecret=x --set-string 'config.gateway\.rest\.tls\.client-auth=require'
 refuse "a listener in config" "is set by the chart" --set-string 'config.gateway\.rest\.listen=0.0.0.0:1'
-refuse "a key that is not gateway.*" "does not start with gateway." --set-string 'config.rest\.listen=x'
+refuse "a key that is not gateway.* (values.schema.json)" "does not match pattern '^gateway" --set-string 'config.rest\.listen=x'
+refuse "a key that is not gateway.* (template)" "does not start with gateway." --skip-schema-validation --set-string 'config.rest\.listen=x'
+refuse "an unknown value (values.schema.json)" "additional properties 'replicas' not allowed" --set replicas=3
 
 gateway_bin=$out/fluss-gateway
 go build -o "$gateway_bin" ./bootstrap/cmd/gateway
@@ -243,6 +246,11 @@ fi
 
 # --- 4. image ---------------------------------------------------------------------
 if ((with_image)); then
+	if (cd tools/image && GOWORK=off go test -count=1 ./...) >"$out/image-unit.log" 2>&1; then
+		ok "tools/image unit tests"
+	else
+		fail "tools/image unit tests"; cat "$out/image-unit.log"
+	fi
 	if bash tools/image/build.sh >"$out/image-1.log" 2>&1; then
 		archive=$(sed -n 's/^image: \(bin\/[^ ]*\.tar\) .*/\1/p' "$out/image-1.log")
 		sum1=$(sha256sum "$archive" | cut -d' ' -f1) digest1=$(cat "$archive.digest")
