@@ -156,6 +156,9 @@ func checkRendered(t *testing.T, path, bin string) {
 	env := []string{"PATH=" + os.Getenv("PATH")}
 	secretEnv := map[string]string{}
 	for _, e := range c.Env {
+		// OTEL_SDK_DISABLED=true also stops the Prometheus metrics the
+		// ServiceMonitor/PodMonitor scrape (adapters/telemetry).
+		assert.False(t, e.Name == "OTEL_SDK_DISABLED" && strings.EqualFold(e.Value, "true"), "the chart disables the metrics")
 		if !strings.HasPrefix(e.Name, config.EnvPrefix) {
 			continue
 		}
