@@ -48,11 +48,11 @@ const (
 )
 
 type options struct {
-	binary, out, caBundle                 string
-	version, revision, source, created    string
-	user, arch, refName, title, licenses  string
-	description                           string
-	restPort, metricsPort                 int
+	binary, out, caBundle                string
+	version, revision, source, created   string
+	user, arch, refName, title, licenses string
+	description                          string
+	restPort, metricsPort                int
 }
 
 func main() {
@@ -212,7 +212,7 @@ func build(o options) (v1.Hash, int64, error) {
 	if err != nil {
 		return v1.Hash{}, 0, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	lp, err := layout.Write(dir, empty.Index)
 	if err != nil {
 		return v1.Hash{}, 0, err
@@ -301,7 +301,7 @@ func archiveDir(dir, out string, t time.Time) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer os.Remove(tmp)
+	defer func() { _ = os.Remove(tmp) }()
 	tw := tar.NewWriter(f)
 	for _, p := range paths {
 		info, err := os.Lstat(p)
