@@ -34,7 +34,7 @@ import (
 // can drop those two entries once the writer exports them unconditionally
 // (or the backpressure suite scrapes them).
 var eventOnly = map[string]string{
-	"fluss_client_writer_kv_pressure":              "only after a server reported KV pressure (PutKv v2)",
+	"fluss_client_writer_kv_pressure":               "only after a server reported KV pressure (PutKv v2)",
 	"fluss_client_writer_kv_throttle_seconds_total": "only after the writer throttled for pressure (PutKv v2)",
 	"fluss_client_writer_retries_total":             "only after a batch was retried",
 	"fluss_gateway_connections_closed_total":        "only after a Fluss connection closed",

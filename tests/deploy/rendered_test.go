@@ -81,7 +81,7 @@ type container struct {
 		} `yaml:"preStop"`
 	} `yaml:"lifecycle"`
 	SecurityContext struct {
-		ReadOnlyRootFilesystem   bool `yaml:"readOnlyRootFilesystem"`
+		ReadOnlyRootFilesystem   bool  `yaml:"readOnlyRootFilesystem"`
 		AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
 		Capabilities             struct {
 			Drop []string `yaml:"drop"`

@@ -123,4 +123,3 @@ func TestBuildRefusesRoot(t *testing.T) {
 		assert.Error(t, err, user)
 	}
 }
-
