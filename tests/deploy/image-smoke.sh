@@ -108,6 +108,8 @@ if ! wait_http "http://127.0.0.1:$port/ready" 60; then
 fi
 code=$(curl -s -o "$work/dbs.json" -w '%{http_code}' "http://127.0.0.1:$port/v1/clusters/default/databases")
 [[ $code == 200 ]] || { say "FAIL: databases answered $code: $(cat "$work/dbs.json")"; exit 1; }
+families=$(curl -s "http://127.0.0.1:$mport/metrics" | grep -c '^# TYPE fluss_' || true)
+((families > 0)) || { say "FAIL: no fluss_* families on the metrics listener"; exit 1; }
 if [[ $how == layer ]]; then
 	grep -q "\"version\":\"$version\"" "$work/gateway.log" || { say "FAIL: start log does not name version $version"; cat "$work/gateway.log"; exit 1; }
 	if [[ ${run[0]} == setpriv ]]; then
@@ -116,4 +118,4 @@ if [[ $how == layer ]]; then
 		say "the entrypoint runs as uid $running_as"
 	fi
 fi
-say "ok ($how): /ready 200, databases $(cat "$work/dbs.json")"
+say "ok ($how): /ready 200, databases $(cat "$work/dbs.json"), $families fluss_* metric families"

@@ -194,6 +194,20 @@ refuse "a key that is not gateway.* (values.schema.json)" "does not match patter
 refuse "a key that is not gateway.* (template)" "does not start with gateway." --skip-schema-validation --set-string 'config.rest\.listen=x'
 refuse "an unknown value (values.schema.json)" "additional properties 'replicas' not allowed" --set replicas=3
 
+# Checksum annotations: a changed configuration or credential changes the
+# pod template (and so rolls the pods); the same values give the same one.
+sums() { "$helm" template fluss-gateway "$chart" --kube-version "$kube" "$@" | grep -o 'checksum/[a-z-]*: [0-9a-f]*' | sort | tr '\n' ' '; }
+base=$(sums) again=$(sums)
+cfg=$(sums --set-string 'config.gateway\.shutdown\.drain-timeout=45s')
+sec=$(sums --set-string 'secretConfig.gateway\.security\.users.value=a:b')
+sec2=$(sums --set-string 'secretConfig.gateway\.security\.users.value=a:c')
+if [[ $base == "$again" && $(grep -o 'checksum/config: [0-9a-f]*' <<<"$base") != $(grep -o 'checksum/config: [0-9a-f]*' <<<"$cfg") &&
+	$(grep -o 'checksum/secret: [0-9a-f]*' <<<"$sec") != $(grep -o 'checksum/secret: [0-9a-f]*' <<<"$sec2") ]]; then
+	ok "checksum annotations follow the ConfigMap and the chart's Secret"
+else
+	fail "checksum annotations: base [$base] config [$cfg] secret [$sec] / [$sec2]"
+fi
+
 gateway_bin=$out/fluss-gateway
 go build -o "$gateway_bin" ./bootstrap/cmd/gateway
 if RENDERED_DIR=$rendered GATEWAY_BIN=$gateway_bin go test -count=1 -tags deploy -run 'TestRenderedChartConfig|TestPromQLMetricNames' -v ./tests/deploy/ >"$out/rendered-test.log" 2>&1; then
