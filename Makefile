@@ -5,7 +5,7 @@ CLUSTER := deployments/local/fluss-cluster.sh
 GATEWAY_CONFIG ?= configs/local.yaml
 GOLANGCI_VERSION ?= v2.15.0
 
-.PHONY: check fmt-check tidy-check test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean
+.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean
 
 all: build
 
@@ -90,6 +90,15 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./adapters/...
+
+## image: OCI image archive bin/fluss-gateway-<version>.tar from the static binary, no container engine (tools/image)
+image:
+	bash tools/image/build.sh
+
+## test-deploy: Helm chart lint/render/kubeconform, rendered configs accepted by the gateway, systemd unit,
+## reproducible image, image smoke test, dashboard metrics and /docs in headless Chromium (tests/deploy)
+test-deploy:
+	bash tests/deploy/test-deploy.sh
 
 clean:
 	rm -rf bin

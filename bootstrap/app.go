@@ -21,6 +21,10 @@ import (
 // -ldflags "-X github.com/fluss-gateway/fluss-gateway-go/bootstrap.Version=…".
 var Version = "dev"
 
+// Commit is the source revision the binary was built from, set like Version
+// (bootstrap.Commit); empty when unknown.
+var Commit = ""
+
 // stopMargin is added to the readiness grace and the drain timeout for the
 // other stop hooks (closing clusters, flushing telemetry).
 const stopMargin = 5 * time.Second

@@ -81,7 +81,7 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 		log.Error("fluss-gateway failed to start", "error", err)
 		return ExitFailed
 	}
-	log.Info("fluss-gateway started", "version", Version, "clusters", cfg.ClusterIDs())
+	log.Info("fluss-gateway started", "version", Version, "commit", Commit, "clusters", cfg.ClusterIDs())
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

@@ -97,6 +97,7 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		MeterProvider:  p.Telemetry.MeterProvider,
 		Propagators:    p.Telemetry.Propagators,
 		Observer:       p.Inst.Gateway(),
+		Docs:           p.Config.REST.DocsEnabled,
 	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity})
 	if err != nil {
 		return nil, err

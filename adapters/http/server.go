@@ -78,6 +78,9 @@ type Options struct {
 	// Observer receives every request's method, route template, status and
 	// duration (REST metrics); nil: none.
 	Observer RequestObserver
+	// Docs serves the API reference page at GET /docs (docs.go;
+	// gateway.rest.docs.enabled).
+	Docs bool
 }
 
 // RequestObserver records REST requests; telemetry.GatewayMetrics implements it.
@@ -188,7 +191,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	app.Use(a.requestContext)
 	app.Use(otelfiber.Middleware(otelOpts...))
 	app.Use(a.errorsAndPanics)
-	app.Use(acceptJSON)
+	app.Use(unlessDocs(acceptJSON))
 	app.Use(a.acceptance)
 	app.Use(a.deadline)
 	for _, r := range a.routes {
@@ -200,6 +203,9 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		chain = append(chain, a.authenticate(r), checkQuery(r.query), a.quota(r), a.admit(r.admission),
 			func(c *fiber.Ctx) error { return h(a, c) })
 		app.Add(r.method, fiberPath(r.path), chain...)
+	}
+	if opts.Docs {
+		registerDocs(app)
 	}
 	return app, nil
 }

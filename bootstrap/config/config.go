@@ -71,6 +71,9 @@ type REST struct {
 	// TLS terminates TLS on the listener (`gateway.rest.tls.*`, gateway-go
 	// keys); off while no certificate is configured.
 	TLS TLS
+	// DocsEnabled serves the API reference page at GET /docs
+	// (`gateway.rest.docs.enabled`, a gateway-go key; default true).
+	DocsEnabled bool
 }
 
 // ClientAuth is whether the REST listener asks for TLS client certificates.
@@ -302,6 +305,7 @@ func Default() Config {
 			RequestTimeout:    30 * time.Second,
 			MaxRequestBytes:   32 << 20,
 			AdmissionMaxWait:  time.Second,
+			DocsEnabled:       true,
 			TLS: TLS{
 				MinVersion:     "1.2",
 				ClientAuth:     ClientAuthNone,

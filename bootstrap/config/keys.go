@@ -45,6 +45,8 @@ const (
 	clusterKeyAutoPart  = "write.auto-create-partitions"
 	// KeyReadinessGrace is a gateway-go extension key.
 	KeyReadinessGrace = "gateway.shutdown.readiness-grace"
+	// KeyDocsEnabled switches the API reference page GET /docs (gateway-go key).
+	KeyDocsEnabled = "gateway.rest.docs.enabled"
 )
 
 // scalar is one configured value: YAML scalar text with its resolved tag
@@ -268,6 +270,7 @@ var globalEntries = append([]entry[Config]{
 	countEntry("gateway.rest.prefix-lookup.max-concurrent-requests", func(c *Config) *int { return &c.Limits.PrefixLookupMaxConcurrentRequests }),
 	countEntry("gateway.rest.metadata.max-concurrent-requests", func(c *Config) *int { return &c.Limits.MetadataMaxConcurrentRequests }),
 	durationEntry("gateway.rest.admission.max-wait", func(c *Config) *time.Duration { return &c.REST.AdmissionMaxWait }),
+	boolEntry(KeyDocsEnabled, func(c *Config) *bool { return &c.REST.DocsEnabled }),
 	boolEntry("gateway.metrics.enabled", func(c *Config) *bool { return &c.Metrics.Enabled }),
 	{
 		key: "gateway.metrics.exporters",
