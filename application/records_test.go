@@ -345,6 +345,38 @@ func TestDecodeFailureAgainstACachedDefinitionRefetches(t *testing.T) {
 	assert.Equal(t, 2, vc.getCount())
 }
 
+// TestInvalidRequestsDoNotStreamRefreshes: against an unchanged definition,
+// a stream of requests that fail to decode refreshes it at most once per
+// refetch interval.
+func TestInvalidRequestsDoNotStreamRefreshes(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	dc := &dataClusters{catalog: vc.catalog(), writer: writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})}
+	clock := newFakeClock()
+	s := NewRecordService(dc, RecordOptions{Now: clock.Now})
+	bad := decoderFunc{write: func(*Table, int) (domain.WriteBatch, []string, error) {
+		return domain.WriteBatch{}, nil, domain.InvalidArgument("entry `a`: column `nope`: no such column")
+	}}
+	write := func() {
+		_, err := s.Write(context.Background(), Scope{Cluster: "c1"}, WriteCommand{Path: usersPath, Decoder: bad})
+		require.Equal(t, domain.KindInvalidArgument, domain.KindOf(err))
+	}
+	write()
+	assert.Equal(t, 1, vc.getCount())
+	clock.Advance(DefaultSchemaRefetchInterval)
+	write() // refreshes: the definition is unchanged
+	assert.Equal(t, 2, vc.getCount())
+	for range 5 {
+		write()
+	}
+	assert.Equal(t, 2, vc.getCount(), "the refresh counted as a check")
+	clock.Advance(DefaultSchemaRefetchInterval)
+	write()
+	assert.Equal(t, 3, vc.getCount())
+}
+
 func TestSnapshots(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
@@ -352,22 +384,22 @@ func TestSnapshots(t *testing.T) {
 	key := func(cluster string) tableKey { return tableKey{cluster: cluster, path: usersPath} }
 	v1 := domain.TableInfo{Path: usersPath, TableID: 1, SchemaID: 1}
 
-	t1 := c.of(key("a"), v1)
-	assert.Same(t, t1, c.of(key("a"), v1), "an unchanged definition shares its snapshot")
+	t1 := c.of(key("a"), v1, false)
+	assert.Same(t, t1, c.of(key("a"), v1, false), "an unchanged definition shares its snapshot")
 	v2 := v1
 	v2.SchemaID = 2
-	t2 := c.of(key("a"), v2)
+	t2 := c.of(key("a"), v2, false)
 	assert.NotSame(t, t1, t2)
 	assert.Equal(t, int32(2), t2.Info.SchemaID)
 	v3 := v2
 	v3.ModifiedTime = time.Unix(5, 0) // a config change
-	assert.NotSame(t, t2, c.of(key("a"), v3))
+	assert.NotSame(t, t2, c.of(key("a"), v3, false))
 
-	tb := c.of(key("b"), v1)
-	_ = c.of(key("a"), v3) // a is now the most recent
-	_ = c.of(key("c"), v1) // evicts b
+	tb := c.of(key("b"), v1, false)
+	_ = c.of(key("a"), v3, false) // a is now the most recent
+	_ = c.of(key("c"), v1, false) // evicts b
 	assert.Equal(t, 2, c.len())
-	assert.NotSame(t, tb, c.of(key("b"), v1), "b was the least recently used")
+	assert.NotSame(t, tb, c.of(key("b"), v1, false), "b was the least recently used")
 
 	// A compiled form lives with its snapshot.
 	builds := 0

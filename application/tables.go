@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
@@ -15,7 +16,10 @@ import (
 type Table struct {
 	Info domain.TableInfo
 
-	fetched time.Time
+	// checked is when the definition was last loaded or confirmed by a
+	// refresh (Unix nanoseconds): a request that fails to decode refreshes
+	// it only when this is older than the refetch interval.
+	checked atomic.Int64
 
 	compileOnce sync.Once
 	compiled    any
@@ -117,19 +121,25 @@ func newSnapshots(size int, now func() time.Time) *snapshots {
 
 // of returns the snapshot of info for key: the remembered one when info is
 // the definition it was made from, else a new one (remembered from now on).
-func (c *snapshots) of(key tableKey, info domain.TableInfo) *Table {
+// refreshed says info was just loaded from the cluster: a remembered
+// snapshot counts as checked now.
+func (c *snapshots) of(key tableKey, info domain.TableInfo, refreshed bool) *Table {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
 		item := el.Value.(*snapshotItem)
 		if item.table.sameInfo(info) {
 			c.lru.MoveToFront(el)
+			if refreshed {
+				item.table.checked.Store(c.now().UnixNano())
+			}
 			return item.table
 		}
 		c.lru.Remove(el)
 		delete(c.items, key)
 	}
-	t := &Table{Info: info, fetched: c.now()}
+	t := &Table{Info: info}
+	t.checked.Store(c.now().UnixNano())
 	c.items[key] = c.lru.PushFront(&snapshotItem{key: key, table: t})
 	for c.lru.Len() > c.size {
 		last := c.lru.Back()
@@ -158,7 +168,7 @@ func (d definition) current(ctx context.Context) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.snaps.of(d.key, info), nil
+	return d.snaps.of(d.key, info, false), nil
 }
 
 func (d definition) refresh(ctx context.Context) (*Table, error) {
@@ -166,7 +176,7 @@ func (d definition) refresh(ctx context.Context) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.snaps.of(d.key, info), nil
+	return d.snaps.of(d.key, info, true), nil
 }
 
 // withDefinition is the one retry rule of every data-plane request: it
@@ -192,7 +202,7 @@ func withDefinition[R, O any](ctx context.Context, d definition, refetch time.Du
 	}
 	req, ids, err := decode(t)
 	if err != nil {
-		if domain.KindOf(err) != domain.KindInvalidArgument || now().Sub(t.fetched) < refetch {
+		if domain.KindOf(err) != domain.KindInvalidArgument || now().Sub(time.Unix(0, t.checked.Load())) < refetch {
 			return t, nil, zero, err
 		}
 		fresh, ferr := d.refresh(ctx)

@@ -238,6 +238,23 @@ func (c *invalidatingCatalog) invalidate(path domain.TablePath) {
 	}
 }
 
+// announce tells this set's cache and every peer's the definition the
+// coordinator has for path right after a create or alter through this
+// catalog (meta.Cache.Expect), so that no cache takes an older definition
+// from a server whose metadata has not caught up yet. When the coordinator
+// cannot be asked, path is only invalidated.
+func (c *invalidatingCatalog) announce(ctx context.Context, path domain.TablePath) {
+	info, err := c.Catalog.GetTable(ctx, path)
+	if err != nil {
+		c.invalidate(path)
+		return
+	}
+	c.cache.Expect(path, info.TableID, info.SchemaID)
+	if c.peers != nil {
+		c.peers(func(m *meta.Cache) { m.Expect(path, info.TableID, info.SchemaID) })
+	}
+}
+
 // CreateTable creates the table and then waits, within ctx (less a margin
 // to answer in), until every bucket has a leader (meta.Cache.AwaitLeaders),
 // so that the table is writable when the creation is answered. When the
@@ -247,10 +264,11 @@ func (c *invalidatingCatalog) invalidate(path domain.TablePath) {
 // its buckets never got leaders).
 func (c *invalidatingCatalog) CreateTable(ctx context.Context, path domain.TablePath, desc domain.TableDescriptor, ignoreIfExists bool) error {
 	err := c.Catalog.CreateTable(ctx, path, desc, ignoreIfExists)
-	c.invalidate(path)
 	if err != nil {
+		c.invalidate(path)
 		return err
 	}
+	c.announce(ctx, path)
 	return c.cache.AwaitLeaders(ctx, path, leaderDeadline(ctx, time.Now()))
 }
 
@@ -270,8 +288,12 @@ func leaderDeadline(ctx context.Context, now time.Time) time.Time {
 }
 
 func (c *invalidatingCatalog) AlterTable(ctx context.Context, path domain.TablePath, changes []domain.TableChange, ignoreIfNotExists bool) error {
-	defer c.invalidate(path)
-	return c.Catalog.AlterTable(ctx, path, changes, ignoreIfNotExists)
+	if err := c.Catalog.AlterTable(ctx, path, changes, ignoreIfNotExists); err != nil {
+		c.invalidate(path)
+		return err
+	}
+	c.announce(ctx, path)
+	return nil
 }
 
 func (c *invalidatingCatalog) DropTable(ctx context.Context, path domain.TablePath, ignoreIfNotExists bool) error {

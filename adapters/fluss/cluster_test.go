@@ -447,3 +447,42 @@ func TestUserModeDDLIsSeenByEveryUser(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, first.TableID, again.TableID, "bob sees the re-created table without a refresh")
 }
+
+// TestOwnDDLWaitsForLaggingMetadata: after a drop and re-create through the
+// gateway, servers whose metadata still shows the old table are polled
+// until they show the new one, so the next write or lookup resolves the
+// new definition.
+func TestOwnDDLWaitsForLaggingMetadata(t *testing.T) {
+	t.Parallel()
+	fc, err := flussfake.NewCluster(flussfake.ClusterConfig{})
+	require.NoError(t, err)
+	t.Cleanup(fc.Close)
+	c, err := Open(context.Background(), Config{ID: "c1", BootstrapServers: []string{fc.BootstrapAddr()},
+		ConnectTimeout: 2 * time.Second, RequestTimeout: 2 * time.Second}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	s, err := c.Session(context.Background(), domain.Principal{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	path := domain.TablePath{Database: "db", Table: "t"}
+	desc := domain.TableDescriptor{BucketCount: 1, Schema: domain.Schema{
+		Columns:    []domain.Column{{Name: "id", Type: domain.DataType{Root: domain.TypeInteger}, ID: 0}},
+		PrimaryKey: []string{"id"},
+	}}
+	require.NoError(t, s.Catalog().CreateDatabase(ctx, "db", domain.DatabaseDescriptor{}, false))
+	require.NoError(t, s.Catalog().CreateTable(ctx, path, desc, false))
+	defs := s.(domain.TableSource).Tables()
+	old, err := defs.Table(ctx, path)
+	require.NoError(t, err)
+
+	require.NoError(t, fc.LagMetadata("db", "t", 4))
+	require.NoError(t, s.Catalog().DropTable(ctx, path, false))
+	require.NoError(t, s.Catalog().CreateTable(ctx, path, desc, false))
+	now, err := defs.Table(ctx, path)
+	require.NoError(t, err)
+	assert.NotEqual(t, old.TableID, now.TableID, "the lagging answers were not taken")
+	info, err := s.Catalog().GetTable(ctx, path)
+	require.NoError(t, err)
+	assert.Equal(t, info.TableID, now.TableID)
+}

@@ -48,6 +48,53 @@ type Cluster struct {
 
 	mu       sync.Mutex
 	withheld map[string]int // "db.table" → metadata answers still without leaders (<0: all)
+	lagging  map[string]*lag
+}
+
+// lag is a table definition a server's metadata cache still serves.
+type lag struct {
+	left              int
+	id                int64
+	schemaID          int32
+	json              []byte
+	created, modified int64
+}
+
+// LagMetadata makes the next n metadata answers about database.table that
+// follow a change of its definition (a re-create) still describe it as it is
+// now, as a server whose metadata cache the coordinator has not updated yet
+// does (apache/fluss RpcServiceBase#processMetadataRequest serves its cache
+// first). The table must exist.
+func (c *Cluster) LagMetadata(database, table string, n int) error {
+	c.Catalog.mu.Lock()
+	t, err := c.Catalog.tableLocked(database, table)
+	c.Catalog.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lagging == nil {
+		c.lagging = make(map[string]*lag)
+	}
+	c.lagging[database+"."+table] = &lag{left: n, id: t.id, schemaID: t.schemaID, json: t.json, created: t.created, modified: t.modified}
+	return nil
+}
+
+// lagged returns the lagging definition to serve for database.table instead
+// of t, counting it down, or nil.
+func (c *Cluster) lagged(database, table string, t *table) *lag {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := database + "." + table
+	l, ok := c.lagging[key]
+	if !ok || (l.id == t.id && l.schemaID == t.schemaID) {
+		return nil
+	}
+	if l.left--; l.left <= 0 {
+		delete(c.lagging, key)
+	}
+	return l
 }
 
 // WithholdLeaders makes the next n metadata answers about database.table
@@ -162,6 +209,10 @@ func (c *Cluster) metadata(_ context.Context, _ *Request, req *flusspb.MetadataR
 		tm := &flusspb.PbTableMetadata{
 			TablePath: tp, TableId: proto.Int64(t.id), SchemaId: proto.Int32(t.schemaID), TableJson: t.json,
 			CreatedTime: proto.Int64(t.created), ModifiedTime: proto.Int64(t.modified),
+		}
+		if l := c.lagged(tp.GetDatabaseName(), tp.GetTableName(), t); l != nil {
+			tm.TableId, tm.SchemaId, tm.TableJson = proto.Int64(l.id), proto.Int32(l.schemaID), l.json
+			tm.CreatedTime, tm.ModifiedTime = proto.Int64(l.created), proto.Int64(l.modified)
 		}
 		if len(t.partitionKeys) == 0 {
 			tm.BucketMetadata = c.buckets(t.buckets)

@@ -29,6 +29,7 @@ const (
 	DefaultMaxPartitions = 4096
 	DefaultMaxAge        = 5 * time.Minute
 	DefaultLoadTimeout   = 30 * time.Second
+	DefaultCatchUpWait   = 2 * time.Second
 )
 
 // Options configure a Cache. The zero value takes every default.
@@ -48,6 +49,10 @@ type Options struct {
 	// PartitionCreateWait bounds how long Partition polls the metadata for
 	// a partition it has just created (default 10 s, within ctx).
 	PartitionCreateWait time.Duration
+	// CatchUpWait bounds how long Reload polls a server whose metadata is
+	// still behind a definition announced with Expect (DefaultCatchUpWait,
+	// within ctx).
+	CatchUpWait time.Duration
 	// Now returns the current time (time.Now); tests replace it.
 	Now func() time.Time
 }
@@ -67,6 +72,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PartitionCreateWait <= 0 {
 		o.PartitionCreateWait = 10 * time.Second
+	}
+	if o.CatchUpWait <= 0 {
+		o.CatchUpWait = DefaultCatchUpWait
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -133,6 +141,13 @@ type Cache struct {
 	nodes       map[int32]ServerNode
 	coordinator *ServerNode
 	flights     map[string]*flight
+	expect      map[domain.TablePath]version // see Expect
+}
+
+// version is a table id and a schema id.
+type version struct {
+	tableID  int64
+	schemaID int32
 }
 
 type flight struct {
@@ -148,6 +163,7 @@ func New(call Caller, opts Options) *Cache {
 		byID:    make(map[int64]*tableEntry),
 		nodes:   make(map[int32]ServerNode),
 		flights: make(map[string]*flight),
+		expect:  make(map[domain.TablePath]version),
 	}
 	c.tables = lru.New(c.opts.MaxTables, func(_ domain.TablePath, e *tableEntry) {
 		if e.table != nil && c.byID[e.table.ID()] == e {
@@ -199,10 +215,69 @@ func (c *Cache) Table(ctx context.Context, path domain.TablePath) (*Table, error
 	return c.Reload(ctx, path)
 }
 
+// Expect drops what is cached about path and announces its current
+// definition as the coordinator gave it right after this gateway's own DDL
+// (GetTableInfo reads it from ZooKeeper). Metadata answers come from the
+// answering server's own cache (apache/fluss RpcServiceBase
+// processMetadataRequest), which the coordinator updates asynchronously; so
+// until a load shows this table id with at least this schema id, Reload
+// polls (at most Options.CatchUpWait) instead of caching an older
+// definition.
+func (c *Cache) Expect(path domain.TablePath, tableID int64, schemaID int32) {
+	c.Invalidate(path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expect[path] = version{tableID, schemaID}
+}
+
+// behind reports whether t is older than the definition announced for its
+// path, and forgets the announcement once a load has caught up with it.
+func (c *Cache) behind(path domain.TablePath, t *Table) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	want, ok := c.expect[path]
+	if !ok {
+		return false
+	}
+	if t.ID() == want.tableID && t.Info.SchemaID >= want.schemaID {
+		delete(c.expect, path)
+		return false
+	}
+	return true
+}
+
 // Reload fetches the metadata of path now (sharing a load in progress) and
 // returns the new snapshot. Callers use it when a request names a newer
-// schema or another table id than the cached one.
+// schema or another table id than the cached one. After Expect it polls,
+// 25 ms apart doubling to 200 ms, until the answer has caught up with the
+// announced definition or Options.CatchUpWait has passed (then the
+// announcement is dropped and the answer taken as it is).
 func (c *Cache) Reload(ctx context.Context, path domain.TablePath) (*Table, error) {
+	deadline := c.opts.Now().Add(c.opts.CatchUpWait)
+	backoff := 25 * time.Millisecond
+	for {
+		t, err := c.reloadOnce(ctx, path)
+		if err != nil || !c.behind(path, t) {
+			return t, err
+		}
+		if !c.opts.Now().Before(deadline) {
+			c.mu.Lock()
+			delete(c.expect, path)
+			c.mu.Unlock()
+			return t, nil
+		}
+		c.Invalidate(path)
+		select {
+		case <-ctx.Done():
+			return nil, DomainError(ctx.Err(), fmt.Sprintf("table `%s`", path))
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 200*time.Millisecond)
+	}
+}
+
+// reloadOnce is one Reload load.
+func (c *Cache) reloadOnce(ctx context.Context, path domain.TablePath) (*Table, error) {
 	err := c.do(ctx, "t:"+path.String(), func(ctx context.Context) error {
 		return c.fetch(ctx, &flusspb.MetadataRequest{TablePath: []*flusspb.PbTablePath{pbPath(path)}}, path)
 	})
