@@ -1,13 +1,13 @@
 package application
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/lru"
 )
 
 // Table is a snapshot of a table's definition that data-plane requests are
@@ -99,24 +99,17 @@ func (c catalogDefinitions) Refresh(ctx context.Context, path domain.TablePath) 
 // TableDefinitions, and a definition that differs from the remembered one
 // replaces it. Bounded LRU.
 type snapshots struct {
-	size int
-	now  func() time.Time
+	now func() time.Time
 
 	mu    sync.Mutex
-	lru   list.List // of *snapshotItem, most recent first
-	items map[tableKey]*list.Element
-}
-
-type snapshotItem struct {
-	key   tableKey
-	table *Table
+	items *lru.Cache[tableKey, *Table]
 }
 
 func newSnapshots(size int, now func() time.Time) *snapshots {
 	if size <= 0 {
 		size = DefaultSnapshotCacheSize
 	}
-	return &snapshots{size: size, now: now, items: make(map[tableKey]*list.Element)}
+	return &snapshots{now: now, items: lru.New[tableKey, *Table](size, nil)}
 }
 
 // of returns the snapshot of info for key: the remembered one when info is
@@ -126,26 +119,15 @@ func newSnapshots(size int, now func() time.Time) *snapshots {
 func (c *snapshots) of(key tableKey, info domain.TableInfo, refreshed bool) *Table {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok {
-		item := el.Value.(*snapshotItem)
-		if item.table.sameInfo(info) {
-			c.lru.MoveToFront(el)
-			if refreshed {
-				item.table.checked.Store(c.now().UnixNano())
-			}
-			return item.table
+	if t, ok := c.items.Get(key); ok && t.sameInfo(info) {
+		if refreshed {
+			t.checked.Store(c.now().UnixNano())
 		}
-		c.lru.Remove(el)
-		delete(c.items, key)
+		return t
 	}
 	t := &Table{Info: info}
 	t.checked.Store(c.now().UnixNano())
-	c.items[key] = c.lru.PushFront(&snapshotItem{key: key, table: t})
-	for c.lru.Len() > c.size {
-		last := c.lru.Back()
-		c.lru.Remove(last)
-		delete(c.items, last.Value.(*snapshotItem).key)
-	}
+	c.items.Put(key, t)
 	return t
 }
 
@@ -153,7 +135,7 @@ func (c *snapshots) of(key tableKey, info domain.TableInfo, refreshed bool) *Tab
 func (c *snapshots) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lru.Len()
+	return c.items.Len()
 }
 
 // definition resolves the table definitions of one request.
