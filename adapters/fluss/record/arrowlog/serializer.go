@@ -91,14 +91,43 @@ func newSerializer(codec Compression, level int) (*serializer, error) {
 	return s, nil
 }
 
+func (s *serializer) begin() {
+	s.nodes, s.bufs, s.gen, s.out, s.layout = s.nodes[:0], s.bufs[:0], s.gen[:0], s.out[:0], s.layout[:0]
+}
+
 // appendMessage appends the message for rec to dst.
 func (s *serializer) appendMessage(dst []byte, rec arrow.RecordBatch, nodes []node) ([]byte, error) {
-	s.nodes, s.bufs, s.gen, s.out, s.layout = s.nodes[:0], s.bufs[:0], s.gen[:0], s.out[:0], s.layout[:0]
+	s.begin()
 	for i := range nodes {
 		if err := s.unload(rec.Column(i), &nodes[i]); err != nil {
 			return dst, prefix(err, "column %d", i)
 		}
 	}
+	return s.finish(dst, rec.NumRows())
+}
+
+// appendFlatMessage appends the message for the rows of the flat column
+// buffers to dst: the same field nodes and buffers unload takes from
+// arrow-go arrays of the same rows (the buffers are already sized by the
+// row count, validity bits beyond it unset).
+func (s *serializer) appendFlatMessage(dst []byte, rows int, cols []flatCol) ([]byte, error) {
+	s.begin()
+	for i := range cols {
+		c := &cols[i]
+		s.nodes = append(s.nodes, FieldNode{Length: int64(rows), NullCount: int64(c.nulls)})
+		s.bufs = append(s.bufs, span{b: c.valid})
+		switch c.n.kind {
+		case kUtf8, kBinary:
+			s.bufs = append(s.bufs, span{b: c.offs}, span{b: c.data})
+		default:
+			s.bufs = append(s.bufs, span{b: c.vals})
+		}
+	}
+	return s.finish(dst, int64(rows))
+}
+
+// finish compresses the collected buffers and appends the message.
+func (s *serializer) finish(dst []byte, rows int64) ([]byte, error) {
 	if s.codec != CompressionNone {
 		for i := range s.bufs {
 			s.bufs[i] = s.compress(s.bufs[i])
@@ -112,7 +141,7 @@ func (s *serializer) appendMessage(dst []byte, rec arrow.RecordBatch, nodes []no
 	}
 	bodyLen := off
 
-	meta := s.metadata(rec.NumRows(), bodyLen)
+	meta := s.metadata(rows, bodyLen)
 	metaLen := len(meta)
 	if pad := (8 + metaLen) % 8; pad != 0 {
 		metaLen += 8 - pad
