@@ -36,6 +36,7 @@
 #                             profiles (BENCH_PPROF_SECONDS, 6) of one extra run per mode into .cache/bench-native/
 #   BENCH_BOOTSTRAP           use this running cluster (BENCH_FLUSS_PIDS: its pids, comma-separated)
 #   BENCH_PORT/BENCH_SASL_PORT/BENCH_ZK_PORT (48123/48124/48181) ports of the cluster it starts
+#   BENCH_PAUSE (0)           seconds of rest before every run (a machine shared with other work)
 #   BENCH_GATEWAY_PORT (28088), plus any FLUSS_GATEWAY__* override for the gateway
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -137,6 +138,7 @@ declare -A NEXT_GW NEXT_JAVA
 PPROF_ARGS=()
 gw_run() { # mode kind entries conc rows [rate]: one gateway run, its JSON result appended to $RESULTS
   local mode=$1 kind=$2 e=$3 c=$4 rows=$5 rate=${6:-0} op=upsert t r
+  sleep "${BENCH_PAUSE:-0}"
   [[ $mode == log ]] && op=append
   NEXT_GW[$mode]=$(( ${NEXT_GW[$mode]:-0} + 1 )); t=gw_${mode}_${NEXT_GW[$mode]}
   [[ $kind == pprof ]] || echo "$t=$((WARM + rows)):$rows" >> "$OUT/verify-$mode.txt"
@@ -147,6 +149,7 @@ gw_run() { # mode kind entries conc rows [rate]: one gateway run, its JSON resul
 }
 java_run() { # mode [kind]: one Java client run
   local mode=$1 kind=${2:-main} t r
+  sleep "${BENCH_PAUSE:-0}"
   NEXT_JAVA[$mode]=$(( ${NEXT_JAVA[$mode]:-0} + 1 )); t=java_${mode}_${NEXT_JAVA[$mode]}
   echo "$t=$((WARM + ROWS)):$ROWS" >> "$OUT/verify-$mode.txt"
   r=$(jrun write "$BOOT" "$DB" "$t" "$mode" "$WARM" "$ROWS" "$FPIDS")
