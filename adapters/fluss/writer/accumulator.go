@@ -255,13 +255,6 @@ func (w *Writer) takeLocked(b *bucket, now time.Time) *batch {
 		b.nextSeq = nextSeq(b.nextSeq)
 	}
 	b.inflight = append(b.inflight, bt)
-	// A batch taken from the sticky bucket of key-less log rows ends its
-	// turn: the next such row picks another bucket, as Java's
-	// StickyBucketAssigner does on a new batch, so that appends spread over
-	// the buckets instead of filling one for as long as the sender keeps up.
-	if cur, ok := w.sticky[b.key.physKey]; ok && cur == b.key.bucket && c.noBucketKey {
-		delete(w.sticky, b.key.physKey)
-	}
 	return bt
 }
 
