@@ -28,8 +28,6 @@ type Builder struct {
 	rb   *array.RecordBuilder
 	cols []colWriter
 
-	ser *serializer
-
 	// Flat schemas (no ARRAY, MAP, ROW): own column buffers fed with
 	// encoded rows (flat.go); rb, cols and pending stay unused.
 	flat    []flatCol
@@ -116,9 +114,12 @@ func newBuilderMode(types []domain.DataType, names []string, codec Compression, 
 			b.cols[i] = newColWriter(&b.nodes[i], b.rb.Field(i))
 		}
 	}
-	if b.ser, err = newSerializer(codec, level); err != nil {
+	// Fail now rather than at the first AppendTo if the codec cannot be set up.
+	ser, err := getSerializer(codec, level)
+	if err != nil {
 		return nil, err
 	}
+	putSerializer(ser)
 	return b, nil
 }
 
@@ -312,13 +313,18 @@ func (b *Builder) AppendTo(dst []byte) (out []byte, err error) {
 			out, err = dst[:orig], internal("arrowlog: building the Arrow batch failed: %v", r)
 		}
 	}()
+	ser, err := getSerializer(b.codec, b.level)
+	if err != nil {
+		return dst, err
+	}
+	defer putSerializer(ser)
 	if b.flat != nil {
-		out, err = b.ser.appendFlatMessage(dst, b.rows, b.flat)
+		out, err = ser.appendFlatMessage(dst, b.rows, b.flat)
 	} else {
 		if err := b.flushRows(); err != nil {
 			return dst, err
 		}
-		out, err = b.ser.appendMessage(dst, b.pending, b.nodes)
+		out, err = ser.appendMessage(dst, b.pending, b.nodes)
 	}
 	if err != nil {
 		return dst[:orig], err

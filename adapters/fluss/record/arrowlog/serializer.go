@@ -2,6 +2,7 @@ package arrowlog
 
 import (
 	"encoding/binary"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -39,6 +40,7 @@ import (
 // the message is assembled here.
 type serializer struct {
 	codec Compression
+	level int
 
 	nodes []FieldNode
 	bufs  []span // one per Arrow buffer
@@ -75,8 +77,45 @@ func (s *serializer) bytes(sp span) []byte {
 	return sp.b
 }
 
+// Serializers are shared by all builders of a (codec, level) through a
+// pool: a ZSTD encoder with its history and hash tables and the scratch
+// arenas are ~20 MB after a 2 MiB batch, too much to keep per table (a
+// builder per log table lives as long as the writer caches its codec), and
+// only the goroutines building batches at the same moment need one each.
+var serializers sync.Map // serializerKey -> *sync.Pool
+
+type serializerKey struct {
+	codec Compression
+	level int
+}
+
+func getSerializer(codec Compression, level int) (*serializer, error) {
+	k := serializerKey{codec, level}
+	if codec != CompressionZstd {
+		k.level = 0
+	}
+	p, ok := serializers.Load(k)
+	if !ok {
+		p, _ = serializers.LoadOrStore(k, &sync.Pool{})
+	}
+	if s, ok := p.(*sync.Pool).Get().(*serializer); ok {
+		return s, nil
+	}
+	return newSerializer(codec, level)
+}
+
+func putSerializer(s *serializer) {
+	k := serializerKey{s.codec, s.level}
+	if s.codec != CompressionZstd {
+		k.level = 0
+	}
+	if p, ok := serializers.Load(k); ok {
+		p.(*sync.Pool).Put(s)
+	}
+}
+
 func newSerializer(codec Compression, level int) (*serializer, error) {
-	s := &serializer{codec: codec, fb: flatbuffers.NewBuilder(1024)}
+	s := &serializer{codec: codec, level: level, fb: flatbuffers.NewBuilder(1024)}
 	if codec == CompressionZstd {
 		enc, err := zstd.NewWriter(nil,
 			zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
