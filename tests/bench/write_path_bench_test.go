@@ -208,7 +208,7 @@ func warmUp(b *testing.B, codec *rowjson.Codec, buf *rowjson.Buffer, in []byte, 
 func reportPerRow(b *testing.B, cpu0 time.Duration) {
 	rows := float64(b.N * rowsPerRequest)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/rows, "ns/row")
-	b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/rows, "cpu-ns/row")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/rows, "cpu-ns/row")
 	b.ReportMetric(rowsPerRequest, "rows/op")
 }
 
