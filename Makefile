@@ -5,7 +5,7 @@ CLUSTER := deployments/local/fluss-cluster.sh
 GATEWAY_CONFIG ?= configs/local.yaml
 GOLANGCI_VERSION ?= v2.15.0
 
-.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean
+.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native
 
 all: build
 
@@ -52,6 +52,11 @@ test-faults:
 ## load: a bounded load run on loopback at 2x the sustainable rate
 load:
 	bash tests/load/run.sh
+
+## bench-native: the gateway and the official Java client writing the same rows side by side
+## (tests/bench-native/run.sh; BENCH_SWEEP=1 for the entries x concurrency sweep)
+bench-native:
+	bash tests/bench-native/run.sh
 
 gen:
 	bash adapters/fluss/proto/gen.sh

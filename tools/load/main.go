@@ -48,6 +48,7 @@ type config struct {
 	maxInflight                 int
 	pid                         int
 	jsonOut                     string
+	mode, schema                string
 }
 
 func main() {
@@ -67,8 +68,24 @@ func main() {
 	flag.IntVar(&c.maxInflight, "max-inflight", 4096, "open-loop bound on requests in flight")
 	flag.IntVar(&c.pid, "pid", 0, "gateway pid: sample its VmRSS every second")
 	flag.StringVar(&c.jsonOut, "json", "", "write the report as JSON to this file too")
+	flag.StringVar(&c.mode, "mode", "overload", "overload (calibrate + open-loop overload) or bench (fixed row count, see bench.go)")
+	flag.StringVar(&c.schema, "schema", "", "bench mode: row schema (bench10: the 10-column table of make bench-native)")
+	var bc benchConfig
+	flag.IntVar(&bc.warmupRows, "warmup-rows", 20_000, "bench mode: rows written before the measured part")
+	flag.IntVar(&bc.totalRows, "total-rows", 200_000, "bench mode: rows in the measured part")
+	flag.StringVar(&bc.flussPids, "fluss-pids", "", "bench mode: comma-separated pids of the Fluss processes whose CPU is reported")
+	flag.IntVar(&bc.repeat, "repeat", 1, "bench mode: send the measured requests this many times (profiling runs)")
+	flag.StringVar(&bc.pprofURL, "pprof", "", "bench mode: base URL of the gateway's pprof listener; CPU and allocation profiles of the measured part")
+	flag.StringVar(&bc.pprofOut, "pprof-out", "gateway-", "bench mode: file prefix of the profiles (<prefix>profile.pprof, <prefix>allocs.pprof)")
+	flag.DurationVar(&bc.pprofFor, "pprof-seconds", 6*time.Second, "bench mode: profile length from the start of the measured part")
 	flag.Parse()
-	if err := run(c); err != nil {
+	var err error
+	if c.mode == "bench" {
+		err = runBench(c, bc)
+	} else {
+		err = run(c)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}

@@ -319,8 +319,9 @@ func (w *Writer) build(bt *batch, writerID int64, seq int32) *builtBatch {
 	return out
 }
 
-// buildArrow decodes the CompactedRows of bt back into Datums and feeds the
-// table's Arrow builder (owned by the sender goroutine).
+// buildArrow feeds the rows of bt to the table's Arrow builder (owned by
+// the sender goroutine): as encoded rows when the codec has an encoder, else
+// decoding their CompactedRows back into Datums.
 func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 	ab, err := c.arrowBuilder(w.opts.Arrow)
 	if err != nil {
@@ -328,11 +329,16 @@ func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 		return
 	}
 	ab.Reset()
+	var enc arrowEncoded
+	if c.arrowEnc != nil {
+		enc = ab.(arrowEncoded)
+	}
 	kept := make([]*rec, 0, len(bt.recs))
 	var row []domain.Datum
 	for _, r := range bt.recs {
-		row, err = c.rowDec.DecodeRow(row, r.value())
-		if err == nil {
+		if enc != nil {
+			err = enc.AppendEncoded(r.value())
+		} else if row, err = c.rowDec.DecodeRow(row, r.value()); err == nil {
 			err = ab.Append(row)
 		}
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record/arrowlog"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
@@ -54,11 +55,14 @@ type codec struct {
 	noBucketKey bool
 
 	// Log tables: rowEnc encodes the stored form (IndexedRow for INDEXED,
-	// CompactedRow for COMPACTED and ARROW); rowDec decodes CompactedRows at
-	// drain time for the Arrow builder.
+	// CompactedRow for COMPACTED and for ARROW tables with nested columns);
+	// rowDec decodes those CompactedRows at drain time for the Arrow
+	// builder. ARROW tables without nested columns keep rows in the Arrow
+	// builder's encoded row form instead (arrowEnc, see arrowEncoded).
 	logFmt    logFormat
 	rowEnc    record.RowEncoder
 	rowDec    *record.CompactedRowDecoder
+	arrowEnc  *arrowlog.RowEncoder
 	arrowComp string
 	zstdLevel int
 	arrowErr  error        // why ARROW batches cannot be built, if so
@@ -173,8 +177,15 @@ func newCodec(t *meta.Table, schemaID int32, schema domain.Schema, arrow ArrowFa
 		}
 		if arrow == nil {
 			c.arrowErr = bad("ARROW log tables need an Arrow batch builder, which this gateway build lacks")
-		} else if _, err := arrow(c.types, c.arrowComp, c.zstdLevel); err != nil {
+		} else if ab, err := arrow(c.types, c.arrowComp, c.zstdLevel); err != nil {
 			c.arrowErr = err
+		} else {
+			// The codec is not shared yet: the sender goroutine takes over
+			// this builder (arrowBuilder).
+			c.arrowB = ab
+			if ae, ok := ab.(arrowEncoded); ok {
+				c.arrowEnc = ae.RowEncoder()
+			}
 		}
 		if c.rowEnc, err = record.NewCompactedRowEncoder(c.types); err != nil {
 			return nil, err
@@ -240,7 +251,12 @@ func (c *codec) encode(arena []byte, e *domain.WriteEntry, scratch []domain.Datu
 			return arena, out, scratch, c.arrowErr
 		}
 		out.valOff = int32(start)
-		if arena, err = c.rowEnc.AppendRow(arena, e.Row); err != nil {
+		if c.arrowEnc != nil {
+			arena, err = c.arrowEnc.AppendRow(arena, e.Row)
+		} else {
+			arena, err = c.rowEnc.AppendRow(arena, e.Row)
+		}
+		if err != nil {
 			return arena[:start], out, scratch, err
 		}
 		out.valLen = int32(len(arena) - start)

@@ -257,9 +257,10 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 		return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Message: "the writer is closed"}
 	}
 	now := w.opts.Now()
+	var ec enqueueCache
 	for i := range req.recs {
 		if r := &req.recs[i]; r.state == recQueued {
-			w.enqueueLocked(r, now)
+			w.enqueueLocked(r, now, &ec)
 		}
 	}
 	w.mu.Unlock()
@@ -335,21 +336,58 @@ func (w *Writer) codecFor(ctx context.Context, wb *domain.WriteBatch) (*codec, e
 	return c, nil
 }
 
+// enqueueCache remembers, within one request's enqueue loop (under mu), the
+// buckets already resolved for one physical table, so that a record costs
+// no map lookups when its bucket was seen before: byID for hashed buckets,
+// sticky for the current sticky bucket of key-less log rows.
+type enqueueCache struct {
+	pk     physKey
+	valid  bool
+	byID   []*bucket
+	sticky *bucket
+}
+
 // enqueueLocked appends r to its bucket's queue.
-func (w *Writer) enqueueLocked(r *rec, now time.Time) {
+func (w *Writer) enqueueLocked(r *rec, now time.Time, ec *enqueueCache) {
 	c := r.req.codec
 	pk := physKey{c.tableID, r.part}
-	bucketID := r.enc.bucket
-	if bucketID < 0 {
-		bucketID = w.stickyLocked(c, pk, int(r.size))
+	if !ec.valid || ec.pk != pk {
+		*ec = enqueueCache{pk: pk, valid: true, byID: ec.byID[:0]}
 	}
-	b := w.bucketLocked(bucketKey{pk, bucketID}, c)
+	bucketID := r.enc.bucket
+	var b *bucket
+	fresh := true // b was looked up now: mark it active (nothing leaves w.active during the loop)
+	switch {
+	case bucketID < 0:
+		// stickyLocked would keep this bucket: it exists and has room.
+		if sb := ec.sticky; sb != nil && sb.liveBytes+int(r.size) <= w.opts.BatchSize {
+			b, fresh = sb, false
+		} else {
+			bucketID = w.stickyLocked(c, pk, int(r.size))
+			b = w.bucketLocked(bucketKey{pk, bucketID}, c)
+			ec.sticky = b
+		}
+	case int(bucketID) < c.buckets && c.buckets <= 4096:
+		if len(ec.byID) < c.buckets {
+			ec.byID = append(ec.byID[:0], make([]*bucket, c.buckets)...)
+		}
+		if b = ec.byID[bucketID]; b == nil {
+			b = w.bucketLocked(bucketKey{pk, bucketID}, c)
+			ec.byID[bucketID] = b
+		} else {
+			fresh = false
+		}
+	default:
+		b = w.bucketLocked(bucketKey{pk, bucketID}, c)
+	}
 	r.at = now
 	r.b = b
 	b.queue = append(b.queue, r)
 	b.live++
 	b.liveBytes += int(r.size)
-	w.active[b] = struct{}{}
+	if fresh {
+		w.active[b] = struct{}{}
+	}
 }
 
 func (w *Writer) bucketLocked(k bucketKey, c *codec) *bucket {

@@ -28,7 +28,11 @@ type Builder struct {
 	rb   *array.RecordBuilder
 	cols []colWriter
 
-	ser *serializer
+	// Flat schemas (no ARRAY, MAP, ROW): own column buffers fed with
+	// encoded rows (flat.go); rb, cols and pending stay unused.
+	flat    []flatCol
+	enc     *RowEncoder
+	scratch []byte
 
 	rows    int               // rows in the arrow-go builders
 	pending arrow.RecordBatch // rows already turned into arrays by AppendTo
@@ -72,6 +76,12 @@ func NewTableBuilder(types []domain.DataType, compression string, zstdLevel int)
 }
 
 func newBuilder(types []domain.DataType, names []string, codec Compression, level int) (*Builder, error) {
+	return newBuilderMode(types, names, codec, level, true)
+}
+
+// newBuilderMode is newBuilder; with allowFlat false even a flat schema uses
+// the arrow-go builders (tests compare the two paths).
+func newBuilderMode(types []domain.DataType, names []string, codec Compression, level int, allowFlat bool) (*Builder, error) {
 	if codec > CompressionZstd {
 		return nil, unsupported("arrow compression %s", codec)
 	}
@@ -90,14 +100,26 @@ func newBuilder(types []domain.DataType, names []string, codec Compression, leve
 		mem:    &poolAllocator{},
 		ratio:  1,
 	}
-	b.rb = array.NewRecordBuilder(b.mem, b.schema)
-	b.cols = make([]colWriter, len(nodes))
-	for i := range nodes {
-		b.cols[i] = newColWriter(&b.nodes[i], b.rb.Field(i))
+	if enc, err := newRowEncoder(b.nodes); err == nil && allowFlat {
+		b.enc = enc
+		b.flat = make([]flatCol, len(b.nodes))
+		for i := range b.flat {
+			b.flat[i].n = &b.nodes[i]
+			b.flat[i].reset()
+		}
+	} else {
+		b.rb = array.NewRecordBuilder(b.mem, b.schema)
+		b.cols = make([]colWriter, len(nodes))
+		for i := range nodes {
+			b.cols[i] = newColWriter(&b.nodes[i], b.rb.Field(i))
+		}
 	}
-	if b.ser, err = newSerializer(codec, level); err != nil {
+	// Fail now rather than at the first AppendTo if the codec cannot be set up.
+	ser, err := getSerializer(codec, level)
+	if err != nil {
 		return nil, err
 	}
+	putSerializer(ser)
 	return b, nil
 }
 
@@ -147,9 +169,20 @@ func (b *Builder) EstimatedSizeInBytes() int {
 	return meta + int(float64(b.body)*b.ratio)
 }
 
+// RowEncoder returns the encoder of rows for AppendEncoded, or nil when the
+// schema has ARRAY, MAP or ROW columns (then only Append takes rows).
+func (b *Builder) RowEncoder() *RowEncoder { return b.enc }
+
 // Append adds one row: one Datum per column. The row is checked completely
 // first, so on error nothing was added. Byte slices are copied.
 func (b *Builder) Append(row []domain.Datum) error {
+	if b.flat != nil {
+		var err error
+		if b.scratch, err = b.enc.AppendRow(b.scratch[:0], row); err != nil {
+			return err
+		}
+		return b.AppendEncoded(b.scratch)
+	}
 	if len(row) != len(b.nodes) {
 		return invalidValue("row has %d values, want %d", len(row), len(b.nodes))
 	}
@@ -280,10 +313,19 @@ func (b *Builder) AppendTo(dst []byte) (out []byte, err error) {
 			out, err = dst[:orig], internal("arrowlog: building the Arrow batch failed: %v", r)
 		}
 	}()
-	if err := b.flushRows(); err != nil {
+	ser, err := getSerializer(b.codec, b.level)
+	if err != nil {
 		return dst, err
 	}
-	out, err = b.ser.appendMessage(dst, b.pending, b.nodes)
+	defer putSerializer(ser)
+	if b.flat != nil {
+		out, err = ser.appendFlatMessage(dst, b.rows, b.flat)
+	} else {
+		if err := b.flushRows(); err != nil {
+			return dst, err
+		}
+		out, err = ser.appendMessage(dst, b.pending, b.nodes)
+	}
 	if err != nil {
 		return dst[:orig], err
 	}
@@ -330,6 +372,13 @@ func (b *Builder) flushRows() error {
 
 // Reset forgets the rows added so far, keeping the builder's memory.
 func (b *Builder) Reset() {
+	if b.flat != nil {
+		for i := range b.flat {
+			b.flat[i].reset()
+		}
+		b.rows, b.body = 0, 0
+		return
+	}
 	if b.rows > 0 {
 		b.rb.NewRecordBatch().Release()
 		b.rows = 0

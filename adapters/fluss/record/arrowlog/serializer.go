@@ -2,6 +2,7 @@ package arrowlog
 
 import (
 	"encoding/binary"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -39,6 +40,7 @@ import (
 // the message is assembled here.
 type serializer struct {
 	codec Compression
+	level int
 
 	nodes []FieldNode
 	bufs  []span // one per Arrow buffer
@@ -75,8 +77,45 @@ func (s *serializer) bytes(sp span) []byte {
 	return sp.b
 }
 
+// Serializers are shared by all builders of a (codec, level) through a
+// pool: a ZSTD encoder with its history and hash tables and the scratch
+// arenas are ~20 MB after a 2 MiB batch, too much to keep per table (a
+// builder per log table lives as long as the writer caches its codec), and
+// only the goroutines building batches at the same moment need one each.
+var serializers sync.Map // serializerKey -> *sync.Pool
+
+type serializerKey struct {
+	codec Compression
+	level int
+}
+
+func getSerializer(codec Compression, level int) (*serializer, error) {
+	k := serializerKey{codec, level}
+	if codec != CompressionZstd {
+		k.level = 0
+	}
+	p, ok := serializers.Load(k)
+	if !ok {
+		p, _ = serializers.LoadOrStore(k, &sync.Pool{})
+	}
+	if s, ok := p.(*sync.Pool).Get().(*serializer); ok {
+		return s, nil
+	}
+	return newSerializer(codec, level)
+}
+
+func putSerializer(s *serializer) {
+	k := serializerKey{s.codec, s.level}
+	if s.codec != CompressionZstd {
+		k.level = 0
+	}
+	if p, ok := serializers.Load(k); ok {
+		p.(*sync.Pool).Put(s)
+	}
+}
+
 func newSerializer(codec Compression, level int) (*serializer, error) {
-	s := &serializer{codec: codec, fb: flatbuffers.NewBuilder(1024)}
+	s := &serializer{codec: codec, level: level, fb: flatbuffers.NewBuilder(1024)}
 	if codec == CompressionZstd {
 		enc, err := zstd.NewWriter(nil,
 			zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
@@ -91,14 +130,43 @@ func newSerializer(codec Compression, level int) (*serializer, error) {
 	return s, nil
 }
 
+func (s *serializer) begin() {
+	s.nodes, s.bufs, s.gen, s.out, s.layout = s.nodes[:0], s.bufs[:0], s.gen[:0], s.out[:0], s.layout[:0]
+}
+
 // appendMessage appends the message for rec to dst.
 func (s *serializer) appendMessage(dst []byte, rec arrow.RecordBatch, nodes []node) ([]byte, error) {
-	s.nodes, s.bufs, s.gen, s.out, s.layout = s.nodes[:0], s.bufs[:0], s.gen[:0], s.out[:0], s.layout[:0]
+	s.begin()
 	for i := range nodes {
 		if err := s.unload(rec.Column(i), &nodes[i]); err != nil {
 			return dst, prefix(err, "column %d", i)
 		}
 	}
+	return s.finish(dst, rec.NumRows())
+}
+
+// appendFlatMessage appends the message for the rows of the flat column
+// buffers to dst: the same field nodes and buffers unload takes from
+// arrow-go arrays of the same rows (the buffers are already sized by the
+// row count, validity bits beyond it unset).
+func (s *serializer) appendFlatMessage(dst []byte, rows int, cols []flatCol) ([]byte, error) {
+	s.begin()
+	for i := range cols {
+		c := &cols[i]
+		s.nodes = append(s.nodes, FieldNode{Length: int64(rows), NullCount: int64(c.nulls)})
+		s.bufs = append(s.bufs, span{b: c.valid})
+		switch c.n.kind {
+		case kUtf8, kBinary:
+			s.bufs = append(s.bufs, span{b: c.offs}, span{b: c.data})
+		default:
+			s.bufs = append(s.bufs, span{b: c.vals})
+		}
+	}
+	return s.finish(dst, int64(rows))
+}
+
+// finish compresses the collected buffers and appends the message.
+func (s *serializer) finish(dst []byte, rows int64) ([]byte, error) {
 	if s.codec != CompressionNone {
 		for i := range s.bufs {
 			s.bufs[i] = s.compress(s.bufs[i])
@@ -112,7 +180,7 @@ func (s *serializer) appendMessage(dst []byte, rec arrow.RecordBatch, nodes []no
 	}
 	bodyLen := off
 
-	meta := s.metadata(rec.NumRows(), bodyLen)
+	meta := s.metadata(rows, bodyLen)
 	metaLen := len(meta)
 	if pad := (8 + metaLen) % 8; pad != 0 {
 		metaLen += 8 - pad

@@ -1,0 +1,65 @@
+package http
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/application"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// TestAppendWriteResponseMatchesEncodingJSON: the hand-written write answer
+// is byte for byte encoding/json's rendering of writeResponse, for ids and
+// messages that need escaping, invalid UTF-8, every applied value and
+// empty lists.
+func TestAppendWriteResponseMatchesEncodingJSON(t *testing.T) {
+	ids := []string{"a", "", `q"uote`, `back\slash`, "<html>&", "tab\tnew\nline\x01", "héllo wörld", "\u2028\u2029",
+		"bad \xff utf8", "emoji 😀", "7"}
+	fail := func(code, msg string, retry bool, applied domain.Applied) domain.EntryResult {
+		return domain.EntryResult{Code: code, Message: msg, Retryable: retry, Applied: applied}
+	}
+	cases := map[string][]domain.EntryResult{
+		"empty":      {},
+		"all ok":     make([]domain.EntryResult, len(ids)),
+		"all failed": {fail("timeout", "no answer <in> time", true, domain.AppliedUnknown), fail("invalid_argument", `field "x"`, false, domain.AppliedNo)},
+		"mixed": {
+			{}, fail("storage_backpressure", "slow down\n", true, domain.AppliedNo), {},
+			fail("internal", "bad \xfe byte", false, ""), fail("x", "y", false, domain.Applied("maybe")), {},
+			fail("unauthorized", "denied & logged", false, domain.AppliedNo), {}, {}, fail("a", "\u2028", true, domain.AppliedUnknown), {},
+		},
+	}
+	for name, results := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := application.WriteResult{Results: results, IDs: ids[:len(results)]}
+			want, err := json.Marshal(newWriteResponse(res))
+			require.NoError(t, err)
+			got := appendWriteResponse(nil, res)
+			assert.Equal(t, string(want), string(got))
+			assert.True(t, json.Valid(got))
+		})
+	}
+}
+
+func BenchmarkWriteResponse(b *testing.B) {
+	res := application.WriteResult{Results: make([]domain.EntryResult, 500), IDs: make([]string, 500)}
+	for i := range res.IDs {
+		res.IDs[i] = "e" + strconv.Itoa(i)
+	}
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			_, _ = json.Marshal(newWriteResponse(res))
+		}
+	})
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 0, 8<<10)
+		for range b.N {
+			buf = appendWriteResponse(buf[:0], res)
+		}
+	})
+}
