@@ -161,12 +161,13 @@ func appendWriteResponse(dst []byte, res application.WriteResult) []byte {
 			// Anything but a definite "no" may have landed.
 			applied = domain.AppliedUnknown
 		}
+		code, msg := officialEntryCode(r.Code, r.Message, r.Retryable)
 		dst = append(dst, `{"id":`...)
 		dst = appendJSONString(dst, res.IDs[i])
 		dst = append(dst, `,"error_code":`...)
-		dst = appendJSONString(dst, r.Code)
+		dst = appendJSONString(dst, code)
 		dst = append(dst, `,"message":`...)
-		dst = appendJSONString(dst, r.Message)
+		dst = appendJSONString(dst, msg)
 		dst = append(dst, `,"retryable":`...)
 		dst = strconv.AppendBool(dst, r.Retryable)
 		dst = append(dst, `,"applied":`...)

@@ -44,6 +44,31 @@ func TestAppendWriteResponseMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestAppendWriteResponseOfficialCodes: the route's writer maps finer Fluss
+// codes to the official enum, the finer code leading the message (a
+// regression: the fast writer once wrote `invalid_target_column` as is).
+func TestAppendWriteResponseOfficialCodes(t *testing.T) {
+	res := application.WriteResult{
+		IDs: []string{"p0", "p1"},
+		Results: []domain.EntryResult{
+			{Code: "invalid_target_column", Message: "target columns", Applied: domain.AppliedNo},
+			{Code: "not_enough_replicas", Message: "2 < 3", Retryable: true, Applied: domain.AppliedUnknown},
+		},
+	}
+	var got struct {
+		Failures []struct {
+			ErrorCode string `json:"error_code"`
+			Message   string `json:"message"`
+		} `json:"failures"`
+	}
+	require.NoError(t, json.Unmarshal(appendWriteResponse(nil, res), &got))
+	require.Len(t, got.Failures, 2)
+	assert.Equal(t, "invalid_argument", got.Failures[0].ErrorCode)
+	assert.Equal(t, "invalid_target_column: target columns", got.Failures[0].Message)
+	assert.Equal(t, "unavailable", got.Failures[1].ErrorCode)
+	assert.Equal(t, "not_enough_replicas: 2 < 3", got.Failures[1].Message)
+}
+
 func BenchmarkWriteResponse(b *testing.B) {
 	res := application.WriteResult{Results: make([]domain.EntryResult, 500), IDs: make([]string, 500)}
 	for i := range res.IDs {
