@@ -100,6 +100,48 @@ type WriteDecoder interface {
 	DecodeWrite(t *Table, maxRows int) (batch domain.WriteBatch, ids []string, err error)
 }
 
+// RejectingDecoder is a WriteDecoder that may answer invalid entries one by
+// one instead of failing the request (the `X-Fluss-Invalid-Entries: report`
+// extension): its DecodeWrite then returns the valid entries only, and
+// Rejected the invalid ones of its last DecodeWrite.
+type RejectingDecoder interface {
+	WriteDecoder
+	Rejected() []RejectedEntry
+}
+
+// RejectedEntry is an invalid entry answered on its own: its position in the
+// request, its id and the message naming it and its column path.
+type RejectedEntry struct {
+	Index   int
+	ID      string
+	Message string
+}
+
+// mergeRejected puts the verdicts of rejected entries (invalid_argument,
+// never applied) back among the written entries' ids and results, in input
+// order.
+func mergeRejected(ids []string, results []domain.EntryResult, rejected []RejectedEntry) ([]string, []domain.EntryResult) {
+	if len(rejected) == 0 {
+		return ids, results
+	}
+	n := len(ids) + len(rejected)
+	outIDs, out := make([]string, 0, n), make([]domain.EntryResult, 0, n)
+	w, r := 0, 0
+	for i := range n {
+		if r < len(rejected) && rejected[r].Index == i {
+			outIDs = append(outIDs, rejected[r].ID)
+			out = append(out, domain.EntryResult{Code: "invalid_argument", Message: rejected[r].Message, Applied: domain.AppliedNo})
+			r++
+			continue
+		}
+		if w < len(ids) {
+			outIDs, out = append(outIDs, ids[w]), append(out, results[w])
+			w++
+		}
+	}
+	return outIDs, out
+}
+
 // KeyDecoder turns a lookup request's body into primary keys.
 type KeyDecoder interface {
 	// Size is the encoded size of the request, checked against
@@ -260,6 +302,9 @@ func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand
 	t, ids, results, err := withDefinition(ctx, s.definition(key, session), s.refetch, s.now, decode, run)
 	if err != nil {
 		return WriteResult{}, err
+	}
+	if rd, ok := cmd.Decoder.(RejectingDecoder); ok {
+		ids, results = mergeRejected(ids, results, rd.Rejected())
 	}
 	res := WriteResult{Table: t, IDs: ids, Results: results, Summary: summarize(results)}
 	res.Summary.Delivery = s.now().Sub(sent)

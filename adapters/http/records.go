@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gofiber/fiber/v2"
@@ -89,7 +90,7 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	}()
 	res, err := a.records.Write(c.UserContext(), scope, application.WriteCommand{
 		Path:    path,
-		Decoder: &bodyDecoder{body: body, buf: buf},
+		Decoder: &bodyDecoder{body: body, buf: buf, report: invalidEntriesReported(c)},
 	})
 	if err != nil {
 		return err
@@ -275,7 +276,15 @@ func unsupportedRecords(cluster, what string) error {
 type bodyDecoder struct {
 	body []byte
 	buf  *rowjson.Buffer // write rows' memory; nil for a fresh one
+	// report answers invalid write entries one by one
+	// (`X-Fluss-Invalid-Entries: report`); rejected are those of the last
+	// DecodeWrite.
+	report   bool
+	rejected []application.RejectedEntry
 }
+
+// Rejected implements application.RejectingDecoder.
+func (d *bodyDecoder) Rejected() []application.RejectedEntry { return d.rejected }
 
 var (
 	_ application.WriteDecoder  = (*bodyDecoder)(nil)
@@ -292,7 +301,15 @@ func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wri
 	if err != nil {
 		return domain.WriteBatch{}, nil, err
 	}
-	return codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+	if !d.report {
+		return codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+	}
+	batch, ids, rejected, err := codec.DecodeWriteReport(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+	d.rejected = d.rejected[:0]
+	for _, r := range rejected {
+		d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: r.Message})
+	}
+	return batch, ids, err
 }
 
 // DecodeKeys decodes the lookup body against t.
@@ -328,4 +345,15 @@ func codecOf(t *application.Table) (*rowjson.Codec, error) {
 		return nil, err
 	}
 	return v.(*rowjson.Codec), nil
+}
+
+// HeaderInvalidEntries is the request header of the per-entry invalid-entry
+// extension: `X-Fluss-Invalid-Entries: report` answers each entry that fails
+// decoding with its own `invalid_argument` verdict (`applied: no`) and writes
+// the valid ones, instead of a 400 for the whole request. Official clients
+// never send it.
+const HeaderInvalidEntries = "X-Fluss-Invalid-Entries"
+
+func invalidEntriesReported(c *fiber.Ctx) bool {
+	return strings.EqualFold(strings.TrimSpace(c.Get(HeaderInvalidEntries)), "report")
 }

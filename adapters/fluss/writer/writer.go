@@ -187,7 +187,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 	var scratch []domain.Datum
 	var parts map[string]int64
 	var partErr map[string]error
-	var partRule map[string]error // auto-partition rule verdict per name (upserts)
+	var partRule map[string]error   // auto-partition rule verdict per name (upserts)
 	var partMissing map[string]bool // partitions a delete found missing
 	auto := domain.AutoPartitionOf(c.table.Info.Descriptor)
 	at := w.opts.Now()
