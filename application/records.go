@@ -249,6 +249,11 @@ func (s *RecordService) Limits() RecordLimits { return s.limits }
 // or a deadline that passed before anything was submitted (KindTimeout).
 func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand) (WriteResult, error) {
 	start := s.now()
+	res, err := s.write(ctx, scope, cmd, start)
+	return res, explainTimeout(ctx, start, err, "nothing was written: the deadline passed before any entry was submitted")
+}
+
+func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand, start time.Time) (WriteResult, error) {
 	if err := validatePath(cmd.Path, false); err != nil {
 		return WriteResult{}, err
 	}
@@ -371,6 +376,12 @@ func summarize(results []domain.EntryResult) WriteSummary {
 // schema first; any invalid key fails the whole request naming its index
 // and column.
 func (s *RecordService) Lookup(ctx context.Context, scope Scope, path domain.TablePath, dec KeyDecoder) (LookupResult, error) {
+	start := s.now()
+	res, err := s.lookup(ctx, scope, path, dec)
+	return res, explainTimeout(ctx, start, err, "a lookup writes nothing")
+}
+
+func (s *RecordService) lookup(ctx context.Context, scope Scope, path domain.TablePath, dec KeyDecoder) (LookupResult, error) {
 	if err := validatePath(path, false); err != nil {
 		return LookupResult{}, err
 	}
@@ -422,6 +433,12 @@ func (s *RecordService) Lookup(ctx context.Context, scope Scope, path domain.Tab
 // PrefixLookup returns, for each prefix, the rows whose bucket key (plus
 // partition columns) equals it, at most PrefixLookupMaxRowsPerPrefix each.
 func (s *RecordService) PrefixLookup(ctx context.Context, scope Scope, path domain.TablePath, dec PrefixDecoder) (PrefixLookupResult, error) {
+	start := s.now()
+	res, err := s.prefixLookup(ctx, scope, path, dec)
+	return res, explainTimeout(ctx, start, err, "a prefix lookup writes nothing")
+}
+
+func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path domain.TablePath, dec PrefixDecoder) (PrefixLookupResult, error) {
 	if err := validatePath(path, false); err != nil {
 		return PrefixLookupResult{}, err
 	}
@@ -543,4 +560,40 @@ func validatePrefixColumns(info domain.TableInfo, cols []string) error {
 
 func unsupported(cluster, what string) error {
 	return domain.Errorf(domain.KindUnsupported, "cluster `%s` does not support %s yet", cluster, what)
+}
+
+// MinWorkableDeadline is the shortest request deadline with which a data
+// request can get through when the gateway has not served the table or the
+// cluster recently: the fixed costs of resolving the table's definition and
+// metadata (two round trips to the cluster) and, on first use, opening a
+// connection to the coordinator and a tablet server. On a local cluster a
+// write to a table the gateway had not served got through with 30 ms and not
+// with 10 ms (TestGatewayDeadlineMessages); the bound leaves room for a
+// loaded machine, and remote clusters add their round trip times.
+const MinWorkableDeadline = 100 * time.Millisecond
+
+// explainTimeout rewrites a whole-request timeout so that it says what
+// happened (what, e.g. that nothing was written) instead of which internal
+// call was running, and, when the caller's deadline was below
+// MinWorkableDeadline, says so. Other errors are returned as they are.
+func explainTimeout(ctx context.Context, start time.Time, err error, what string) error {
+	de := domain.AsError(err)
+	if de == nil || de.Kind != domain.KindTimeout {
+		return err
+	}
+	msg := "the request deadline passed before the gateway finished; " + what
+	if dl, ok := ctx.Deadline(); ok {
+		budget := dl.Sub(start)
+		msg = fmt.Sprintf("the request deadline (%s) passed before the gateway finished; %s", budget.Round(time.Millisecond), what)
+		if budget < MinWorkableDeadline {
+			msg += fmt.Sprintf("; a deadline below %s may be shorter than the fixed costs of a request "+
+				"(the table's metadata and a connection to the cluster, on first use): ask for at least %s", MinWorkableDeadline, MinWorkableDeadline)
+		}
+	}
+	out := *de
+	out.Message = msg
+	if out.Cause == nil {
+		out.Cause = de
+	}
+	return &out
 }
