@@ -378,7 +378,28 @@ func summarize(results []domain.EntryResult) WriteSummary {
 func (s *RecordService) Lookup(ctx context.Context, scope Scope, path domain.TablePath, dec KeyDecoder) (LookupResult, error) {
 	start := s.now()
 	res, err := s.lookup(ctx, scope, path, dec)
+	if m, ok := s.opts.Metrics.(lookupMetrics); ok && err == nil && res.Response != nil {
+		var found, missed, failed int
+		for _, r := range res.Response.Results {
+			switch {
+			case r.Err != nil:
+				failed++
+			case r.Row != nil:
+				found++
+			default:
+				missed++
+			}
+		}
+		m.RecordLookups(ctx, path, "lookup", found, missed, failed)
+	}
 	return res, explainTimeout(ctx, start, err, "a lookup writes nothing")
+}
+
+// lookupMetrics is implemented by RecordOptions.Metrics that count lookup
+// keys by outcome (telemetry.GatewayMetrics): kind "lookup" or
+// "prefix_lookup"; found, missed (no row) and failed keys or prefixes.
+type lookupMetrics interface {
+	RecordLookups(ctx context.Context, table domain.TablePath, kind string, found, missed, failed int)
 }
 
 func (s *RecordService) lookup(ctx context.Context, scope Scope, path domain.TablePath, dec KeyDecoder) (LookupResult, error) {
@@ -435,6 +456,20 @@ func (s *RecordService) lookup(ctx context.Context, scope Scope, path domain.Tab
 func (s *RecordService) PrefixLookup(ctx context.Context, scope Scope, path domain.TablePath, dec PrefixDecoder) (PrefixLookupResult, error) {
 	start := s.now()
 	res, err := s.prefixLookup(ctx, scope, path, dec)
+	if m, ok := s.opts.Metrics.(lookupMetrics); ok && err == nil && res.Response != nil {
+		var found, missed, failed int
+		for _, r := range res.Response.Results {
+			switch {
+			case r.Err != nil:
+				failed++
+			case len(r.Rows) > 0:
+				found++
+			default:
+				missed++
+			}
+		}
+		m.RecordLookups(ctx, path, "prefix_lookup", found, missed, failed)
+	}
 	return res, explainTimeout(ctx, start, err, "a prefix lookup writes nothing")
 }
 

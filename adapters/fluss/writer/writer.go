@@ -531,18 +531,34 @@ func (w *Writer) removeQueuedLocked(r *rec) {
 // report sends the verdict counts to the metrics hook.
 func (w *Writer) report(path domain.TablePath, results []domain.EntryResult) {
 	ok := 0
-	var failed map[string]int
+	applied, split := w.opts.Metrics.(appliedMetrics)
+	var failed, unknown map[string]int
 	for i := range results {
 		if results[i].Code == "" {
 			ok++
 			continue
 		}
-		if failed == nil {
-			failed = make(map[string]int)
+		m := &failed
+		if split && results[i].Applied == domain.AppliedUnknown {
+			m = &unknown
 		}
-		failed[results[i].Code]++
+		if *m == nil {
+			*m = make(map[string]int)
+		}
+		(*m)[results[i].Code]++
+	}
+	if split {
+		applied.EntriesDoneApplied(path, ok, failed, unknown)
+		return
 	}
 	w.opts.Metrics.EntriesDone(path, ok, failed)
+}
+
+// appliedMetrics is implemented by Metrics that count failed entries apart
+// from maybe-applied ones (applied "unknown"), as the REST-level entry
+// counter does (telemetry.WriterHooks).
+type appliedMetrics interface {
+	EntriesDoneApplied(table domain.TablePath, ok int, failed, unknown map[string]int)
 }
 
 // kick wakes the sender.
