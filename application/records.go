@@ -1,6 +1,9 @@
 package application
 
 import (
+	"strings"
+	"strconv"
+	"hash/fnv"
 	"context"
 	"errors"
 	"fmt"
@@ -203,6 +206,18 @@ type LookupResult struct {
 type PrefixLookupResult struct {
 	Table    *Table
 	Response *domain.PrefixLookupResponse
+	// NextPageTokens has, per prefix, the token that continues a truncated
+	// answer ("" when it is complete); see PagedPrefixDecoder.
+	NextPageTokens []string
+}
+
+// PagedPrefixDecoder is a PrefixDecoder whose request may continue a
+// truncated prefix lookup: PageToken (after DecodePrefixes) is the
+// `page_token` extension of the body, "" for a first page. A token is only
+// valid for the one prefix it was issued for, on the same table.
+type PagedPrefixDecoder interface {
+	PrefixDecoder
+	PageToken() string
 }
 
 // RecordService implements the data-plane use cases: writes, primary-key
@@ -489,6 +504,7 @@ func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path doma
 		return PrefixLookupResult{}, unsupported(scope.Cluster, "prefix lookups")
 	}
 	key := keyOf(scope, path)
+	offset := 0 // rows of the prefix's answer already returned (page_token)
 	decode := func(t *Table) (*domain.PrefixLookupRequest, []string, error) {
 		if len(t.Info.Descriptor.Schema.PrimaryKey) == 0 {
 			return nil, nil, domain.InvalidArgument("table `%s` has no primary key; prefix lookups need a primary-key table", path)
@@ -507,9 +523,18 @@ func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path doma
 		if err := checkKeyPartitions(t.Info, cols, prefixes, "prefixes"); err != nil {
 			return nil, nil, err
 		}
+		offset = 0
+		if pd, ok := dec.(PagedPrefixDecoder); ok && pd.PageToken() != "" {
+			if len(prefixes) != 1 {
+				return nil, nil, domain.InvalidArgument("page_token: continues the answer of one prefix; the request has %d prefixes", len(prefixes))
+			}
+			if offset, err = parsePageToken(pd.PageToken(), path, cols, prefixes[0]); err != nil {
+				return nil, nil, err
+			}
+		}
 		return &domain.PrefixLookupRequest{
 			Table: path, TableID: t.Info.TableID, SchemaID: t.Info.SchemaID,
-			PrefixColumns: cols, Prefixes: prefixes, MaxRowsPerPrefix: s.limits.PrefixLookupMaxRowsPerPrefix,
+			PrefixColumns: cols, Prefixes: prefixes, MaxRowsPerPrefix: offset + s.limits.PrefixLookupMaxRowsPerPrefix,
 		}, nil, nil
 	}
 	def := s.definition(key, session)
@@ -527,8 +552,19 @@ func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path doma
 				resp.Results[i].Truncated = true
 			}
 		}
+		tokens := make([]string, len(resp.Results))
+		for i := range resp.Results {
+			r := &resp.Results[i]
+			if r.Err != nil {
+				continue
+			}
+			r.Rows = r.Rows[min(offset, len(r.Rows)):]
+			if r.Truncated {
+				tokens[i] = pageToken(offset+len(r.Rows), path, req.PrefixColumns, req.Prefixes[i])
+			}
+		}
 		rt, err := renderTable(ctx, def, t, resp.SchemaID)
-		return PrefixLookupResult{Table: rt, Response: resp}, err
+		return PrefixLookupResult{Table: rt, Response: resp, NextPageTokens: tokens}, err
 	}
 	_, _, res, err := withDefinition(ctx, def, s.refetch, s.now, decode, run)
 	return res, err
@@ -631,4 +667,38 @@ func explainTimeout(ctx context.Context, start time.Time, err error, what string
 		out.Cause = de
 	}
 	return &out
+}
+
+// pageToken encodes the continuation of a truncated prefix answer: the rows
+// already returned and a fingerprint of the table, prefix columns and prefix
+// values it belongs to. Fluss answers a prefix lookup with every row of the
+// prefix in key order; a continuation asks again and skips the rows
+// returned so far, so rows written in between may shift the pages.
+func pageToken(offset int, path domain.TablePath, cols []string, prefix []domain.Datum) string {
+	return strconv.Itoa(offset) + "." + strconv.FormatUint(prefixFingerprint(path, cols, prefix), 36)
+}
+
+func parsePageToken(tok string, path domain.TablePath, cols []string, prefix []domain.Datum) (int, error) {
+	bad := domain.InvalidArgument("page_token: not a token this gateway issued for this table and prefix")
+	off, fp, ok := strings.Cut(tok, ".")
+	if !ok {
+		return 0, bad
+	}
+	n, err := strconv.Atoi(off)
+	if err != nil || n <= 0 {
+		return 0, bad
+	}
+	if want := strconv.FormatUint(prefixFingerprint(path, cols, prefix), 36); fp != want {
+		return 0, bad
+	}
+	return n, nil
+}
+
+func prefixFingerprint(path domain.TablePath, cols []string, prefix []domain.Datum) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%q/%q/%q", path.Database, path.Table, cols)
+	for _, d := range prefix {
+		fmt.Fprintf(h, "|%t/%d/%d/%g/%q/%d", d.Null, d.I64, d.Nanos, d.F64, d.Bytes, len(d.Elems))
+	}
+	return h.Sum64()
 }

@@ -160,11 +160,13 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.records.Lookup(c.UserContext(), scope, path, &bodyDecoder{body: body})
+	dec := &bodyDecoder{body: body}
+	res, err := a.records.Lookup(c.UserContext(), scope, path, dec)
 	if err != nil {
 		return err
 	}
 	cols := res.Table.Columns()
+	proj := newProjection(cols, dec.read.Columns, res.Table.Info.SchemaID)
 	out := make([]byte, 0, 256+len(res.Response.Results)*64)
 	out = append(out, `{"schema_id":`...)
 	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
@@ -180,7 +182,7 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 		out = strconv.AppendBool(out, r.Row != nil && r.Err == nil)
 		out = append(out, `,"row":`...)
 		if r.Row != nil && r.Err == nil {
-			out = rowjson.AppendRow(out, cols, r.Row)
+			out = proj.appendRow(out, r.Row)
 			found++
 		} else {
 			out = append(out, "null"...)
@@ -208,11 +210,13 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.records.PrefixLookup(c.UserContext(), scope, path, &bodyDecoder{body: body})
+	dec := &bodyDecoder{body: body}
+	res, err := a.records.PrefixLookup(c.UserContext(), scope, path, dec)
 	if err != nil {
 		return err
 	}
 	cols := res.Table.Columns()
+	proj := newProjection(cols, dec.read.Columns, res.Table.Info.SchemaID)
 	out := make([]byte, 0, 256)
 	out = append(out, `{"schema_id":`...)
 	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
@@ -233,9 +237,13 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 			if j > 0 {
 				out = append(out, ',')
 			}
-			out = rowjson.AppendRow(out, cols, row)
+			out = proj.appendRow(out, row)
 		}
 		out = append(out, ']')
+		if i < len(res.NextPageTokens) && res.NextPageTokens[i] != "" {
+			out = append(out, `,"next_page_token":`...)
+			out = strconv.AppendQuote(out, res.NextPageTokens[i])
+		}
 		rows += len(r.Rows)
 		if r.Err != nil {
 			out = appendKeyError(out, r.Err)
@@ -281,7 +289,12 @@ type bodyDecoder struct {
 	// DecodeWrite.
 	report   bool
 	rejected []application.RejectedEntry
+	// read are the lookup body's extension fields (columns, page_token).
+	read rowjson.ReadOptions
 }
+
+// PageToken implements application.PagedPrefixDecoder.
+func (d *bodyDecoder) PageToken() string { return d.read.PageToken }
 
 // Rejected implements application.RejectingDecoder.
 func (d *bodyDecoder) Rejected() []application.RejectedEntry { return d.rejected }
@@ -318,7 +331,9 @@ func (d *bodyDecoder) DecodeKeys(t *application.Table, maxKeys int) ([][]domain.
 	if err != nil {
 		return nil, err
 	}
-	return codec.DecodeKeys(d.body, rowjson.Limits{MaxEntries: maxKeys})
+	keys, ro, err := codec.DecodeKeysWith(d.body, rowjson.Limits{MaxEntries: maxKeys})
+	d.read = ro
+	return keys, err
 }
 
 // DecodePrefixes decodes the prefix-lookup body against t.
@@ -327,7 +342,9 @@ func (d *bodyDecoder) DecodePrefixes(t *application.Table, maxPrefixes int) ([]s
 	if err != nil {
 		return nil, nil, err
 	}
-	return codec.DecodePrefixes(d.body, rowjson.Limits{MaxEntries: maxPrefixes})
+	cols, prefixes, ro, err := codec.DecodePrefixesWith(d.body, rowjson.Limits{MaxEntries: maxPrefixes})
+	d.read = ro
+	return cols, prefixes, err
 }
 
 // codecOf returns the table definition's compiled rowjson codec, built
@@ -356,4 +373,47 @@ const HeaderInvalidEntries = "X-Fluss-Invalid-Entries"
 
 func invalidEntriesReported(c *fiber.Ctx) bool {
 	return strings.EqualFold(strings.TrimSpace(c.Get(HeaderInvalidEntries)), "report")
+}
+
+// projection renders rows with all columns, or only those a lookup body's
+// `columns` extension names, in its order.
+type projection struct {
+	all  []domain.Column
+	cols []domain.Column
+	pos  []int
+	buf  []domain.Datum
+}
+
+// newProjection projects onto positions (nil: all columns). Positions
+// were resolved against the definition the request was decoded with; rows
+// are rendered with the table's definition of schemaID, the same unless the
+// schema changed in between, in which case positions past the columns
+// render nothing.
+func newProjection(cols []domain.Column, positions []int, _ int32) *projection {
+	p := &projection{all: cols}
+	if positions == nil {
+		return p
+	}
+	for _, ci := range positions {
+		if ci < len(cols) {
+			p.cols = append(p.cols, cols[ci])
+			p.pos = append(p.pos, ci)
+		}
+	}
+	p.buf = make([]domain.Datum, len(p.pos))
+	return p
+}
+
+func (p *projection) appendRow(out []byte, row []domain.Datum) []byte {
+	if p.pos == nil {
+		return rowjson.AppendRow(out, p.all, row)
+	}
+	for i, ci := range p.pos {
+		if ci < len(row) {
+			p.buf[i] = row[ci]
+		} else {
+			p.buf[i] = domain.Datum{Null: true}
+		}
+	}
+	return rowjson.AppendRow(out, p.cols, p.buf)
 }
