@@ -189,6 +189,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 
 	app.Use(a.requestContext)
 	app.Use(otelfiber.Middleware(otelOpts...))
+	app.Use(compressResponse)
 	app.Use(a.errorsAndPanics)
 	app.Use(acceptJSON)
 	app.Use(a.acceptance)
