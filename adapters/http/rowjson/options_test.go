@@ -43,3 +43,17 @@ func TestReadOptions(t *testing.T) {
 	_, err = c.DecodeKeys([]byte(`{"columns":["id"],"keys":[{"region":"eu","id":1}]}`), Limits{})
 	assert.Contains(t, errMessage(t, err, domain.KindInvalidArgument), "unknown field `columns`")
 }
+
+func TestEpochMillisStringMessage(t *testing.T) {
+	t.Parallel()
+	c := mustCodec(t, TableSpec{Columns: []domain.Column{
+		col("id", notNull(typ_(domain.TypeBigInt))), col("ts", precT(domain.TypeTimestampLTZ, 3)),
+	}, PrimaryKey: []string{"id"}})
+	_, _, err := c.DecodeWrite([]byte(`{"entries":[{"id":"a","upsert":{"id":1,"ts":"1764576000000"}}]}`), Limits{})
+	msg := errMessage(t, err, domain.KindInvalidArgument)
+	assert.Contains(t, msg, "entry `a`: column `ts`")
+	assert.Contains(t, msg, "ISO-8601")
+	assert.Contains(t, msg, "epoch milliseconds as a JSON number")
+	_, _, err = c.DecodeWrite([]byte(`{"entries":[{"id":"a","upsert":{"id":1,"ts":1764576000000}}]}`), Limits{})
+	assert.NoError(t, err, "a JSON number is epoch milliseconds")
+}
