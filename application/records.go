@@ -265,6 +265,7 @@ func (s *RecordService) Limits() RecordLimits { return s.limits }
 func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand) (WriteResult, error) {
 	start := s.now()
 	res, err := s.write(ctx, scope, cmd, start)
+	err = s.explainNotFound(ctx, scope, cmd.Path, err)
 	return res, explainTimeout(ctx, start, err, "nothing was written: the deadline passed before any entry was submitted")
 }
 
@@ -393,6 +394,7 @@ func summarize(results []domain.EntryResult) WriteSummary {
 func (s *RecordService) Lookup(ctx context.Context, scope Scope, path domain.TablePath, dec KeyDecoder) (LookupResult, error) {
 	start := s.now()
 	res, err := s.lookup(ctx, scope, path, dec)
+	err = s.explainNotFound(ctx, scope, path, err)
 	if m, ok := s.opts.Metrics.(lookupMetrics); ok && err == nil && res.Response != nil {
 		var found, missed, failed int
 		for _, r := range res.Response.Results {
@@ -471,6 +473,7 @@ func (s *RecordService) lookup(ctx context.Context, scope Scope, path domain.Tab
 func (s *RecordService) PrefixLookup(ctx context.Context, scope Scope, path domain.TablePath, dec PrefixDecoder) (PrefixLookupResult, error) {
 	start := s.now()
 	res, err := s.prefixLookup(ctx, scope, path, dec)
+	err = s.explainNotFound(ctx, scope, path, err)
 	if m, ok := s.opts.Metrics.(lookupMetrics); ok && err == nil && res.Response != nil {
 		var found, missed, failed int
 		for _, r := range res.Response.Results {
@@ -701,4 +704,27 @@ func prefixFingerprint(path domain.TablePath, cols []string, prefix []domain.Dat
 		fmt.Fprintf(h, "|%t/%d/%d/%g/%q/%d", d.Null, d.I64, d.Nanos, d.F64, d.Bytes, len(d.Elems))
 	}
 	return h.Sum64()
+}
+
+// explainNotFound adds, to a table_not_found answer, that the table's
+// database is what is missing, when it is: Fluss answers both with
+// TABLE_NOT_EXIST, and the official contract keeps the code
+// `table_not_found` for the records routes. One DatabaseExists call, on
+// this error path only; when it fails the error is returned as it is.
+func (s *RecordService) explainNotFound(ctx context.Context, scope Scope, path domain.TablePath, err error) error {
+	de := domain.AsError(err)
+	if de == nil || de.Kind != domain.KindNotFound || de.Resource != domain.ResourceTable || path.Database == "" {
+		return err
+	}
+	session, serr := s.clusters.Session(ctx, scope.Cluster, scope.Principal)
+	if serr != nil || session.Catalog() == nil {
+		return err
+	}
+	exists, derr := session.Catalog().DatabaseExists(ctx, path.Database)
+	if derr != nil || exists {
+		return err
+	}
+	out := *de
+	out.Message = fmt.Sprintf("table `%s` does not exist: database `%s` does not exist", path, path.Database)
+	return &out
 }
