@@ -3,9 +3,12 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,4 +83,41 @@ func TestGatewayPrefixPagesAndProjection(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	row := body["results"].([]any)[0].(map[string]any)["row"].(map[string]any)
 	assert.Equal(t, map[string]any{"blob": "xxxxxxxxxxxxxxxx", "id": "7"}, row)
+}
+
+// TestGatewayReadmePrefixExample: README's prefix-lookup example, on the
+// partitioned, auto-partitioned table it describes.
+func TestGatewayReadmePrefixExample(t *testing.T) {
+	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
+	db := gwName("gw_readme")
+	createDatabase(t, g, db)
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
+		"table_name": "orders",
+		"columns": []any{
+			map[string]any{"name": "customer", "data_type": map[string]any{"type": "BIGINT"}},
+			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
+			map[string]any{"name": "dt", "data_type": map[string]any{"type": "STRING"}},
+		},
+		"primary_key": []any{"customer", "id", "dt"}, "partitioned_by": []any{"dt"},
+		"distribution": map[string]any{"bucket_count": 2, "bucket_keys": []any{"customer"}},
+		"configs":      map[string]any{"table.auto-partition.enabled": "true", "table.auto-partition.time-unit": "DAY"},
+	})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	today := time.Now().UTC().Format("20060102")
+	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/orders/records", map[string]any{"entries": []any{
+		map[string]any{"id": "a", "upsert": map[string]any{"customer": 7, "id": 1, "dt": today}},
+		map[string]any{"id": "b", "upsert": map[string]any{"customer": 7, "id": 2, "dt": today}},
+		map[string]any{"id": "c", "upsert": map[string]any{"customer": 8, "id": 3, "dt": today}},
+	}})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	require.EqualValues(t, 3, body["success_count"], "%v", body)
+
+	// The README's body, with today for its example day.
+	raw := strings.ReplaceAll(`{"prefix_columns": ["customer", "dt"], "prefixes": [{"customer": 7, "dt": "20261201"}]}`, "20261201", today)
+	var req map[string]any
+	require.NoError(t, json.Unmarshal([]byte(raw), &req))
+	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/orders/records/prefix-lookup", req)
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	res := body["results"].([]any)[0].(map[string]any)
+	assert.EqualValues(t, 2, res["row_count"], "%v", body)
 }
