@@ -1,13 +1,13 @@
 package application
 
 import (
-	"strings"
-	"strconv"
-	"hash/fnv"
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
