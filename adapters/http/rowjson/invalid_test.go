@@ -96,3 +96,11 @@ func TestDecodeWriteReport(t *testing.T) {
 	assert.Empty(t, ids)
 	assert.Len(t, rejected, 1)
 }
+
+func TestDecodeWriteDeferredPartialAfterInvalidEntry(t *testing.T) {
+	t.Parallel()
+	body := `{"entries":[{"id":"bad","upsert":{"id":"x"}},{"id":"ok","upsert":{"id":1,"a":"s","b":2}}],"partial_update_columns":["id","a"]}`
+	_, _, err := partialCodec(t).DecodeWrite([]byte(body), Limits{})
+	msg := errMessage(t, err, domain.KindInvalidArgument)
+	assert.Contains(t, msg, "entry `ok`: column `b`: not in partial_update_columns", msg)
+}

@@ -309,11 +309,28 @@ func (st *state) checkDeferredPartial(entries []domain.WriteEntry) error {
 		u++
 		for ci, ok := range st.partial {
 			if !ok && present[ci>>6]&(1<<(ci&63)) != 0 {
-				return invalid("%s: column `%s`: not in partial_update_columns", st.entryName(i), st.c.cols[ci].name)
+				return invalid("%s: column `%s`: not in partial_update_columns", st.entryName(st.position(i)), st.c.cols[ci].name)
 			}
 		}
 	}
 	return nil
+}
+
+// position returns the body position of the i-th valid entry (they differ
+// once invalid entries were skipped, see skipBadEntry).
+func (st *state) position(i int) int {
+	if len(st.bad) == 0 {
+		return i
+	}
+	for p, ok := range st.valid {
+		if ok {
+			if i == 0 {
+				return p
+			}
+			i--
+		}
+	}
+	return i
 }
 
 // entryName renders a decoded entry's name from its id.
