@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -72,6 +73,23 @@ func TestGatewayPrefixPagesAndProjection(t *testing.T) {
 	}
 	assert.Len(t, seen, n)
 	assert.Equal(t, 3, pages)
+
+	// A large answer is compressed when the client asks (here gzip).
+	hreq, err := http.NewRequest(http.MethodPost, g.base+"/databases/"+db+"/tables/items/records/prefix-lookup",
+		strings.NewReader(`{"prefix_columns":["region"],"prefixes":[{"region":"eu"}]}`))
+	require.NoError(t, err)
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept-Encoding", "gzip")
+	hresp, err := http.DefaultClient.Do(hreq)
+	require.NoError(t, err)
+	defer hresp.Body.Close()
+	require.Equal(t, http.StatusOK, hresp.StatusCode)
+	require.Equal(t, "gzip", hresp.Header.Get("Content-Encoding"))
+	zr, err := gzip.NewReader(hresp.Body)
+	require.NoError(t, err)
+	var page map[string]any
+	require.NoError(t, json.NewDecoder(zr).Decode(&page))
+	assert.Len(t, page["results"].([]any)[0].(map[string]any)["rows"], 1000)
 
 	// A token is bound to its prefix.
 	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/items/records/prefix-lookup", map[string]any{
