@@ -66,3 +66,35 @@ func TestGatewayInvalidEntries(t *testing.T) {
 		assert.Equal(t, false, peerCmd(t, "lookup", db, "t", "--key", id)["found"])
 	}
 }
+
+// TestGatewayEpochMillisString: an epoch-millis string for a TIMESTAMP_LTZ
+// column is refused with a message saying timestamps take ISO-8601 text or
+// a JSON number; the JSON number is written.
+func TestGatewayEpochMillisString(t *testing.T) {
+	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
+	db := gwName("gw_ltz")
+	createDatabase(t, g, db)
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
+		"table_name": "t",
+		"columns": []any{
+			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
+			map[string]any{"name": "ts", "data_type": map[string]any{"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "precision": 3}},
+		},
+		"primary_key": []any{"id"},
+	})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/t/records", map[string]any{"entries": []any{
+		map[string]any{"id": "a", "upsert": map[string]any{"id": 1, "ts": "1764576000000"}}}})
+	require.Equal(t, http.StatusBadRequest, status, "%v", body)
+	msg := body["error"].(map[string]any)["message"].(string)
+	t.Logf("%s", msg)
+	assert.Contains(t, msg, "ISO-8601")
+	assert.Contains(t, msg, "JSON number")
+	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/t/records", map[string]any{"entries": []any{
+		map[string]any{"id": "a", "upsert": map[string]any{"id": 1, "ts": 1764576000000}}}})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	assert.EqualValues(t, 1, body["success_count"], "%v", body)
+	got := peerCmd(t, "lookup", db, "t", "--key", `{"id":1}`)
+	require.Equal(t, true, got["found"], "%v", got)
+	assert.Contains(t, got["row"].(map[string]any)["ts"], "2025-12-01T08:00:00")
+}
