@@ -101,10 +101,11 @@ func TestGatewayAutoPartitionRules(t *testing.T) {
 // TestGatewayAutoPartitionRetention: on an hour-partitioned table keeping
 // one past hour, with the cluster's auto-partition.check.interval short
 // (FLUSS_EXTRA_CONF="auto-partition.check.interval: 5 s"), Fluss itself
-// drops a partition older than the retention within a few checks — the
-// partition and rows the gateway used to create on the fly for such
-// values — while the gateway refuses a write there and keeps a write in
-// the earliest retained hour, which Fluss keeps too.
+// drops a partition older than the retention, and one whose value has
+// another form (it sorts before every well-formed value), within a few
+// checks — the partitions and rows the gateway used to create on the fly
+// for such values — while the gateway refuses writes there and keeps a
+// write in the earliest retained hour, which Fluss keeps too.
 func TestGatewayAutoPartitionRetention(t *testing.T) {
 	if !strings.Contains(os.Getenv("FLUSS_EXTRA_CONF"), "auto-partition.check.interval") {
 		t.Skip(`needs a cluster started with FLUSS_EXTRA_CONF="auto-partition.check.interval: 5 s" (and that variable set here): Fluss's default check runs every 10 minutes`)
@@ -118,14 +119,20 @@ func TestGatewayAutoPartitionRetention(t *testing.T) {
 	old, earliest := hour(-3), hour(-1)
 
 	// An explicit partition create is the catalog API (Fluss accepts it);
-	// Fluss's retention then drops it.
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/partitions",
-		map[string]any{"partition": map[string]any{"dt": old}})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	// Fluss's retention then drops it. A value in another form (dashes)
+	// sorts before every yyyyMMddHH value, so Fluss drops it too: the
+	// duplicate-format partition the gateway used to create lost its rows.
+	dashed := now.Format("2006-01-02-15")
+	for _, v := range []string{old, dashed} {
+		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/partitions",
+			map[string]any{"partition": map[string]any{"dt": v}})
+		require.Equal(t, http.StatusCreated, status, "%v", body)
+	}
 
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/events/records", map[string]any{"entries": []any{
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/records", map[string]any{"entries": []any{
 		map[string]any{"id": "old", "upsert": map[string]any{"id": 1, "dt": old, "v": "x"}},
 		map[string]any{"id": "earliest", "upsert": map[string]any{"id": 2, "dt": earliest, "v": "y"}},
+		map[string]any{"id": "dashed", "upsert": map[string]any{"id": 3, "dt": dashed, "v": "z"}},
 	}})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	f := failuresByID(body)
@@ -133,10 +140,12 @@ func TestGatewayAutoPartitionRetention(t *testing.T) {
 	assert.Equal(t, "invalid_argument", f["old"]["error_code"])
 	assert.Equal(t, "no", f["old"]["applied"])
 	assert.NotContains(t, f, "earliest", "%v", body)
+	require.Contains(t, f, "dashed", "%v", body)
+	assert.Equal(t, "invalid_argument", f["dashed"]["error_code"])
 
 	deadline := time.Now().Add(60 * time.Second)
-	for slices.Contains(partitionNames(t, g, db, "events"), old) {
-		require.True(t, time.Now().Before(deadline), "Fluss did not drop partition %s within 60 s", old)
+	for names := partitionNames(t, g, db, "events"); slices.Contains(names, old) || slices.Contains(names, dashed); names = partitionNames(t, g, db, "events") {
+		require.True(t, time.Now().Before(deadline), "Fluss did not drop partitions %s and %s within 60 s: %v", old, dashed, names)
 		time.Sleep(time.Second)
 	}
 	if time.Now().UTC().Format("2006010215") != now.Format("2006010215") {
