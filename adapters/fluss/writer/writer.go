@@ -620,8 +620,10 @@ func (w *Writer) Close(ctx context.Context) error {
 // autoPartitionRule applies a table's auto-partition rule to the partition
 // an entry goes to (apache/fluss: PartitionUtils#validateAutoPartitionTime):
 // the time value must have the unit's format (for every entry: a value of
-// another form names a partition Fluss never manages, e.g. `2026-12-01`
-// beside Fluss's own `20261201`) and, for an upsert, lie within the
+// another form, e.g. `2026-12-01` beside Fluss's own `20261201`, names a
+// second partition for the same day, and since it sorts before every
+// well-formed value Fluss's retention drops it, rows included, at its next
+// check) and, for an upsert, lie within the
 // retention, since a partition created for an older value is dropped with
 // its rows at Fluss's next auto-partition check. A delete is not held to
 // the retention: it never creates a partition. Verdicts are kept per
