@@ -156,8 +156,8 @@ func addMonths(t time.Time, n int) time.Time {
 func (a AutoPartition) CheckFormat(value string) error {
 	bad := func(example string) error {
 		return InvalidArgument("partition value `%s` of column `%s` does not match the table's auto-partition format %s "+
-			"(table.auto-partition.time-unit %s); Fluss names this table's partitions like `%s`, and drops "+
-			"a partition named otherwise at its next auto-partition check, so the entry was not written",
+			"(table.auto-partition.time-unit %s); Fluss names this table's partitions like `%s` and its retention compares "+
+			"names as text, so a partition named otherwise may be dropped with its rows at its next check; the entry was not written",
 			value, a.Key, a.Unit.Format(), a.Unit, example)
 	}
 	example := a.Value(time.Date(2026, 12, 1, 8, 0, 0, 0, a.Zone), 0)
