@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
@@ -100,6 +103,48 @@ type WriteDecoder interface {
 	DecodeWrite(t *Table, maxRows int) (batch domain.WriteBatch, ids []string, err error)
 }
 
+// RejectingDecoder is a WriteDecoder that may answer invalid entries one by
+// one instead of failing the request (the `X-Fluss-Invalid-Entries: report`
+// extension): its DecodeWrite then returns the valid entries only, and
+// Rejected the invalid ones of its last DecodeWrite.
+type RejectingDecoder interface {
+	WriteDecoder
+	Rejected() []RejectedEntry
+}
+
+// RejectedEntry is an invalid entry answered on its own: its position in the
+// request, its id and the message naming it and its column path.
+type RejectedEntry struct {
+	Index   int
+	ID      string
+	Message string
+}
+
+// mergeRejected puts the verdicts of rejected entries (invalid_argument,
+// never applied) back among the written entries' ids and results, in input
+// order.
+func mergeRejected(ids []string, results []domain.EntryResult, rejected []RejectedEntry) ([]string, []domain.EntryResult) {
+	if len(rejected) == 0 {
+		return ids, results
+	}
+	n := len(ids) + len(rejected)
+	outIDs, out := make([]string, 0, n), make([]domain.EntryResult, 0, n)
+	w, r := 0, 0
+	for i := range n {
+		if r < len(rejected) && rejected[r].Index == i {
+			outIDs = append(outIDs, rejected[r].ID)
+			out = append(out, domain.EntryResult{Code: "invalid_argument", Message: rejected[r].Message, Applied: domain.AppliedNo})
+			r++
+			continue
+		}
+		if w < len(ids) {
+			outIDs, out = append(outIDs, ids[w]), append(out, results[w])
+			w++
+		}
+	}
+	return outIDs, out
+}
+
 // KeyDecoder turns a lookup request's body into primary keys.
 type KeyDecoder interface {
 	// Size is the encoded size of the request, checked against
@@ -161,6 +206,18 @@ type LookupResult struct {
 type PrefixLookupResult struct {
 	Table    *Table
 	Response *domain.PrefixLookupResponse
+	// NextPageTokens has, per prefix, the token that continues a truncated
+	// answer ("" when it is complete); see PagedPrefixDecoder.
+	NextPageTokens []string
+}
+
+// PagedPrefixDecoder is a PrefixDecoder whose request may continue a
+// truncated prefix lookup: PageToken (after DecodePrefixes) is the
+// `page_token` extension of the body, "" for a first page. A token is only
+// valid for the one prefix it was issued for, on the same table.
+type PagedPrefixDecoder interface {
+	PrefixDecoder
+	PageToken() string
 }
 
 // RecordService implements the data-plane use cases: writes, primary-key
@@ -207,6 +264,12 @@ func (s *RecordService) Limits() RecordLimits { return s.limits }
 // or a deadline that passed before anything was submitted (KindTimeout).
 func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand) (WriteResult, error) {
 	start := s.now()
+	res, err := s.write(ctx, scope, cmd, start)
+	err = s.explainNotFound(ctx, scope, cmd.Path, err)
+	return res, explainTimeout(ctx, start, err, "nothing was written: the deadline passed before any entry was submitted")
+}
+
+func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand, start time.Time) (WriteResult, error) {
 	if err := validatePath(cmd.Path, false); err != nil {
 		return WriteResult{}, err
 	}
@@ -260,6 +323,9 @@ func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand
 	t, ids, results, err := withDefinition(ctx, s.definition(key, session), s.refetch, s.now, decode, run)
 	if err != nil {
 		return WriteResult{}, err
+	}
+	if rd, ok := cmd.Decoder.(RejectingDecoder); ok {
+		ids, results = mergeRejected(ids, results, rd.Rejected())
 	}
 	res := WriteResult{Table: t, IDs: ids, Results: results, Summary: summarize(results)}
 	res.Summary.Delivery = s.now().Sub(sent)
@@ -326,6 +392,34 @@ func summarize(results []domain.EntryResult) WriteSummary {
 // schema first; any invalid key fails the whole request naming its index
 // and column.
 func (s *RecordService) Lookup(ctx context.Context, scope Scope, path domain.TablePath, dec KeyDecoder) (LookupResult, error) {
+	start := s.now()
+	res, err := s.lookup(ctx, scope, path, dec)
+	err = s.explainNotFound(ctx, scope, path, err)
+	if m, ok := s.opts.Metrics.(lookupMetrics); ok && err == nil && res.Response != nil {
+		var found, missed, failed int
+		for _, r := range res.Response.Results {
+			switch {
+			case r.Err != nil:
+				failed++
+			case r.Row != nil:
+				found++
+			default:
+				missed++
+			}
+		}
+		m.RecordLookups(ctx, path, "lookup", found, missed, failed)
+	}
+	return res, explainTimeout(ctx, start, err, "a lookup writes nothing")
+}
+
+// lookupMetrics is implemented by RecordOptions.Metrics that count lookup
+// keys by outcome (telemetry.GatewayMetrics): kind "lookup" or
+// "prefix_lookup"; found, missed (no row) and failed keys or prefixes.
+type lookupMetrics interface {
+	RecordLookups(ctx context.Context, table domain.TablePath, kind string, found, missed, failed int)
+}
+
+func (s *RecordService) lookup(ctx context.Context, scope Scope, path domain.TablePath, dec KeyDecoder) (LookupResult, error) {
 	if err := validatePath(path, false); err != nil {
 		return LookupResult{}, err
 	}
@@ -377,6 +471,27 @@ func (s *RecordService) Lookup(ctx context.Context, scope Scope, path domain.Tab
 // PrefixLookup returns, for each prefix, the rows whose bucket key (plus
 // partition columns) equals it, at most PrefixLookupMaxRowsPerPrefix each.
 func (s *RecordService) PrefixLookup(ctx context.Context, scope Scope, path domain.TablePath, dec PrefixDecoder) (PrefixLookupResult, error) {
+	start := s.now()
+	res, err := s.prefixLookup(ctx, scope, path, dec)
+	err = s.explainNotFound(ctx, scope, path, err)
+	if m, ok := s.opts.Metrics.(lookupMetrics); ok && err == nil && res.Response != nil {
+		var found, missed, failed int
+		for _, r := range res.Response.Results {
+			switch {
+			case r.Err != nil:
+				failed++
+			case len(r.Rows) > 0:
+				found++
+			default:
+				missed++
+			}
+		}
+		m.RecordLookups(ctx, path, "prefix_lookup", found, missed, failed)
+	}
+	return res, explainTimeout(ctx, start, err, "a prefix lookup writes nothing")
+}
+
+func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path domain.TablePath, dec PrefixDecoder) (PrefixLookupResult, error) {
 	if err := validatePath(path, false); err != nil {
 		return PrefixLookupResult{}, err
 	}
@@ -392,6 +507,7 @@ func (s *RecordService) PrefixLookup(ctx context.Context, scope Scope, path doma
 		return PrefixLookupResult{}, unsupported(scope.Cluster, "prefix lookups")
 	}
 	key := keyOf(scope, path)
+	offset := 0 // rows of the prefix's answer already returned (page_token)
 	decode := func(t *Table) (*domain.PrefixLookupRequest, []string, error) {
 		if len(t.Info.Descriptor.Schema.PrimaryKey) == 0 {
 			return nil, nil, domain.InvalidArgument("table `%s` has no primary key; prefix lookups need a primary-key table", path)
@@ -410,9 +526,18 @@ func (s *RecordService) PrefixLookup(ctx context.Context, scope Scope, path doma
 		if err := checkKeyPartitions(t.Info, cols, prefixes, "prefixes"); err != nil {
 			return nil, nil, err
 		}
+		offset = 0
+		if pd, ok := dec.(PagedPrefixDecoder); ok && pd.PageToken() != "" {
+			if len(prefixes) != 1 {
+				return nil, nil, domain.InvalidArgument("page_token: continues the answer of one prefix; the request has %d prefixes", len(prefixes))
+			}
+			if offset, err = parsePageToken(pd.PageToken(), path, cols, prefixes[0]); err != nil {
+				return nil, nil, err
+			}
+		}
 		return &domain.PrefixLookupRequest{
 			Table: path, TableID: t.Info.TableID, SchemaID: t.Info.SchemaID,
-			PrefixColumns: cols, Prefixes: prefixes, MaxRowsPerPrefix: s.limits.PrefixLookupMaxRowsPerPrefix,
+			PrefixColumns: cols, Prefixes: prefixes, MaxRowsPerPrefix: offset + s.limits.PrefixLookupMaxRowsPerPrefix,
 		}, nil, nil
 	}
 	def := s.definition(key, session)
@@ -430,8 +555,19 @@ func (s *RecordService) PrefixLookup(ctx context.Context, scope Scope, path doma
 				resp.Results[i].Truncated = true
 			}
 		}
+		tokens := make([]string, len(resp.Results))
+		for i := range resp.Results {
+			r := &resp.Results[i]
+			if r.Err != nil {
+				continue
+			}
+			r.Rows = r.Rows[min(offset, len(r.Rows)):]
+			if r.Truncated {
+				tokens[i] = pageToken(offset+len(r.Rows), path, req.PrefixColumns, req.Prefixes[i])
+			}
+		}
 		rt, err := renderTable(ctx, def, t, resp.SchemaID)
-		return PrefixLookupResult{Table: rt, Response: resp}, err
+		return PrefixLookupResult{Table: rt, Response: resp, NextPageTokens: tokens}, err
 	}
 	_, _, res, err := withDefinition(ctx, def, s.refetch, s.now, decode, run)
 	return res, err
@@ -498,4 +634,97 @@ func validatePrefixColumns(info domain.TableInfo, cols []string) error {
 
 func unsupported(cluster, what string) error {
 	return domain.Errorf(domain.KindUnsupported, "cluster `%s` does not support %s yet", cluster, what)
+}
+
+// MinWorkableDeadline is the shortest request deadline with which a data
+// request can get through when the gateway has not served the table or the
+// cluster recently: the fixed costs of resolving the table's definition and
+// metadata (two round trips to the cluster) and, on first use, opening a
+// connection to the coordinator and a tablet server. On a local cluster a
+// write to a table the gateway had not served got through with 30 ms and not
+// with 10 ms (TestGatewayDeadlineMessages); the bound leaves room for a
+// loaded machine, and remote clusters add their round trip times.
+const MinWorkableDeadline = 100 * time.Millisecond
+
+// explainTimeout rewrites a whole-request timeout so that it says what
+// happened (what, e.g. that nothing was written) instead of which internal
+// call was running, and, when the caller's deadline was below
+// MinWorkableDeadline, says so. Other errors are returned as they are.
+func explainTimeout(ctx context.Context, start time.Time, err error, what string) error {
+	de := domain.AsError(err)
+	if de == nil || de.Kind != domain.KindTimeout {
+		return err
+	}
+	msg := "the request deadline passed before the gateway finished; " + what
+	if dl, ok := ctx.Deadline(); ok {
+		budget := dl.Sub(start)
+		msg = fmt.Sprintf("the request deadline (%s) passed before the gateway finished; %s", budget.Round(time.Millisecond), what)
+		if budget < MinWorkableDeadline {
+			msg += fmt.Sprintf("; a deadline below %s may be shorter than the fixed costs of a request "+
+				"(the table's metadata and a connection to the cluster, on first use): ask for at least %s", MinWorkableDeadline, MinWorkableDeadline)
+		}
+	}
+	out := *de
+	out.Message = msg
+	if out.Cause == nil {
+		out.Cause = de
+	}
+	return &out
+}
+
+// pageToken encodes the continuation of a truncated prefix answer: the rows
+// already returned and a fingerprint of the table, prefix columns and prefix
+// values it belongs to. Fluss answers a prefix lookup with every row of the
+// prefix in key order; a continuation asks again and skips the rows
+// returned so far, so rows written in between may shift the pages.
+func pageToken(offset int, path domain.TablePath, cols []string, prefix []domain.Datum) string {
+	return strconv.Itoa(offset) + "." + strconv.FormatUint(prefixFingerprint(path, cols, prefix), 36)
+}
+
+func parsePageToken(tok string, path domain.TablePath, cols []string, prefix []domain.Datum) (int, error) {
+	bad := domain.InvalidArgument("page_token: not a token this gateway issued for this table and prefix")
+	off, fp, ok := strings.Cut(tok, ".")
+	if !ok {
+		return 0, bad
+	}
+	n, err := strconv.Atoi(off)
+	if err != nil || n <= 0 {
+		return 0, bad
+	}
+	if want := strconv.FormatUint(prefixFingerprint(path, cols, prefix), 36); fp != want {
+		return 0, bad
+	}
+	return n, nil
+}
+
+func prefixFingerprint(path domain.TablePath, cols []string, prefix []domain.Datum) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%q/%q/%q", path.Database, path.Table, cols)
+	for _, d := range prefix {
+		fmt.Fprintf(h, "|%t/%d/%d/%g/%q/%d", d.Null, d.I64, d.Nanos, d.F64, d.Bytes, len(d.Elems))
+	}
+	return h.Sum64()
+}
+
+// explainNotFound adds, to a table_not_found answer, that the table's
+// database is what is missing, when it is: Fluss answers both with
+// TABLE_NOT_EXIST, and the official contract keeps the code
+// `table_not_found` for the records routes. One DatabaseExists call, on
+// this error path only; when it fails the error is returned as it is.
+func (s *RecordService) explainNotFound(ctx context.Context, scope Scope, path domain.TablePath, err error) error {
+	de := domain.AsError(err)
+	if de == nil || de.Kind != domain.KindNotFound || de.Resource != domain.ResourceTable || path.Database == "" {
+		return err
+	}
+	session, serr := s.clusters.Session(ctx, scope.Cluster, scope.Principal)
+	if serr != nil || session.Catalog() == nil {
+		return err
+	}
+	exists, derr := session.Catalog().DatabaseExists(ctx, path.Database)
+	if derr != nil || exists {
+		return err
+	}
+	out := *de
+	out.Message = fmt.Sprintf("table `%s` does not exist: database `%s` does not exist", path, path.Database)
+	return &out
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.uber.org/fx"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/telemetry"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 )
@@ -34,10 +35,14 @@ var TelemetryModule = fx.Options(
 
 // newInstrumentation creates the gateway's instruments once, on the
 // configured providers.
-func newInstrumentation(p *telemetry.Providers, log *slog.Logger) *telemetry.Instrumentation {
+func newInstrumentation(p *telemetry.Providers, cfg *config.Config, log *slog.Logger) *telemetry.Instrumentation {
 	in, err := telemetry.NewInstrumentation(telemetry.InstrumentationOptions{
 		TracerProvider: p.TracerProvider,
 		MeterProvider:  p.MeterProvider,
+		TableLabel:     cfg.Metrics.TableLabel,
+		DatabaseLabel:  cfg.Metrics.DatabaseLabel,
+		MaxTables:      cfg.Metrics.MaxTables,
+		FlussCodeName:  func(code int32) string { return wire.ErrorCode(code).String() },
 	})
 	if err != nil {
 		// The failed instruments are no-ops; the gateway serves anyway.

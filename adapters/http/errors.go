@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -114,7 +115,10 @@ func classify(c *fiber.Ctx, err error, maxBody int64) (status int, code, message
 	case errors.As(err, &he):
 		return he.status, he.code, he.message, 0, false
 	case errors.Is(err, context.DeadlineExceeded):
-		return fiber.StatusGatewayTimeout, "timeout", "request deadline exceeded", 0, false
+		if m := c.Method(); m == fiber.MethodGet || m == fiber.MethodHead || strings.HasSuffix(c.Path(), "/lookup") || strings.HasSuffix(c.Path(), "/prefix-lookup") {
+			return fiber.StatusGatewayTimeout, "timeout", "request deadline exceeded before the gateway answered; the request only reads, nothing was written", 0, false
+		}
+		return fiber.StatusGatewayTimeout, "timeout", "request deadline exceeded before the gateway answered; a change the request asked for may or may not have been applied", 0, false
 	case errors.Is(err, context.Canceled):
 		return 499, "cancelled", "request cancelled", 0, false
 	case errors.As(err, &fe):
@@ -136,7 +140,7 @@ func classifyFramework(c *fiber.Ctx, fe *fiber.Error, maxBody int64) (int, strin
 	case fiber.StatusRequestHeaderFieldsTooLarge:
 		return fiber.StatusRequestEntityTooLarge, "limit_exceeded", "request headers are too large", 0, false
 	case fiber.StatusRequestTimeout:
-		return fiber.StatusGatewayTimeout, "timeout", "timed out reading the request", 0, false
+		return fiber.StatusGatewayTimeout, "timeout", "timed out reading the request; nothing was done", 0, false
 	case fiber.StatusUnsupportedMediaType:
 		return fe.Code, codeUnsupportedMediaType, "unsupported media type", 0, false
 	case fiber.StatusServiceUnavailable:

@@ -127,6 +127,12 @@ func (a *api) accessLog(c *fiber.Ctx) {
 	c.Locals(localLogged, true)
 	route, _ := c.Locals(localRoute).(string)
 	if route == "" {
+		// Refused before routing (e.g. an over-limit body): attribute it
+		// to the route its method and path fit.
+		route = a.routes.template(c.Method(), c.Path())
+	}
+	matched := route
+	if route == "" {
 		route = "<unmatched>"
 	}
 	var elapsed time.Duration
@@ -162,8 +168,11 @@ func (a *api) accessLog(c *fiber.Ctx) {
 	}
 	a.log.Log(ctx, accessLevel(c.Response().StatusCode(), f, entryCodes), "request", attrs...)
 	if a.opts.Observer != nil {
-		r, _ := c.Locals(localRoute).(string)
-		a.opts.Observer.ObserveRequest(ctx, c.Method(), r, c.Response().StatusCode(), elapsed)
+		code := ""
+		if f != nil {
+			code = f.code
+		}
+		a.opts.Observer.ObserveRequestDetail(ctx, c.Method(), matched, c.Response().StatusCode(), code, tableOfPath(matched, c.Path()), elapsed)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gofiber/fiber/v2"
@@ -92,7 +93,7 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	}()
 	res, err := a.records.Write(c.UserContext(), scope, application.WriteCommand{
 		Path:    path,
-		Decoder: &bodyDecoder{body: body, buf: buf},
+		Decoder: &bodyDecoder{body: body, buf: buf, report: invalidEntriesReported(c)},
 	})
 	if err != nil {
 		return err
@@ -242,11 +243,13 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.records.Lookup(c.UserContext(), scope, path, &bodyDecoder{body: body})
+	dec := &bodyDecoder{body: body}
+	res, err := a.records.Lookup(c.UserContext(), scope, path, dec)
 	if err != nil {
 		return err
 	}
 	cols := res.Table.Columns()
+	proj := newProjection(cols, dec.read.Columns, res.Table.Info.SchemaID)
 	out := make([]byte, 0, 256+len(res.Response.Results)*64)
 	out = append(out, `{"schema_id":`...)
 	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
@@ -262,7 +265,7 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 		out = strconv.AppendBool(out, r.Row != nil && r.Err == nil)
 		out = append(out, `,"row":`...)
 		if r.Row != nil && r.Err == nil {
-			out = rowjson.AppendRow(out, cols, r.Row)
+			out = proj.appendRow(out, r.Row)
 			found++
 		} else {
 			out = append(out, "null"...)
@@ -290,11 +293,13 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.records.PrefixLookup(c.UserContext(), scope, path, &bodyDecoder{body: body})
+	dec := &bodyDecoder{body: body}
+	res, err := a.records.PrefixLookup(c.UserContext(), scope, path, dec)
 	if err != nil {
 		return err
 	}
 	cols := res.Table.Columns()
+	proj := newProjection(cols, dec.read.Columns, res.Table.Info.SchemaID)
 	out := make([]byte, 0, 256)
 	out = append(out, `{"schema_id":`...)
 	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
@@ -315,9 +320,13 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 			if j > 0 {
 				out = append(out, ',')
 			}
-			out = rowjson.AppendRow(out, cols, row)
+			out = proj.appendRow(out, row)
 		}
 		out = append(out, ']')
+		if i < len(res.NextPageTokens) && res.NextPageTokens[i] != "" {
+			out = append(out, `,"next_page_token":`...)
+			out = strconv.AppendQuote(out, res.NextPageTokens[i])
+		}
 		rows += len(r.Rows)
 		if r.Err != nil {
 			out = appendKeyError(out, r.Err)
@@ -358,7 +367,20 @@ func unsupportedRecords(cluster, what string) error {
 type bodyDecoder struct {
 	body []byte
 	buf  *rowjson.Buffer // write rows' memory; nil for a fresh one
+	// report answers invalid write entries one by one
+	// (`X-Fluss-Invalid-Entries: report`); rejected are those of the last
+	// DecodeWrite.
+	report   bool
+	rejected []application.RejectedEntry
+	// read are the lookup body's extension fields (columns, page_token).
+	read rowjson.ReadOptions
 }
+
+// PageToken implements application.PagedPrefixDecoder.
+func (d *bodyDecoder) PageToken() string { return d.read.PageToken }
+
+// Rejected implements application.RejectingDecoder.
+func (d *bodyDecoder) Rejected() []application.RejectedEntry { return d.rejected }
 
 var (
 	_ application.WriteDecoder  = (*bodyDecoder)(nil)
@@ -375,7 +397,15 @@ func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wri
 	if err != nil {
 		return domain.WriteBatch{}, nil, err
 	}
-	return codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+	if !d.report {
+		return codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+	}
+	batch, ids, rejected, err := codec.DecodeWriteReport(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+	d.rejected = d.rejected[:0]
+	for _, r := range rejected {
+		d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: r.Message})
+	}
+	return batch, ids, err
 }
 
 // DecodeKeys decodes the lookup body against t.
@@ -384,7 +414,9 @@ func (d *bodyDecoder) DecodeKeys(t *application.Table, maxKeys int) ([][]domain.
 	if err != nil {
 		return nil, err
 	}
-	return codec.DecodeKeys(d.body, rowjson.Limits{MaxEntries: maxKeys})
+	keys, ro, err := codec.DecodeKeysWith(d.body, rowjson.Limits{MaxEntries: maxKeys})
+	d.read = ro
+	return keys, err
 }
 
 // DecodePrefixes decodes the prefix-lookup body against t.
@@ -393,7 +425,9 @@ func (d *bodyDecoder) DecodePrefixes(t *application.Table, maxPrefixes int) ([]s
 	if err != nil {
 		return nil, nil, err
 	}
-	return codec.DecodePrefixes(d.body, rowjson.Limits{MaxEntries: maxPrefixes})
+	cols, prefixes, ro, err := codec.DecodePrefixesWith(d.body, rowjson.Limits{MaxEntries: maxPrefixes})
+	d.read = ro
+	return cols, prefixes, err
 }
 
 // codecOf returns the table definition's compiled rowjson codec, built
@@ -411,4 +445,58 @@ func codecOf(t *application.Table) (*rowjson.Codec, error) {
 		return nil, err
 	}
 	return v.(*rowjson.Codec), nil
+}
+
+// HeaderInvalidEntries is the request header of the per-entry invalid-entry
+// extension: `X-Fluss-Invalid-Entries: report` answers each entry that fails
+// decoding with its own `invalid_argument` verdict (`applied: no`) and writes
+// the valid ones, instead of a 400 for the whole request. Official clients
+// never send it.
+const HeaderInvalidEntries = "X-Fluss-Invalid-Entries"
+
+func invalidEntriesReported(c *fiber.Ctx) bool {
+	return strings.EqualFold(strings.TrimSpace(c.Get(HeaderInvalidEntries)), "report")
+}
+
+// projection renders rows with all columns, or only those a lookup body's
+// `columns` extension names, in its order.
+type projection struct {
+	all  []domain.Column
+	cols []domain.Column
+	pos  []int
+	buf  []domain.Datum
+}
+
+// newProjection projects onto positions (nil: all columns). Positions
+// were resolved against the definition the request was decoded with; rows
+// are rendered with the table's definition of schemaID, the same unless the
+// schema changed in between, in which case positions past the columns
+// render nothing.
+func newProjection(cols []domain.Column, positions []int, _ int32) *projection {
+	p := &projection{all: cols}
+	if positions == nil {
+		return p
+	}
+	for _, ci := range positions {
+		if ci < len(cols) {
+			p.cols = append(p.cols, cols[ci])
+			p.pos = append(p.pos, ci)
+		}
+	}
+	p.buf = make([]domain.Datum, len(p.pos))
+	return p
+}
+
+func (p *projection) appendRow(out []byte, row []domain.Datum) []byte {
+	if p.pos == nil {
+		return rowjson.AppendRow(out, p.all, row)
+	}
+	for i, ci := range p.pos {
+		if ci < len(row) {
+			p.buf[i] = row[ci]
+		} else {
+			p.buf[i] = domain.Datum{Null: true}
+		}
+	}
+	return rowjson.AppendRow(out, p.cols, p.buf)
 }

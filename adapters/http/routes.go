@@ -1,10 +1,13 @@
 package http
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
 // routeSpec is one REST operation. path uses the OpenAPI template syntax
@@ -132,4 +135,42 @@ func (t routeTable) isOpen(path string) bool {
 		}
 	}
 	return false
+}
+
+// template returns the route template a request's method and path fit, or
+// "" when none does.
+func (t routeTable) template(method, path string) string {
+	for _, r := range t {
+		if r.method == method && matches(r.path, path) {
+			return r.path
+		}
+	}
+	return ""
+}
+
+// tableOfPath returns the database and table a path names under template
+// (its `{database}` and `{table}` segments, percent-decoded); zero members
+// when the template has none.
+func tableOfPath(template, path string) domain.TablePath {
+	var tp domain.TablePath
+	if template == "" {
+		return tp
+	}
+	ts, ps := strings.Split(template, "/"), strings.Split(path, "/")
+	if len(ts) != len(ps) {
+		return tp
+	}
+	for i, seg := range ts {
+		v, err := url.PathUnescape(ps[i])
+		if err != nil {
+			v = ps[i]
+		}
+		switch seg {
+		case "{database}":
+			tp.Database = v
+		case "{table}":
+			tp.Table = v
+		}
+	}
+	return tp
 }

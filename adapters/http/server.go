@@ -83,9 +83,11 @@ type Options struct {
 	Docs bool
 }
 
-// RequestObserver records REST requests; telemetry.GatewayMetrics implements it.
+// RequestObserver records REST requests; telemetry.GatewayMetrics implements
+// it. errorCode is the error envelope's code ("" without error); table is
+// the table (or only the database) the route names, zero for other routes.
 type RequestObserver interface {
-	ObserveRequest(ctx context.Context, method, route string, status int, elapsed time.Duration)
+	ObserveRequestDetail(ctx context.Context, method, route string, status int, errorCode string, table domain.TablePath, elapsed time.Duration)
 }
 
 // Deps are the ports and state the API serves.
@@ -190,6 +192,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 
 	app.Use(a.requestContext)
 	app.Use(otelfiber.Middleware(otelOpts...))
+	app.Use(compressResponse)
 	app.Use(a.errorsAndPanics)
 	app.Use(unlessDocs(acceptJSON))
 	app.Use(a.acceptance)

@@ -76,7 +76,7 @@ func (h *FlussHooks) OnFlussDisconnect(_ string, err error) {
 func (h *FlussHooks) OnFlussRequest(ctx context.Context, addr, api string, version int16, requestBytes, responseBytes int, elapsed time.Duration, err error) {
 	outcome, code := classifyFluss(err)
 	h.in.backendRequests.Add(ctx, 1, metric.WithAttributes(
-		h.cluster, AttrAPI.String(api), AttrOutcome.String(outcome), AttrFlussCode.String(strconv.Itoa(int(code)))))
+		h.cluster, AttrAPI.String(api), AttrOutcome.String(outcome), AttrFlussCode.String(h.in.flussCode(code))))
 	h.in.backendDuration.Record(ctx, seconds(elapsed), metric.WithAttributes(h.cluster, AttrAPI.String(api), AttrOutcome.String(outcome)))
 
 	name := SpanName(api)

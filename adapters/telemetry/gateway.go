@@ -36,14 +36,53 @@ const CodeOK = "ok"
 // the raw path; "" (no route matched) is recorded as "unmatched". Unknown
 // methods are recorded as _OTHER.
 func (g *GatewayMetrics) ObserveRequest(ctx context.Context, method, route string, status int, elapsed time.Duration) {
+	g.ObserveRequestDetail(ctx, method, route, status, "", domain.TablePath{}, elapsed)
+}
+
+// ObserveRequestDetail is ObserveRequest with the error envelope's code
+// (error_code; "" for a request without error is recorded as "ok") and the
+// table the route names (table and database attributes when configured,
+// capped; zero for routes without one).
+func (g *GatewayMetrics) ObserveRequestDetail(ctx context.Context, method, route string, status int, errorCode string, table domain.TablePath, elapsed time.Duration) {
 	if route == "" {
 		route = "unmatched"
 	}
+	if errorCode == "" {
+		errorCode = CodeOK
+	}
 	m, class := normalizeMethod(method), statusClass(status)
-	g.in.restRequests.Add(ctx, 1, metric.WithAttributes(
-		AttrMethod.String(m), AttrRoute.String(route), AttrStatusCode.String(strconv.Itoa(status)), AttrStatusClass.String(class)))
-	g.in.restDuration.Record(ctx, seconds(elapsed), metric.WithAttributes(
-		AttrMethod.String(m), AttrRoute.String(route), AttrStatusClass.String(class)))
+	attrs := g.in.tableAttr([]attribute.KeyValue{AttrMethod.String(m), AttrRoute.String(route),
+		AttrStatusCode.String(strconv.Itoa(status)), AttrStatusClass.String(class), AttrErrorCode.String(errorCode)}, table)
+	g.in.restRequests.Add(ctx, 1, metric.WithAttributes(attrs...))
+	attrs = append(attrs[:2], attrs[3:]...) // no status_code on the histogram
+	g.in.restDuration.Record(ctx, seconds(elapsed), metric.WithAttributes(attrs...))
+}
+
+// Lookup kinds of fluss_gateway_lookup_keys_total.
+const (
+	KindLookup       = "lookup"
+	KindPrefixLookup = "prefix_lookup"
+)
+
+// Lookup outcomes of fluss_gateway_lookup_keys_total.
+const (
+	OutcomeFound  = "found"
+	OutcomeMissed = "missed"
+)
+
+// RecordLookups counts the keys of one lookup (kind KindLookup) or the
+// prefixes of one prefix lookup (KindPrefixLookup) by outcome:
+// fluss_gateway_lookup_keys_total{kind, outcome=found|missed|failed}.
+func (g *GatewayMetrics) RecordLookups(ctx context.Context, table domain.TablePath, kind string, found, missed, failed int) {
+	for _, c := range []struct {
+		outcome string
+		n       int
+	}{{OutcomeFound, found}, {OutcomeMissed, missed}, {OutcomeFailed, failed}} {
+		if c.n > 0 {
+			attrs := g.in.tableAttr([]attribute.KeyValue{AttrKind.String(kind), AttrOutcome.String(c.outcome)}, table)
+			g.in.lookupKeys.Add(ctx, int64(c.n), metric.WithAttributes(attrs...))
+		}
+	}
 }
 
 // RecordEntries counts the verdicts of one write request in

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -28,6 +29,8 @@ const (
 	MetricRESTRequestDuration = "fluss.gateway.rest.request.duration" // fluss_gateway_rest_request_duration_seconds
 	// Per-entry verdicts of write requests (GatewayMetrics.RecordEntries).
 	MetricWriteEntries = "fluss.gateway.write.entries" // fluss_gateway_write_entries_total
+	// Keys of lookups and prefixes of prefix lookups by outcome (GatewayMetrics.RecordLookups).
+	MetricLookupKeys = "fluss.gateway.lookup.keys" // fluss_gateway_lookup_keys_total
 	// Rows and bytes sent to Fluss by the writer (WriterHooks.BatchesSent).
 	MetricBackendWriteRows  = "fluss.gateway.backend.write.rows"  // fluss_gateway_backend_write_rows_total
 	MetricBackendWriteBytes = "fluss.gateway.backend.write.bytes" // fluss_gateway_backend_write_bytes_total
@@ -62,10 +65,13 @@ const (
 	AttrStatusClass = attribute.Key("status_class") // REST: "2xx"
 	AttrOutcome     = attribute.Key("outcome")      // see the method docs for the values
 	AttrCode        = attribute.Key("code")         // snake_case entry or Fluss error code
-	AttrTable       = attribute.Key("table")        // database.table, only with TableLabel
+	AttrTable       = attribute.Key("table")        // database.table, only with TableLabel (capped, see MaxTables)
+	AttrDatabase    = attribute.Key("database")     // database, only with DatabaseLabel (capped)
+	AttrErrorCode   = attribute.Key("error_code")   // REST: the error envelope's code, "ok" without error
+	AttrKind        = attribute.Key("kind")         // lookups: lookup or prefix_lookup
 	AttrCluster     = attribute.Key("cluster")      // configured cluster id
 	AttrAPI         = attribute.Key("api")          // Fluss API name, PUT_KV
-	AttrFlussCode   = attribute.Key("fluss_code")   // numeric Fluss error code, "0" on success
+	AttrFlussCode   = attribute.Key("fluss_code")   // Fluss error name (NONE on success), see FlussCodeName
 )
 
 // Span attribute keys.
@@ -103,10 +109,55 @@ var (
 type InstrumentationOptions struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
-	// TableLabel adds a `table` attribute (database.table) to the write
-	// families (write entries, backend write rows and bytes, writer
-	// families). Off by default: tables are unbounded.
+	// TableLabel adds a `table` attribute (database.table) to the REST
+	// request families (data-plane and table routes), the write entries,
+	// lookup keys, backend write rows and bytes and writer families. Off by
+	// default: tables are unbounded. Values are capped: the first MaxTables
+	// distinct tables seen get their own value, every later one `other`
+	// (config gateway.metrics.table-label.enabled, gateway.metrics.max-tables).
 	TableLabel bool
+	// DatabaseLabel adds a `database` attribute to the same families, capped
+	// the same way (gateway.metrics.database-label.enabled).
+	DatabaseLabel bool
+	// MaxTables caps the distinct table (and database) values; 0 means
+	// DefaultMaxTables.
+	MaxTables int
+	// FlussCodeName names a numeric Fluss error code for the fluss_code
+	// attribute (bootstrap passes the wire table: 36 is
+	// INVALID_COORDINATOR_EXCEPTION); nil keeps the number.
+	FlussCodeName func(code int32) string
+}
+
+// DefaultMaxTables is the default InstrumentationOptions.MaxTables.
+const DefaultMaxTables = 100
+
+// OtherLabel is the table or database value of every table past the cap.
+const OtherLabel = "other"
+
+// labelCap hands out at most max distinct label values, first come first
+// served, and OtherLabel afterwards: the series count stays bounded however
+// many tables a shared gateway serves.
+type labelCap struct {
+	mu   sync.Mutex
+	max  int
+	seen map[string]struct{}
+}
+
+func newLabelCap(max int) *labelCap {
+	return &labelCap{max: max, seen: make(map[string]struct{}, min(max, 1024))}
+}
+
+func (c *labelCap) value(v string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.seen[v]; ok {
+		return v
+	}
+	if len(c.seen) >= c.max {
+		return OtherLabel
+	}
+	c.seen[v] = struct{}{}
+	return v
 }
 
 // Instrumentation holds the gateway's instruments, created once. Hand its
@@ -123,10 +174,15 @@ type InstrumentationOptions struct {
 type Instrumentation struct {
 	tracer     trace.Tracer
 	tableLabel bool
+	dbLabel    bool
+	tables     *labelCap
+	databases  *labelCap
+	flussName  func(int32) string
 
 	restRequests metric.Int64Counter
 	restDuration metric.Float64Histogram
 	writeEntries metric.Int64Counter
+	lookupKeys   metric.Int64Counter
 
 	backendRows     metric.Int64Counter
 	backendBytes    metric.Int64Counter
@@ -161,12 +217,18 @@ func NewInstrumentation(opts InstrumentationOptions) (*Instrumentation, error) {
 		mp = otel.GetMeterProvider()
 	}
 	m := mp.Meter(ScopeName)
-	in := &Instrumentation{tracer: tp.Tracer(ScopeName), tableLabel: opts.TableLabel}
+	maxTables := opts.MaxTables
+	if maxTables <= 0 {
+		maxTables = DefaultMaxTables
+	}
+	in := &Instrumentation{tracer: tp.Tracer(ScopeName), tableLabel: opts.TableLabel, dbLabel: opts.DatabaseLabel,
+		tables: newLabelCap(maxTables), databases: newLabelCap(maxTables), flussName: opts.FlussCodeName}
 	b := builder{m: m}
 
-	in.restRequests = b.counter(MetricRESTRequests, "{request}", "REST requests served, by method, route template and status.")
-	in.restDuration = b.histogram(MetricRESTRequestDuration, "s", "Duration of REST requests, by method, route template and status class.", secondsBuckets)
-	in.writeEntries = b.counter(MetricWriteEntries, "{entry}", "Write entries by verdict: outcome success, failed (not applied) or unknown (maybe applied), and entry code.")
+	in.restRequests = b.counter(MetricRESTRequests, "{request}", "REST requests served, by method, route template, status and error code.")
+	in.restDuration = b.histogram(MetricRESTRequestDuration, "s", "Duration of REST requests, by method, route template, status class and error code.", secondsBuckets)
+	in.writeEntries = b.counter(MetricWriteEntries, "{entry}", "Entries of REST write requests by final verdict, once per entry: outcome success, failed (applied no) or unknown (maybe applied), and entry code; entries refused while decoding with X-Fluss-Invalid-Entries included.")
+	in.lookupKeys = b.counter(MetricLookupKeys, "{key}", "Keys of lookups and prefixes of prefix lookups, by kind and outcome: found (a row, or at least one row), missed (none) or failed.")
 
 	in.backendRows = b.counter(MetricBackendWriteRows, "{row}", "Rows sent to Fluss in PutKv and ProduceLog requests (resends included).")
 	in.backendBytes = b.counter(MetricBackendWriteBytes, "By", "Record bytes sent to Fluss in PutKv and ProduceLog requests (resends included).")
@@ -183,7 +245,7 @@ func NewInstrumentation(opts InstrumentationOptions) (*Instrumentation, error) {
 	in.writerBatchSize = b.intHistogram(MetricWriterBatchSize, "By", "Size of the record batches sent by the writer.", bytesBuckets)
 	in.writerBatchRows = b.intHistogram(MetricWriterBatchRows, "{row}", "Rows per record batch sent by the writer.", rowsBuckets)
 	in.writerRetries = b.counter(MetricWriterRetries, "{batch}", "Batches re-queued after a retriable failure, by code.")
-	in.writerEntries = b.counter(MetricWriterEntries, "{entry}", "Writer verdicts by outcome (success or failed) and code.")
+	in.writerEntries = b.counter(MetricWriterEntries, "{entry}", "Verdicts of the Fluss writer per call, by outcome (success, failed: applied no, unknown: maybe applied) and code; a REST write the gateway repeats with a newer table definition is counted once per attempt, so this can exceed fluss_gateway_write_entries_total.")
 	in.writerBufUsed = b.gauge(MetricWriterBufferUsed, "By", "Writer buffer bytes reserved.")
 	in.writerBufCap = b.gauge(MetricWriterBufferCapacity, "By", "Writer buffer capacity.")
 	in.writerPressure = b.histogram(MetricWriterKvPressure, "", "KV backpressure signals received per bucket: pressure in (0, 1], 1 for a hard rejection (code 72).", pressureBuckets)
@@ -233,12 +295,24 @@ func (b *builder) intHistogram(name, unit, desc string, bounds []float64) metric
 	return h
 }
 
-// tableAttr returns the table attribute when table labels are configured.
+// tableAttr returns attrs with the table and database attributes, when
+// configured, capped (see labelCap).
 func (in *Instrumentation) tableAttr(attrs []attribute.KeyValue, table domain.TablePath) []attribute.KeyValue {
-	if in.tableLabel && (table.Database != "" || table.Table != "") {
-		attrs = append(attrs, AttrTable.String(table.String()))
+	if in.tableLabel && table.Table != "" {
+		attrs = append(attrs, AttrTable.String(in.tables.value(table.String())))
+	}
+	if in.dbLabel && table.Database != "" {
+		attrs = append(attrs, AttrDatabase.String(in.databases.value(table.Database)))
 	}
 	return attrs
+}
+
+// flussCode renders a Fluss error code for the fluss_code attribute.
+func (in *Instrumentation) flussCode(code int32) string {
+	if in.flussName != nil {
+		return in.flussName(code)
+	}
+	return strconv.Itoa(int(code))
 }
 
 // httpMethods are the methods kept as they are; others become _OTHER so a

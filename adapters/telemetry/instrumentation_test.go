@@ -123,8 +123,8 @@ func TestGatewayMetrics(t *testing.T) {
 
 	g.ObserveRequest(ctx, "POST", "/v1/clusters/{cluster}/databases", 201, 20*time.Millisecond)
 	g.ObserveRequest(ctx, "POST", "/v1/clusters/{cluster}/databases", 201, 40*time.Millisecond)
-	g.ObserveRequest(ctx, "GET", "/v1/clusters/{cluster}/databases/{database}", 404, 2*time.Millisecond)
-	g.ObserveRequest(ctx, "BREW", "", 405, time.Millisecond)
+	g.ObserveRequestDetail(ctx, "GET", "/v1/clusters/{cluster}/databases/{database}", 404, "database_not_found", domain.TablePath{Database: "shop"}, 2*time.Millisecond)
+	g.ObserveRequestDetail(ctx, "BREW", "", 405, "method_not_allowed", domain.TablePath{}, time.Millisecond)
 
 	table := domain.TablePath{Database: "shop", Table: "orders"}
 	g.RecordEntries(ctx, table, []domain.EntryResult{
@@ -135,9 +135,9 @@ func TestGatewayMetrics(t *testing.T) {
 	})
 
 	got := h.metrics(t)
-	dbs := []attribute.KeyValue{AttrMethod.String("POST"), AttrRoute.String("/v1/clusters/{cluster}/databases")}
-	db := []attribute.KeyValue{AttrMethod.String("GET"), AttrRoute.String("/v1/clusters/{cluster}/databases/{database}")}
-	other := []attribute.KeyValue{AttrMethod.String("_OTHER"), AttrRoute.String("unmatched")}
+	dbs := []attribute.KeyValue{AttrMethod.String("POST"), AttrRoute.String("/v1/clusters/{cluster}/databases"), AttrErrorCode.String("ok")}
+	db := []attribute.KeyValue{AttrMethod.String("GET"), AttrRoute.String("/v1/clusters/{cluster}/databases/{database}"), AttrErrorCode.String("database_not_found")}
+	other := []attribute.KeyValue{AttrMethod.String("_OTHER"), AttrRoute.String("unmatched"), AttrErrorCode.String("method_not_allowed")}
 	assertMetric(t, got, MetricRESTRequests, "{request}", sum(true,
 		point(int64(2), append(dbs, AttrStatusCode.String("201"), AttrStatusClass.String("2xx"))...),
 		point(int64(1), append(db, AttrStatusCode.String("404"), AttrStatusClass.String("4xx"))...),

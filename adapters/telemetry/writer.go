@@ -78,6 +78,21 @@ func (w *WriterHooks) Retried(table domain.TablePath, batches int, code string) 
 	w.in.writerRetries.Add(context.Background(), int64(batches), w.attrs(table, AttrCode.String(code)))
 }
 
+// EntriesDoneApplied counts the writer's verdicts for one call
+// (fluss_client_writer_entries_total{outcome,code}) with the same outcomes as
+// fluss_gateway_write_entries_total: success/"ok", failed (applied "no") or
+// unknown (maybe applied) with the entry code. The writer calls it instead
+// of EntriesDone when its hooks have it.
+func (w *WriterHooks) EntriesDoneApplied(table domain.TablePath, ok int, failed, unknown map[string]int) {
+	ctx := context.Background()
+	w.EntriesDone(table, ok, failed)
+	for code, n := range unknown {
+		if n > 0 {
+			w.in.writerEntries.Add(ctx, int64(n), w.attrs(table, AttrOutcome.String(OutcomeUnknown), AttrCode.String(code)))
+		}
+	}
+}
+
 // EntriesDone counts the writer's verdicts for one write
 // (fluss_client_writer_entries_total{outcome,code}: success/"ok", or failed
 // with the entry code). The REST-level family fluss_gateway_write_entries_total

@@ -109,6 +109,13 @@ type Metrics struct {
 	Exporter string
 	// PrometheusListen is the IP:port serving GET /metrics.
 	PrometheusListen string
+	// TableLabel and DatabaseLabel add table and database attributes to the
+	// REST, write, lookup and writer families (gateway.metrics.table-label.enabled,
+	// gateway.metrics.database-label.enabled); MaxTables caps their distinct values,
+	// later tables are folded into `other` (gateway.metrics.max-tables).
+	TableLabel    bool
+	DatabaseLabel bool
+	MaxTables     int
 }
 
 // Shutdown configures graceful shutdown (`gateway.shutdown.*`).
@@ -283,6 +290,7 @@ type Cluster struct {
 const (
 	DefaultRESTListen        = "127.0.0.1:8080"
 	DefaultMetricsListen     = "127.0.0.1:9095"
+	DefaultMetricsMaxTables  = 100
 	DefaultClusterID         = "default"
 	DefaultBootstrapServers  = "127.0.0.1:9123"
 	DefaultTrustedHeaderName = identity.DefaultTrustedHeaderName
@@ -316,6 +324,7 @@ func Default() Config {
 			Enabled:          true,
 			Exporter:         "prometheus",
 			PrometheusListen: DefaultMetricsListen,
+			MaxTables:        DefaultMetricsMaxTables,
 		},
 		Shutdown: Shutdown{DrainTimeout: 30 * time.Second, ReadinessGrace: DefaultReadinessGrace},
 		Security: Security{

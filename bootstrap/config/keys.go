@@ -288,6 +288,9 @@ var globalEntries = append([]entry[Config]{
 		render: func(c *Config) string { return c.Metrics.Exporter },
 	},
 	listenEntry(KeyMetricsListen, func(c *Config) *string { return &c.Metrics.PrometheusListen }),
+	boolEntry("gateway.metrics.table-label.enabled", func(c *Config) *bool { return &c.Metrics.TableLabel }),
+	boolEntry("gateway.metrics.database-label.enabled", func(c *Config) *bool { return &c.Metrics.DatabaseLabel }),
+	countEntry("gateway.metrics.max-tables", func(c *Config) *int { return &c.Metrics.MaxTables }),
 	durationEntry("gateway.shutdown.drain-timeout", func(c *Config) *time.Duration { return &c.Shutdown.DrainTimeout }),
 	{
 		key: KeyReadinessGrace,

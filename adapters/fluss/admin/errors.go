@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
@@ -44,7 +45,7 @@ func toDomain(err error, o op) error {
 		case errors.Is(err, context.Canceled):
 			return &domain.Error{Kind: domain.KindCancelled, Message: fmt.Sprintf("%s cancelled", o.api), Cause: err}
 		case errors.Is(err, context.DeadlineExceeded):
-			return &domain.Error{Kind: domain.KindTimeout, Message: fmt.Sprintf("%s timed out", o.api), Cause: err}
+			return &domain.Error{Kind: domain.KindTimeout, Message: timeoutMessage(o, o.readOnly(), false), Cause: err}
 		}
 		return &domain.Error{Kind: domain.KindInternal, Message: fmt.Sprintf("%s failed: %v", o.api, err), Cause: err}
 	}
@@ -67,7 +68,7 @@ func toDomain(err error, o op) error {
 			Message: fmt.Sprintf("%s on %s cancelled%s", o.api, o.what, unknown)}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, rpc.ErrTimeout):
 		return &domain.Error{Kind: domain.KindTimeout, Retryable: retryable, Cause: err,
-			Message: fmt.Sprintf("%s on %s timed out%s", o.api, o.what, unknown)}
+			Message: timeoutMessage(o, o.readOnly() || e.NotSent(), true)}
 	case errors.Is(err, rpc.ErrUnsupportedAPI):
 		return &domain.Error{Kind: domain.KindUnsupported, Cause: err,
 			Message: fmt.Sprintf("the Fluss cluster does not support %s: %s", o.api, e.Message)}
@@ -136,4 +137,36 @@ func answeredToDomain(e *rpc.Error, o op) error {
 	}
 	return &domain.Error{Kind: domain.KindBackend, Cause: e,
 		Message: fmt.Sprintf("%s on %s failed with Fluss error %s: %s", o.api, o.what, code, msg)}
+}
+
+// readOnly reports whether the call only reads (metadata, descriptions,
+// listings, existence checks).
+func (o op) readOnly() bool {
+	name := o.api.String()
+	for _, p := range []string{"GET_", "LIST_", "DESCRIBE_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return name == "METADATA" || strings.HasSuffix(name, "_EXISTS")
+}
+
+// timeoutMessage says, without internal call names, what a call that ran
+// out of time was about and whether anything changed: nothing when it only
+// read or was never sent; otherwise the change may or may not have been
+// applied (known tells whether the rpc layer could say it was not sent).
+func timeoutMessage(o op, nothingChanged, _ bool) string {
+	what := o.what
+	if what == "" {
+		what = "the Fluss cluster"
+	}
+	msg := "the request deadline passed while waiting for the Fluss cluster (" + what + ")"
+	switch {
+	case nothingChanged:
+		return msg + "; nothing was changed"
+	case o.idempotent:
+		return msg + "; the change may have been applied, and repeating the request is safe"
+	default:
+		return msg + "; the change may or may not have been applied"
+	}
 }

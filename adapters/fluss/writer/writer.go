@@ -187,6 +187,10 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 	var scratch []domain.Datum
 	var parts map[string]int64
 	var partErr map[string]error
+	var partRule map[string]error   // auto-partition rule verdict per name (upserts)
+	var partMissing map[string]bool // partitions a delete found missing
+	auto := domain.AutoPartitionOf(c.table.Info.Descriptor)
+	at := w.opts.Now()
 	for i := range wb.Entries {
 		r := &req.recs[i]
 		r.req, r.idx = req, int32(i)
@@ -199,7 +203,41 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 		}
 		r.part = meta.NoPartition
 		if len(c.partPos) > 0 {
+			del := wb.Entries[i].Op == domain.OpDelete
+			if auto.Enabled {
+				if err := autoPartitionRule(auto, r.enc.partName, del, at, &partRule); err != nil {
+					results[i] = domain.EntryResult{Code: CodeInvalidArgument, Message: err.Error(), Applied: domain.AppliedNo}
+					continue
+				}
+			}
 			id, ok := parts[r.enc.partName]
+			if !ok && del && partMissing[r.enc.partName] {
+				continue // a delete in a missing partition: success, nothing to change
+			}
+			if !ok && del {
+				// A delete never creates a partition: where the partition
+				// does not exist there is no row to delete, and creating
+				// it would leave an empty partition behind (and, past the
+				// retention, one Fluss drops again).
+				id, err = w.meta.Partition(ctx, c.table, r.enc.partName, false)
+				if de := domain.AsError(err); de != nil && de.Kind == domain.KindNotFound && de.Resource == domain.ResourcePartition {
+					if partMissing == nil {
+						partMissing = make(map[string]bool)
+					}
+					partMissing[r.enc.partName] = true
+					continue
+				}
+				if err != nil {
+					code, retryable := domainCode(err)
+					results[i] = domain.EntryResult{Code: code, Message: err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+					continue
+				}
+				if parts == nil {
+					parts = make(map[string]int64)
+				}
+				parts[r.enc.partName] = id
+				ok = true
+			}
 			if !ok {
 				if err, failed := partErr[r.enc.partName]; failed {
 					code, retryable := domainCode(err)
@@ -531,18 +569,34 @@ func (w *Writer) removeQueuedLocked(r *rec) {
 // report sends the verdict counts to the metrics hook.
 func (w *Writer) report(path domain.TablePath, results []domain.EntryResult) {
 	ok := 0
-	var failed map[string]int
+	applied, split := w.opts.Metrics.(appliedMetrics)
+	var failed, unknown map[string]int
 	for i := range results {
 		if results[i].Code == "" {
 			ok++
 			continue
 		}
-		if failed == nil {
-			failed = make(map[string]int)
+		m := &failed
+		if split && results[i].Applied == domain.AppliedUnknown {
+			m = &unknown
 		}
-		failed[results[i].Code]++
+		if *m == nil {
+			*m = make(map[string]int)
+		}
+		(*m)[results[i].Code]++
+	}
+	if split {
+		applied.EntriesDoneApplied(path, ok, failed, unknown)
+		return
 	}
 	w.opts.Metrics.EntriesDone(path, ok, failed)
+}
+
+// appliedMetrics is implemented by Metrics that count failed entries apart
+// from maybe-applied ones (applied "unknown"), as the REST-level entry
+// counter does (telemetry.WriterHooks).
+type appliedMetrics interface {
+	EntriesDoneApplied(table domain.TablePath, ok int, failed, unknown map[string]int)
 }
 
 // kick wakes the sender.
@@ -599,4 +653,38 @@ func (w *Writer) Close(ctx context.Context) error {
 	close(w.stop)
 	<-w.stopped
 	return ctx.Err()
+}
+
+// autoPartitionRule applies a table's auto-partition rule to the partition
+// an entry goes to (apache/fluss: PartitionUtils#validateAutoPartitionTime):
+// the time value must have the unit's format (for every entry: a value of
+// another form, e.g. `2026-12-01` beside Fluss's own `20261201`, names a
+// second partition for the same day, and since it sorts before every
+// well-formed value Fluss's retention drops it, rows included, at its next
+// check) and, for an upsert, lie within the
+// retention, since a partition created for an older value is dropped with
+// its rows at Fluss's next auto-partition check. A delete is not held to
+// the retention: it never creates a partition. Verdicts are kept per
+// partition name in *memo.
+func autoPartitionRule(auto domain.AutoPartition, name string, del bool, now time.Time, memo *map[string]error) error {
+	v := auto.TimeValue(name)
+	if err := auto.CheckFormat(v); err != nil {
+		return err
+	}
+	if del {
+		return nil
+	}
+	if err, seen := (*memo)[name]; seen {
+		return err
+	}
+	err := auto.CheckRetention(v, now)
+	if *memo == nil {
+		*memo = make(map[string]error)
+	}
+	if err != nil {
+		(*memo)[name] = err
+		return err
+	}
+	(*memo)[name] = nil
+	return nil
 }

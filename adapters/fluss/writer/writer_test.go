@@ -758,3 +758,52 @@ func TestOptionalHooks(t *testing.T) {
 	assert.Equal(t, int32(2), m.links.Load())
 	assert.Equal(t, int32(1), m.pressure.Load())
 }
+
+func TestAutoPartitionedWrites(t *testing.T) {
+	t.Parallel()
+	tb := &metatest.Table{ID: 31, Path: domain.TablePath{Database: "db", Table: "orders"}, Desc: domain.TableDescriptor{
+		Schema: domain.Schema{Columns: []domain.Column{
+			col("id", domain.TypeBigInt, false, 0), col("dt", domain.TypeString, false, 1), col("v", domain.TypeString, true, 2),
+		}, PrimaryKey: []string{"id", "dt"}, HighestFieldID: 2},
+		PartitionKeys: []string{"dt"}, BucketCount: 1, CustomProperties: map[string]string{},
+		Properties: map[string]string{"table.auto-partition.enabled": "true", "table.auto-partition.time-unit": "DAY",
+			"table.auto-partition.num-retention": "30"},
+	}}
+	now := time.Now().UTC()
+	day := func(offset int) string { return now.AddDate(0, 0, offset).Format("20060102") }
+	row := func(op domain.WriteOp, id int64, dt string) domain.WriteEntry {
+		return domain.WriteEntry{Op: op, Row: []domain.Datum{{I64: id}, {Bytes: []byte(dt)}, {Bytes: []byte("v")}}}
+	}
+	e := newEnv(t, Options{Linger: time.Millisecond}, tb)
+	res := e.write(t, ctxTimeout(t, 5*time.Second), tb.Path,
+		row(domain.OpUpsert, 1, day(0)),                   // today: written
+		row(domain.OpUpsert, 2, day(-31)),                 // older than 30 days
+		row(domain.OpDelete, 3, day(-31)),                 // delete in a missing partition: success
+		row(domain.OpUpsert, 4, now.Format("2006-01-02")), // not Fluss's format
+		row(domain.OpDelete, 5, day(-15)),                 // delete in a missing, retained partition: success
+		row(domain.OpUpsert, 6, day(-29)),                 // the earliest retained day
+	)
+	assert.True(t, res[0].OK(), "%+v", res[0])
+	assert.Equal(t, CodeInvalidArgument, res[1].Code)
+	assert.Equal(t, domain.AppliedNo, res[1].Applied)
+	assert.Contains(t, res[1].Message, "`"+day(-31)+"`")
+	assert.Contains(t, res[1].Message, "num-retention 30")
+	assert.True(t, res[2].OK(), "%+v", res[2])
+	assert.Equal(t, CodeInvalidArgument, res[3].Code)
+	assert.Equal(t, domain.AppliedNo, res[3].Applied)
+	assert.Contains(t, res[3].Message, "yyyyMMdd")
+	assert.True(t, res[4].OK(), "%+v", res[4])
+	assert.True(t, res[5].OK(), "%+v", res[5])
+	assert.Equal(t, 2, e.fake.Calls(wire.KeyCreatePartition), "only today and 29 days ago are created")
+	var kv int
+	for _, b := range e.fake.Batches() {
+		kv += len(b.KV)
+	}
+	assert.Equal(t, 2, kv, "no record for the refused entries or the deletes in missing partitions")
+
+	// A delete in an existing partition is written.
+	e.fake.AddPartition(tb.Path, day(-10))
+	res = e.write(t, ctxTimeout(t, 5*time.Second), tb.Path, row(domain.OpDelete, 7, day(-10)))
+	assert.True(t, res[0].OK(), "%+v", res[0])
+	assert.Equal(t, 2, e.fake.Calls(wire.KeyCreatePartition))
+}

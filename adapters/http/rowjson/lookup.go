@@ -14,14 +14,14 @@ import (
 // primary-key order. Every key names exactly the primary-key columns, none
 // null. Errors name the key and column: "keys[3]: column `id`: …".
 func (c *Codec) DecodeKeys(body []byte, lim Limits) ([][]domain.Datum, error) {
-	keys, err := c.decodeKeys(body, lim)
+	keys, err := c.decodeKeys(body, lim, nil)
 	if err != nil {
 		return nil, malformedFirst(body, err)
 	}
 	return keys, nil
 }
 
-func (c *Codec) decodeKeys(body []byte, lim Limits) ([][]domain.Datum, error) {
+func (c *Codec) decodeKeys(body []byte, lim Limits, ro *ReadOptions) ([][]domain.Datum, error) {
 	if !c.IsPrimaryKeyTable() {
 		return nil, invalid("lookups need a primary-key table")
 	}
@@ -38,6 +38,14 @@ func (c *Codec) decodeKeys(body []byte, lim Limits) ([][]domain.Datum, error) {
 			return nil, topErr(st.syntaxErr(err))
 		}
 		if string(name) != "keys" {
+			if ro != nil {
+				if ok, err := st.readOption(name, ro, false); ok {
+					if err != nil {
+						return nil, err
+					}
+					continue
+				}
+			}
 			return nil, invalid("unknown field `%s` in the request body (expected `keys`)", name)
 		}
 		if saw {
@@ -79,14 +87,14 @@ func (c *Codec) pkPos() []int {
 // bucket key) is for the caller to check. Errors name the prefix and column:
 // "prefixes[2]: column `a`: …".
 func (c *Codec) DecodePrefixes(body []byte, lim Limits) ([]string, [][]domain.Datum, error) {
-	cols, prefixes, err := c.decodePrefixes(body, lim)
+	cols, prefixes, err := c.decodePrefixes(body, lim, nil)
 	if err != nil {
 		return nil, nil, malformedFirst(body, err)
 	}
 	return cols, prefixes, nil
 }
 
-func (c *Codec) decodePrefixes(body []byte, lim Limits) ([]string, [][]domain.Datum, error) {
+func (c *Codec) decodePrefixes(body []byte, lim Limits, ro *ReadOptions) ([]string, [][]domain.Datum, error) {
 	if !c.IsPrimaryKeyTable() {
 		return nil, nil, invalid("prefix lookups need a primary-key table")
 	}
@@ -132,6 +140,14 @@ func (c *Codec) decodePrefixes(body []byte, lim Limits) ([]string, [][]domain.Da
 				return nil, nil, err
 			}
 		default:
+			if ro != nil {
+				if ok, err := st.readOption(name, ro, true); ok {
+					if err != nil {
+						return nil, nil, err
+					}
+					continue
+				}
+			}
 			return nil, nil, invalid("unknown field `%s` in the request body (expected `prefix_columns` and `prefixes`)", name)
 		}
 	}

@@ -757,6 +757,14 @@ func (st *state) timestamp(d *domain.Datum, t *typ, raw []byte) error {
 	}
 	ms, nanos, msg := parseTimestamp(s, t.kind == kTsLTZ, t.precision)
 	if msg != "" {
+		if isDigits(s) {
+			example := "2026-12-01T08:00:00"
+			if t.kind == kTsLTZ {
+				example += "Z"
+			}
+			return st.fail("invalid %s %s: a timestamp is ISO-8601 text (e.g. %s) or epoch milliseconds as a JSON number, not a string of digits",
+				t.name, showRaw(raw), example)
+		}
 		return st.fail("invalid %s %s: %s", t.name, showRaw(raw), msg)
 	}
 	d.I64, d.Nanos = ms, nanos
@@ -764,3 +772,19 @@ func (st *state) timestamp(d *domain.Datum, t *typ, raw []byte) error {
 }
 
 var pow10 = [...]int64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000}
+
+// isDigits reports whether s is an optionally signed run of ASCII digits.
+func isDigits(s []byte) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 {
+		return false
+	}
+	for _, b := range s {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -26,6 +26,11 @@ type Limits struct {
 	// A container value deeper than MaxDepth is rejected. 0 means
 	// DefaultMaxDepth.
 	MaxDepth int
+	// ReportInvalid (write bodies) decodes the valid entries of a body with
+	// invalid ones instead of failing it; DecodeWriteReport returns the
+	// invalid ones. An invalid entry without a usable id still fails the
+	// whole body.
+	ReportInvalid bool
 }
 
 // Defaults for zero Limits fields.
@@ -118,6 +123,10 @@ type state struct {
 	ids      idTable
 	deferred []uint64 // per-upsert-entry presence bitsets (see DecodeWrite)
 	partial  []bool   // partial-update target columns, by position; nil if none
+	// invalid entries (see skipBadEntry)
+	valid     []bool     // per entry position: decoded without error
+	bad       []Rejected // the invalid entries, in input order
+	recovered []byte     // the id entryErr found after an entry's error
 }
 
 var (
@@ -162,6 +171,9 @@ func putState(st *state) {
 	st.idEnds = st.idEnds[:0]
 	st.deferred = st.deferred[:0]
 	st.partial = nil
+	st.valid = st.valid[:0]
+	st.bad = nil
+	st.recovered = nil
 	st.ids.reset()
 	if len(st.ids.slots) > 1<<17 || cap(st.idBuf) > 1<<20 || cap(st.scratch) > 1<<12 {
 		// Do not pin the memory of an exceptional request.

@@ -28,8 +28,10 @@ import (
 // A body that breaks a rule yields a KindInvalidArgument *domain.Error whose
 // message names the entry and the column path, e.g.
 // "entry `e2`: column `a.b[3]`: …", or "entries[5]: …" for an entry without a
-// usable id; more entries than lim.MaxEntries is KindLimitExceeded. The first
-// problem found is reported and nothing is returned.
+// usable id; more entries than lim.MaxEntries is KindLimitExceeded. Every
+// invalid entry is named, in input order (up to MaxNamedInvalid, then "and N
+// more"), and nothing is returned; see DecodeWriteReport for the valid
+// entries of such a body.
 func (c *Codec) DecodeWrite(body []byte, lim Limits) (domain.WriteBatch, []string, error) {
 	return c.DecodeWriteTo(nil, body, lim)
 }
@@ -40,24 +42,43 @@ func (c *Codec) DecodeWriteTo(buf *Buffer, body []byte, lim Limits) (domain.Writ
 	return c.decodeWriteTo(buf, body, lim, true)
 }
 
+// DecodeWriteReport is DecodeWriteTo for a body whose invalid entries are
+// answered one by one: the batch and ids hold the valid entries, in input
+// order, and rejected the invalid ones (each with its position in the body
+// and its id). The body as a whole must still be well-formed, and every
+// invalid entry must have a usable, unique id; otherwise the error is the
+// 400 DecodeWriteTo gives.
+func (c *Codec) DecodeWriteReport(buf *Buffer, body []byte, lim Limits) (domain.WriteBatch, []string, []Rejected, error) {
+	lim.ReportInvalid = true
+	return c.decodeWriteAll(buf, body, lim, true)
+}
+
 // decodeWriteTo is DecodeWriteTo; fast selects trying the fast path first
 // (see fast.go; tests compare both ways).
 func (c *Codec) decodeWriteTo(buf *Buffer, body []byte, lim Limits, fast bool) (domain.WriteBatch, []string, error) {
+	lim.ReportInvalid = false
+	batch, ids, _, err := c.decodeWriteAll(buf, body, lim, fast)
+	return batch, ids, err
+}
+
+// decodeWriteAll is decodeWriteTo returning the rejected entries under
+// lim.ReportInvalid.
+func (c *Codec) decodeWriteAll(buf *Buffer, body []byte, lim Limits, fast bool) (domain.WriteBatch, []string, []Rejected, error) {
 	if c.writeErr != nil {
-		return domain.WriteBatch{}, nil, c.writeErr
+		return domain.WriteBatch{}, nil, nil, c.writeErr
 	}
 	st := getState(c, buf, body, lim)
 	defer putState(st)
 	if fast {
 		if batch, ids, ok := st.decodeWriteFast(body); ok {
-			return batch, ids, nil
+			return batch, ids, nil, nil
 		}
 	}
 	batch, ids, err := st.decodeWrite()
 	if err != nil {
-		return batch, ids, malformedFirst(body, err)
+		return batch, ids, nil, malformedFirst(body, err)
 	}
-	return batch, ids, nil
+	return batch, ids, st.bad, nil
 }
 
 // malformedFirst returns the syntax error of body when body is not one valid
@@ -132,6 +153,17 @@ func (st *state) decodeWrite() (domain.WriteBatch, []string, error) {
 	if !sawEntries {
 		return batch, nil, invalid("missing `entries`")
 	}
+	if len(st.bad) > 0 && !st.lim.ReportInvalid {
+		return domain.WriteBatch{}, nil, invalidEntries(st.bad, len(st.valid))
+	}
+	if st.lim.ReportInvalid {
+		for _, r := range st.bad {
+			if r.ID == "" {
+				// An entry without a usable id cannot be given a verdict.
+				return domain.WriteBatch{}, nil, invalidEntries(st.bad, len(st.valid))
+			}
+		}
+	}
 	batch, ids := st.finishWrite(batch)
 	return batch, ids, nil
 }
@@ -149,10 +181,12 @@ func (st *state) finishWrite(batch domain.WriteBatch) (domain.WriteBatch, []stri
 		}
 	}
 	all := string(st.idBuf)
-	ids := make([]string, len(st.idEnds))
+	ids := make([]string, 0, len(st.idEnds))
 	prev := 0
 	for i, end := range st.idEnds {
-		ids[i] = all[prev:end]
+		if i >= len(st.valid) || st.valid[i] {
+			ids = append(ids, all[prev:end])
+		}
 		prev = end
 	}
 	return batch, ids
@@ -275,11 +309,28 @@ func (st *state) checkDeferredPartial(entries []domain.WriteEntry) error {
 		u++
 		for ci, ok := range st.partial {
 			if !ok && present[ci>>6]&(1<<(ci&63)) != 0 {
-				return invalid("%s: column `%s`: not in partial_update_columns", st.entryName(i), st.c.cols[ci].name)
+				return invalid("%s: column `%s`: not in partial_update_columns", st.entryName(st.position(i)), st.c.cols[ci].name)
 			}
 		}
 	}
 	return nil
+}
+
+// position returns the body position of the i-th valid entry (they differ
+// once invalid entries were skipped, see skipBadEntry).
+func (st *state) position(i int) int {
+	if len(st.bad) == 0 {
+		return i
+	}
+	for p, ok := range st.valid {
+		if ok {
+			if i == 0 {
+				return p
+			}
+			i--
+		}
+	}
+	return i
 }
 
 // entryName renders a decoded entry's name from its id.
@@ -304,6 +355,7 @@ func (st *state) entries(deferPartial bool) ([]domain.WriteEntry, error) {
 	if _, err := st.dec.ReadToken(); err != nil {
 		return nil, topErr(st.syntaxErr(err))
 	}
+	arrDepth := st.dec.StackDepth()
 	// The entries array is reused after Buffer.Reset; without one, the
 	// previous batch decoded into the buffer keeps its own.
 	var entries []domain.WriteEntry
@@ -320,19 +372,116 @@ func (st *state) entries(deferPartial bool) ([]domain.WriteEntry, error) {
 			return nil, &domain.Error{Kind: domain.KindLimitExceeded,
 				Message: "entries: more than " + strconv.Itoa(st.lim.MaxEntries) + " entries"}
 		}
+		nDeferred := len(st.deferred)
+		st.recovered = nil
+		_, before := st.dec.StackIndex(arrDepth)
 		e, err := st.entry(i, deferPartial)
 		if err != nil {
-			return nil, err
+			if _, after := st.dec.StackIndex(arrDepth); after == before && st.dec.StackDepth() == arrDepth {
+				// The entry was refused before being read (not an object).
+				if st.dec.SkipValue() != nil {
+					return nil, err
+				}
+			}
+			if !st.skipBadEntry(i, arrDepth, err) {
+				return nil, err
+			}
+			st.deferred = st.deferred[:nDeferred]
+			continue
 		}
+		st.valid = append(st.valid, true)
 		entries = append(entries, e)
 	}
 	if _, err := st.dec.ReadToken(); err != nil {
 		return nil, topErr(st.syntaxErr(err))
 	}
-	if len(entries) == 0 {
+	if len(entries) == 0 && len(st.bad) == 0 {
 		return nil, invalid("entries: must contain at least one entry")
 	}
 	return entries, nil
+}
+
+// MaxNamedInvalid bounds the invalid entries a 400 message names; the rest
+// are counted ("and N more").
+const MaxNamedInvalid = 100
+
+// Rejected is an invalid entry of a write body, found while the other
+// entries were decoded: its position, its id ("" when the entry has no
+// usable id) and the message naming it and its column path.
+type Rejected struct {
+	Index   int
+	ID      string
+	Message string
+}
+
+// skipBadEntry records err, an invalid entries[i], and moves the decoder to
+// the end of that entry so that decoding goes on with the next one (the
+// entries array is at stack depth arrDepth). It reports false when decoding
+// cannot go on: err is not about one entry (a limit, malformed JSON), or the
+// rest of the entry is not well-formed.
+func (st *state) skipBadEntry(i, arrDepth int, err error) bool {
+	de := domain.AsError(err)
+	if de == nil || de.Kind != domain.KindInvalidArgument || strings.Contains(de.Message, "invalid JSON") {
+		return false
+	}
+	for st.dec.StackDepth() > arrDepth {
+		if k := st.dec.PeekKind(); k == '}' || k == ']' {
+			if _, e := st.dec.ReadToken(); e != nil {
+				return false
+			}
+		} else if k == 0 || st.dec.SkipValue() != nil {
+			return false
+		}
+	}
+	if st.dec.StackDepth() < arrDepth {
+		return false
+	}
+	// Keep ids aligned with entry positions: the entry's id, when it was
+	// read or recovered (and is not a duplicate), else an empty one.
+	id := ""
+	if len(st.idEnds) == i && st.recovered != nil {
+		if st.addID(i, st.recovered) != nil {
+			st.idEnds = append(st.idEnds, len(st.idBuf))
+		}
+	}
+	if len(st.idEnds) == i {
+		st.idEnds = append(st.idEnds, len(st.idBuf))
+	}
+	if len(st.idEnds) > i {
+		id = string(st.idOf(i))
+	}
+	if strings.HasPrefix(de.Message, "entry `") && strings.Contains(de.Message, "duplicate id") {
+		id = "" // the id names another entry
+	}
+	st.valid = append(st.valid, false)
+	st.bad = append(st.bad, Rejected{Index: i, ID: id, Message: de.Message})
+	return true
+}
+
+// invalidEntries is the 400 of a body with invalid entries: every one named
+// (up to MaxNamedInvalid, then a count), in input order.
+func invalidEntries(bad []Rejected, total int) error {
+	if len(bad) == 1 {
+		return invalid("%s", bad[0].Message)
+	}
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(len(bad)))
+	b.WriteString(" of ")
+	b.WriteString(strconv.Itoa(total))
+	b.WriteString(" entries are invalid: ")
+	for i, r := range bad {
+		if i == MaxNamedInvalid {
+			b.WriteString("; and ")
+			b.WriteString(strconv.Itoa(len(bad) - MaxNamedInvalid))
+			b.WriteString(" more")
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(r.Message)
+	}
+	return invalid("%s", b.String())
 }
 
 // Operation names as they appear in messages.
@@ -481,6 +630,7 @@ func (st *state) entryErr(i int, haveID bool, depth int, err error) error {
 	}
 	if !fe.syntax && depth > 0 {
 		if id := st.recoverID(depth); id != nil {
+			st.recovered = id
 			return invalid("entry `%s`: %s", id, fe.Error())
 		}
 	}

@@ -1,0 +1,121 @@
+package http
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// CompressMinBytes is the smallest response body the gateway compresses;
+// below it the encoding costs more than it saves.
+const CompressMinBytes = 1 << 10
+
+// Response encodings, in the gateway's order of preference at equal quality.
+const (
+	encodingZstd = "zstd"
+	encodingGzip = "gzip"
+)
+
+var (
+	gzipWriters = sync.Pool{New: func() any {
+		w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+		return w
+	}}
+	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+)
+
+// compressResponse encodes a response body of at least CompressMinBytes
+// with zstd or gzip (RFC 9110 §8.4, RFC 8878) when the request's
+// Accept-Encoding allows it (zstd only when named, since not every client
+// decodes it), and adds `Vary: Accept-Encoding` to every answer that could
+// have been encoded. Bodies already encoded, HEAD answers and 204/304 are
+// left alone.
+func compressResponse(c *fiber.Ctx) error {
+	err := c.Next()
+	resp := c.Response()
+	status := resp.StatusCode()
+	if c.Method() == fiber.MethodHead || status == fiber.StatusNoContent || status == fiber.StatusNotModified ||
+		len(resp.Header.Peek(fiber.HeaderContentEncoding)) > 0 {
+		return err
+	}
+	resp.Header.Add(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
+	body := resp.Body()
+	if len(body) < CompressMinBytes {
+		return err
+	}
+	enc := negotiateEncoding(c.Get(fiber.HeaderAcceptEncoding))
+	if enc == "" {
+		return err
+	}
+	var out []byte
+	switch enc {
+	case encodingZstd:
+		out = zstdEncoder.EncodeAll(body, make([]byte, 0, len(body)/4))
+	case encodingGzip:
+		var b bytes.Buffer
+		b.Grow(len(body) / 4)
+		w := gzipWriters.Get().(*gzip.Writer)
+		w.Reset(&b)
+		if _, werr := w.Write(body); werr != nil {
+			gzipWriters.Put(w)
+			return err
+		}
+		if werr := w.Close(); werr != nil {
+			gzipWriters.Put(w)
+			return err
+		}
+		gzipWriters.Put(w)
+		out = b.Bytes()
+	}
+	if len(out) >= len(body) {
+		return err
+	}
+	resp.SetBodyRaw(out)
+	resp.Header.Set(fiber.HeaderContentEncoding, enc)
+	resp.Header.SetContentLength(len(out))
+	return err
+}
+
+// negotiateEncoding picks zstd or gzip from an Accept-Encoding value: the
+// highest q-value among them (ties: zstd), `*` standing for gzip when gzip
+// is not listed itself; "" when
+// neither is acceptable.
+func negotiateEncoding(accept string) string {
+	best, bestQ := "", 0.0
+	explicit := map[string]bool{}
+	for _, part := range strings.Split(accept, ",") {
+		name, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		explicit[strings.ToLower(strings.TrimSpace(name))] = true
+	}
+	for _, part := range strings.Split(accept, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		if name == "*" {
+			if explicit[encodingGzip] {
+				continue // gzip has its own q-value
+			}
+			name = encodingGzip
+		}
+		if (name != encodingGzip && name != encodingZstd) || q <= 0 {
+			continue
+		}
+		if q > bestQ || (q == bestQ && name == encodingZstd) {
+			best, bestQ = name, q
+		}
+	}
+	return best
+}

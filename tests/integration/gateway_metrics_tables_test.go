@@ -1,0 +1,141 @@
+//go:build integration
+
+package integration
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+
+	gwboot "github.com/fluss-gateway/fluss-gateway-go/bootstrap"
+	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+)
+
+// TestGatewayMetricsTableCardinality: with table labels on and
+// gateway.metrics.max-tables 20, lookups on 10,000 distinct (missing) tables
+// through the real HTTP stack and cluster leave at most 21 table values in
+// fluss_gateway_rest_requests_total (the first 20, then `other`), with the
+// error code as a label; a lookup on a real table counts found and missed
+// keys.
+func TestGatewayMetricsTableCardinality(t *testing.T) {
+	cfg, err := config.Load(config.Options{Env: map[string]string{
+		"FLUSS_GATEWAY__CLUSTERS":                              "default",
+		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS":  wrBootstrap(t),
+		"FLUSS_GATEWAY__REST__LISTEN":                          "127.0.0.1:0",
+		"FLUSS_GATEWAY__METRICS__ENABLED":                      "true",
+		"FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN": "127.0.0.1:0",
+		"FLUSS_GATEWAY__METRICS__TABLE_LABEL__ENABLED":         "true",
+		"FLUSS_GATEWAY__METRICS__MAX_TABLES":                   "20",
+		"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE":             "0s",
+	}})
+	require.NoError(t, err)
+	var rest *gwboot.RESTServer
+	var metrics *gwboot.MetricsServer
+	app := gwboot.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), fx.Populate(&rest, &metrics))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	require.NoError(t, app.Start(ctx))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = app.Stop(ctx)
+	})
+	base := "http://" + rest.Addr().String() + "/v1/clusters/default"
+	g := &gateway{t: t, base: base}
+	db := gwName("gw_metrics")
+	createDatabase(t, g, db)
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
+		"table_name":  "real",
+		"columns":     []any{map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}}},
+		"primary_key": []any{"id"},
+	})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/real/records", map[string]any{"entries": []any{
+		map[string]any{"id": "a", "upsert": map[string]any{"id": 1}}}})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/real/records/lookup", map[string]any{
+		"keys": []any{map[string]any{"id": 1}, map[string]any{"id": 2}}})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+
+	const n = 10_000
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	client := &http.Client{Timeout: 10 * time.Second}
+	var failures sync.Map
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				resp, err := client.Post(fmt.Sprintf("%s/databases/%s/tables/t%05d/records/lookup", base, db, i),
+					"application/json", strings.NewReader(`{"keys":[{"id":1}]}`))
+				if err != nil {
+					failures.Store(i, err.Error())
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+				if resp.StatusCode != http.StatusNotFound {
+					failures.Store(i, resp.Status)
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	t.Logf("%d lookups on missing tables in %s", n, time.Since(start).Round(time.Millisecond))
+	failures.Range(func(k, v any) bool { t.Errorf("lookup %v: %v", k, v); return false })
+
+	resp, err := http.Get("http://" + metrics.Addr().String() + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	tableRe := regexp.MustCompile(`table="([^"]*)"`)
+	tables := map[string]bool{}
+	var series, found, missed int
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "fluss_gateway_rest_requests_total{") && strings.Contains(line, "lookup") {
+			series++
+			if m := tableRe.FindStringSubmatch(line); m != nil {
+				tables[m[1]] = true
+			}
+			if strings.Contains(line, `status_code="404"`) {
+				assert.Contains(t, line, `error_code="table_not_found"`)
+			}
+		}
+		if strings.HasPrefix(line, "fluss_gateway_lookup_keys_total{") && strings.Contains(line, `table="`+db+`.real"`) {
+			if strings.Contains(line, `outcome="found"`) {
+				found++
+			}
+			if strings.Contains(line, `outcome="missed"`) {
+				missed++
+			}
+		}
+	}
+	require.NoError(t, sc.Err())
+	t.Logf("lookup series: %d, table values: %d", series, len(tables))
+	assert.LessOrEqual(t, len(tables), 21, "%v", tables)
+	assert.True(t, tables["other"], "%v", tables)
+	assert.True(t, tables[db+".real"], "%v", tables)
+	assert.LessOrEqual(t, series, 2*21)
+	assert.Equal(t, 1, found)
+	assert.Equal(t, 1, missed)
+}
