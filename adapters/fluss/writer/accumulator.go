@@ -34,10 +34,28 @@ type bucket struct {
 	nextSeq   int32
 	lastAcked int32
 
+	// sealed: the sticky assignment of key-less log rows moved away from
+	// this bucket while rows were queued (their batch was full or of
+	// another schema): they are ready to send without waiting for Linger,
+	// like a closed batch in the Java accumulator. Cleared when the queue
+	// empties.
+	sealed bool
+
 	// blockedUntil is the throttle hook: nothing is drained from the bucket
 	// before it (storage backpressure, code 72 on Fluss 1.0, or a future
 	// per-bucket pressure value).
 	blockedUntil time.Time
+}
+
+// accepts reports whether r may join the bucket's open batch: rows are
+// queued, the last one has r's schema and target columns, and r fits in
+// batchSize (Java RecordAccumulator#tryAppend on the last batch).
+func (b *bucket) accepts(r *rec, batchSize int) bool {
+	if b.live == 0 || b.liveBytes+int(r.size) > batchSize {
+		return false
+	}
+	last := b.queue[len(b.queue)-1]
+	return last.req == r.req || last.req.compat == r.req.compat
 }
 
 // firstLive returns the oldest queued record, dropping dead ones at the head.
@@ -243,6 +261,7 @@ func (w *Writer) takeLocked(b *bucket, now time.Time) *batch {
 	}
 	b.firstLive() // advance the head past what was taken
 	if b.live == 0 {
+		b.sealed = false
 		clear(b.queue)
 		b.queue, b.head = b.queue[:0], 0
 	} else if b.head > len(b.queue)/2 {
