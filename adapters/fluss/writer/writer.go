@@ -416,8 +416,9 @@ func (w *Writer) bucketLocked(k bucketKey, c *codec) *bucket {
 //     table when none has. The row goes to the new bucket whether or not its
 //     queue has room (the Java retry appends with abortIfBatchFull false).
 //   - A bucket left with queued rows by the switch (full, or another schema)
-//     is sealed: the sender sends it without waiting for Linger, as Java's
-//     ready check treats a closed batch as full (see bucket.sealed).
+//     is sealed: the sender sends those rows without waiting for Linger, as
+//     Java's ready check treats a closed batch as full; rows that later
+//     come back to the bucket start its new open batch (bucket.sealedBytes).
 //
 // The first row of a physical table picks a bucket the same way.
 func (w *Writer) stickyLocked(r *rec, pk physKey) *bucket {
@@ -429,7 +430,7 @@ func (w *Writer) stickyLocked(r *rec, pk physKey) *bucket {
 			return b
 		}
 		if b.live > 0 {
-			b.sealed = true
+			b.seal()
 		}
 	}
 	next := w.nextStickyLocked(c, pk, cur, ok)
@@ -560,9 +561,7 @@ func (w *Writer) removeQueuedLocked(r *rec) {
 	b := r.b
 	b.live--
 	b.liveBytes -= int(r.size)
-	if b.live == 0 {
-		b.sealed = false
-	}
+	b.sealedBytes = min(b.sealedBytes, b.liveBytes)
 	// Dead records keep their request's arena alive: drop them soon.
 	if b.live == 0 || len(b.queue)-b.head > 2*b.live+64 {
 		b.compact()
