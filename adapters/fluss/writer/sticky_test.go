@@ -252,3 +252,51 @@ func TestStickyPerPartition(t *testing.T) {
 		t.Logf("partition %d: %d batches, rows per bucket %v", p, len(batches), fmt.Sprint(rows))
 	}
 }
+
+// Fresh replicas: the first two sends to each bucket are answered with a
+// retriable error (the leader is not ready yet), so each bucket's queue
+// waits behind a batch backing off. Rows keep moving to other buckets, and
+// every row is written long before its deadline.
+func TestStickyFreshReplicasRetry(t *testing.T) {
+	t.Parallel()
+	tb := logTable(45, 4)
+	e := newEnv(t, Options{Linger: 2 * time.Millisecond, RetryBackoff: 20 * time.Millisecond, Arrow: fakeArrowFactory}, tb)
+	var mu sync.Mutex
+	fails := map[int32]int{}
+	e.fake.BucketError = func(_ int32, b metatest.BucketRef, _ int32) wire.ErrorCode {
+		mu.Lock()
+		defer mu.Unlock()
+		if fails[b.Bucket] < 2 {
+			fails[b.Bucket]++
+			return wire.CodeNotLeaderOrFollower
+		}
+		return 0
+	}
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				res, err := e.w.Write(ctxTimeout(t, 10*time.Second), &domain.WriteBatch{Table: tb.Path,
+					Entries: keylessRows((g*20+i)*25, 25, 16)})
+				if assert.NoError(t, err) {
+					for j, r := range res {
+						assert.True(t, r.OK(), "writer %d request %d entry %d: %+v", g, i, j, r)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Less(t, time.Since(start), 5*time.Second)
+	rows := map[int32]int{}
+	total := 0
+	for _, b := range appendedLog(e.fake, meta.NoPartition) {
+		rows[b.Bucket] += int(b.Log.RecordCount)
+		total += int(b.Log.RecordCount)
+	}
+	assert.Equal(t, 4*20*25, total)
+	assert.Len(t, rows, 4, "%v", rows)
+}
