@@ -19,7 +19,7 @@ import (
 // TestDeadlineFrozenCluster freezes every server of the cluster (SIGSTOP:
 // connections stay open, nothing answers) under a warmed-up writer and
 // writes more batches than the writer can have in flight (5 per bucket),
-// in ten requests with a 3 s deadline each.
+// in ten requests (forty of key-less log rows) with a 3 s deadline each.
 // The write must return by its deadline with every entry failed `timeout`:
 // applied "unknown" for rows in batches already sent, applied "no" for rows
 // still queued. Then the cluster resumes (SIGCONT), the writer keeps retrying
@@ -77,8 +77,15 @@ func TestDeadlineFrozenCluster(t *testing.T) {
 			// Ten requests of 500 rows, 20 ms apart (longer than the 10 ms
 			// linger): each adds one batch per bucket, so the sixth and later
 			// find the bucket's 5 in-flight batches stuck and stay queued.
+			// Key-less log rows: each request is one batch in the sticky
+			// bucket, which moves on with every new batch; 40 requests put
+			// at least 7 batches in some bucket of 6 (pigeonhole).
 			const deadline = 3 * time.Second
-			const requests, rows = 10, 500
+			const rows = 500
+			requests := 10
+			if !tc.pk {
+				requests = 40
+			}
 			type outcome struct {
 				ids  []int64
 				vs   []verdict
@@ -162,9 +169,9 @@ func TestDeadlineFrozenCluster(t *testing.T) {
 
 			sc := e.scanIDs(t, db, tc.name)
 			res := check(tl, sc)
-			t.Logf("DEADLINE %s: %d rows in 10 writes, slowest returned after %s (deadline %s); timeout/no=%d timeout/unknown=%d; "+
+			t.Logf("DEADLINE %s: %d rows in %d writes, slowest returned after %s (deadline %s); timeout/no=%d timeout/unknown=%d; "+
 				"read back: %d records, unknown landed %d of %d, applied-no present %d %v, success missing %d",
-				t.Name(), requests*rows, took.Round(time.Millisecond), deadline, no, unknown, sc.records,
+				t.Name(), requests*rows, requests, took.Round(time.Millisecond), deadline, no, unknown, sc.records,
 				res.unknownLanded, res.unknownTotal, len(res.presentNo), head(res.presentNo, 10), len(res.missingSuccess))
 			assert.Empty(t, res.presentNo, "rows reported applied \"no\" must never appear")
 			assert.Empty(t, res.missingSuccess, "rows reported success must be present")

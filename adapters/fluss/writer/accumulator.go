@@ -34,11 +34,37 @@ type bucket struct {
 	nextSeq   int32
 	lastAcked int32
 
+	// sealedBytes: the queued bytes, from the head, of batches the sticky
+	// assignment of key-less log rows moved away from (full, or of another
+	// schema). They are ready to send without waiting for Linger, like a
+	// closed batch in the Java accumulator; the rows queued after them form
+	// the bucket's open batch (see accepts).
+	sealedBytes int
+
 	// blockedUntil is the throttle hook: nothing is drained from the bucket
 	// before it (storage backpressure, code 72 on Fluss 1.0, or a future
 	// per-bucket pressure value).
 	blockedUntil time.Time
 }
+
+// accepts reports whether r may join the bucket's open batch (Java
+// RecordAccumulator#tryAppend on the last batch of the bucket): rows are
+// queued after the sealed ones, the last has r's schema and target columns,
+// and r fits in batchSize with them.
+func (b *bucket) accepts(r *rec, batchSize int) bool {
+	open := b.liveBytes - b.sealedBytes
+	if b.live == 0 || open <= 0 || open+int(r.size) > batchSize {
+		return false
+	}
+	last := b.queue[len(b.queue)-1]
+	return last.req == r.req || last.req.compat == r.req.compat
+}
+
+// seal closes the open batch: its rows are ready to send.
+func (b *bucket) seal() { b.sealedBytes = b.liveBytes }
+
+// sealed reports whether queued rows are in a sealed batch.
+func (b *bucket) sealed() bool { return b.live > 0 && b.sealedBytes > 0 }
 
 // firstLive returns the oldest queued record, dropping dead ones at the head.
 func (b *bucket) firstLive() *rec {
@@ -242,7 +268,9 @@ func (w *Writer) takeLocked(b *bucket, now time.Time) *batch {
 		b.liveBytes -= int(r.size)
 	}
 	b.firstLive() // advance the head past what was taken
+	b.sealedBytes = max(0, b.sealedBytes-size)
 	if b.live == 0 {
+		b.sealedBytes = 0
 		clear(b.queue)
 		b.queue, b.head = b.queue[:0], 0
 	} else if b.head > len(b.queue)/2 {

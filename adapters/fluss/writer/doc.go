@@ -14,6 +14,14 @@
 // ProduceLog request per (tablet server, table) carrying one batch per
 // bucket. Each record resolves its own entry when its batch completes.
 //
+// Key-less log rows (log tables without a bucket key) go to a sticky bucket
+// per table or partition, which changes whenever a row would start a new
+// batch in it: the sender took its open batch, or the batch is full or of
+// another schema (the Java client's StickyBucketAssigner#onNewBatch). The
+// next bucket is drawn at random among the other buckets with a known
+// leader; a full batch left behind is sent without waiting for linger (see
+// stickyLocked).
+//
 // Deadlines: when the request's context ends, records still queued are
 // removed (verdict `timeout`, applied "no"; they can never be sent later),
 // records in a batch already sent are `timeout` with applied "unknown".

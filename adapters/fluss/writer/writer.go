@@ -34,6 +34,7 @@ type Writer struct {
 	buckets    map[bucketKey]*bucket
 	active     map[*bucket]struct{}
 	sticky     map[physKey]int32
+	availBuf   []int32 // scratch of nextStickyLocked
 	refreshing map[physKey]bool
 	refreshed  map[physKey]time.Time
 	writerID   int64
@@ -397,12 +398,12 @@ func (w *Writer) enqueueLocked(r *rec, now time.Time, ec *enqueueCache) {
 	fresh := true // b was looked up now: mark it active (nothing leaves w.active during the loop)
 	switch {
 	case bucketID < 0:
-		// stickyLocked would keep this bucket: it exists and has room.
-		if sb := ec.sticky; sb != nil && sb.liveBytes+int(r.size) <= w.opts.BatchSize {
+		// The open batch of the sticky bucket takes the row (stickyLocked
+		// would keep it): nothing was taken from it during this loop.
+		if sb := ec.sticky; sb != nil && sb.accepts(r, w.opts.BatchSize) {
 			b, fresh = sb, false
 		} else {
-			bucketID = w.stickyLocked(c, pk, int(r.size))
-			b = w.bucketLocked(bucketKey{pk, bucketID}, c)
+			b = w.stickyLocked(r, pk)
 			ec.sticky = b
 		}
 	case int(bucketID) < c.buckets && c.buckets <= 4096:
@@ -437,33 +438,71 @@ func (w *Writer) bucketLocked(k bucketKey, c *codec) *bucket {
 	return b
 }
 
-// stickyLocked picks the bucket of a key-less log row: keep the current
-// bucket of the physical table until its queued bytes would exceed a batch,
-// then move to a random bucket with a known leader (Java StickyBucketAssigner).
-func (w *Writer) stickyLocked(c *codec, pk physKey, size int) int32 {
+// stickyLocked picks the bucket of a key-less log row r of the physical
+// table pk (the Java client's StickyBucketAssigner, as WriterClient#doSend
+// and RecordAccumulator#append drive it; one sticky bucket per table or
+// partition):
+//
+//   - The row joins the open batch of the current sticky bucket: its queued
+//     rows not yet taken by the sender, when they have room for it and the
+//     same schema and target columns (RecordAccumulator#tryAppend).
+//   - Otherwise the row would start a new batch in the sticky bucket: the
+//     sender took the open batch (the common case while it keeps up), or it
+//     is full. Then the sticky bucket changes (onNewBatch): to a random
+//     bucket other than the current one among those with a known leader;
+//     to the only one when just one has a leader; to a random bucket of the
+//     table when none has. The row goes to the new bucket whether or not its
+//     queue has room (the Java retry appends with abortIfBatchFull false).
+//   - A bucket left with queued rows by the switch (full, or another schema)
+//     is sealed: the sender sends those rows without waiting for Linger, as
+//     Java's ready check treats a closed batch as full; rows that later
+//     come back to the bucket start its new open batch (bucket.sealedBytes).
+//
+// The first row of a physical table picks a bucket the same way.
+func (w *Writer) stickyLocked(r *rec, pk physKey) *bucket {
+	c := r.req.codec
 	cur, ok := w.sticky[pk]
 	if ok {
-		if b, exists := w.buckets[bucketKey{pk, cur}]; !exists || b.liveBytes+size <= w.opts.BatchSize {
-			return cur
+		b := w.bucketLocked(bucketKey{pk, cur}, c)
+		if b.accepts(r, w.opts.BatchSize) {
+			return b
+		}
+		if b.live > 0 {
+			b.seal()
 		}
 	}
-	avail := w.meta.AvailableBuckets(nil, pk.table, pk.part)
-	var next int32
-	switch {
-	case len(avail) == 1:
-		next = avail[0]
-	case len(avail) > 1:
-		for {
-			next = avail[w.rng.IntN(len(avail))]
-			if !ok || next != cur {
-				break
-			}
-		}
-	default:
-		next = int32(w.rng.IntN(c.buckets))
-	}
+	next := w.nextStickyLocked(c, pk, cur, ok)
 	w.sticky[pk] = next
-	return next
+	return w.bucketLocked(bucketKey{pk, next}, c)
+}
+
+// nextStickyLocked draws the next sticky bucket of pk (see stickyLocked);
+// hasCur says whether cur is the current one, to be avoided.
+func (w *Writer) nextStickyLocked(c *codec, pk physKey, cur int32, hasCur bool) int32 {
+	avail := w.meta.AvailableBuckets(w.availBuf[:0], pk.table, pk.part)
+	w.availBuf = avail
+	// Candidates: buckets with a leader, within the codec's bucket count,
+	// other than cur (uniformly among them, as Java's redraw loop).
+	n, sawCur := 0, false
+	for _, id := range avail {
+		if int(id) >= c.buckets {
+			continue
+		}
+		if hasCur && id == cur {
+			sawCur = true
+			continue
+		}
+		avail[n] = id
+		n++
+	}
+	switch {
+	case n > 0:
+		return avail[w.rng.IntN(n)]
+	case sawCur:
+		return cur // the only bucket with a leader
+	default:
+		return int32(w.rng.IntN(c.buckets))
+	}
 }
 
 // resolveLocked records the verdict of one record.
@@ -560,6 +599,7 @@ func (w *Writer) removeQueuedLocked(r *rec) {
 	b := r.b
 	b.live--
 	b.liveBytes -= int(r.size)
+	b.sealedBytes = min(b.sealedBytes, b.liveBytes)
 	// Dead records keep their request's arena alive: drop them soon.
 	if b.live == 0 || len(b.queue)-b.head > 2*b.live+64 {
 		b.compact()
