@@ -49,6 +49,8 @@ type Cluster struct {
 	mu       sync.Mutex
 	withheld map[string]int // "db.table" → metadata answers still without leaders (<0: all)
 	lagging  map[string]*lag
+	toLose   map[string]int // "db.table" → tables still to lose (LoseCreations)
+	lostSeen map[int64]bool // table ids whose creation LoseCreations lost
 }
 
 // lag is a table definition a server's metadata cache still serves.
@@ -129,6 +131,41 @@ func (c *Cluster) leadersWithheld(database, table string) bool {
 	case n == 1:
 		delete(c.withheld, key)
 	}
+	return true
+}
+
+// LoseCreations makes the next n tables created at database.table never get
+// bucket leaders, as when the coordinator of Fluss 0.9.1 loses a table's
+// creation event (TableChangeWatcher sees NODE_CREATED with the full
+// registration and ignores it; fixed upstream by apache/fluss ab618ea6d):
+// the table exists, but every metadata answer about it, from any server,
+// carries its buckets without a leader until it is dropped. A table is
+// counted when a metadata answer first describes it after this call (so
+// call it before creating them); tables created after
+// the n lost ones get leaders as usual.
+func (c *Cluster) LoseCreations(database, table string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.toLose == nil {
+		c.toLose, c.lostSeen = make(map[string]int), make(map[int64]bool)
+	}
+	c.toLose[database+"."+table] = n
+}
+
+// creationLost reports whether the table with id at database.table is one
+// whose creation LoseCreations lost, deciding it on its first answer.
+func (c *Cluster) creationLost(database, table string, id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lost, ok := c.lostSeen[id]; ok {
+		return lost
+	}
+	key := database + "." + table
+	if c.toLose[key] <= 0 {
+		return false
+	}
+	c.toLose[key]--
+	c.lostSeen[id] = true
 	return true
 }
 
@@ -216,7 +253,7 @@ func (c *Cluster) metadata(_ context.Context, _ *Request, req *flusspb.MetadataR
 		}
 		if len(t.partitionKeys) == 0 {
 			tm.BucketMetadata = c.buckets(t.buckets)
-			if c.leadersWithheld(tp.GetDatabaseName(), tp.GetTableName()) {
+			if c.leadersWithheld(tp.GetDatabaseName(), tp.GetTableName()) || c.creationLost(tp.GetDatabaseName(), tp.GetTableName(), t.id) {
 				for _, b := range tm.BucketMetadata {
 					b.LeaderId, b.ReplicaId = nil, nil
 				}

@@ -838,13 +838,24 @@ func (c *Cache) AwaitLeaders(ctx context.Context, path domain.TablePath, until t
 
 // leaderless reloads path and counts its buckets without a known leader.
 func (c *Cache) leaderless(ctx context.Context, path domain.TablePath) (missing, total int, err error) {
+	_, missing, total, err = c.BucketsWithoutLeader(ctx, path)
+	return missing, total, err
+}
+
+// BucketsWithoutLeader reloads the metadata of the table at path (a fresh
+// load, as AwaitLeaders does) and returns its table id, how many of its
+// buckets have no leader whose address is known, and its bucket count. A
+// partitioned table reports 0 of 0: its buckets come with its partitions.
+// Errors are those of Reload (KindNotFound while the metadata does not show
+// the table).
+func (c *Cache) BucketsWithoutLeader(ctx context.Context, path domain.TablePath) (tableID int64, missing, total int, err error) {
 	t, err := c.Reload(ctx, path)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if t.Partitioned {
-		return 0, 0, nil
+		return t.ID(), 0, 0, nil
 	}
 	have := len(c.AvailableBuckets(nil, t.ID(), NoPartition))
-	return t.NumBuckets - have, t.NumBuckets, nil
+	return t.ID(), t.NumBuckets - have, t.NumBuckets, nil
 }
