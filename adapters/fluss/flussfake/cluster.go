@@ -138,8 +138,12 @@ func (c *Cluster) leadersWithheld(database, table string) bool {
 // bucket leaders, as when the coordinator of Fluss 0.9.1 loses a table's
 // creation event (TableChangeWatcher sees NODE_CREATED with the full
 // registration and ignores it; fixed upstream by apache/fluss ab618ea6d):
-// the table exists, but every metadata answer about it, from any server,
-// carries its buckets without a leader until it is dropped. A table is
+// the table exists, but the coordinator's metadata answers carry its
+// buckets without a leader until it is dropped, while the tablet servers'
+// answers carry leaders anyway, as a Fluss 0.9.1 tablet server does right
+// after a table is re-created at the same path (TabletServerMetadataCache
+// #getTableMetadata pairs the new TableInfo from ZooKeeper with the bucket
+// leaders of the dropped table still in its cache). A table is
 // counted when a metadata answer first describes it after this call (so
 // call it before creating them); tables created after
 // the n lost ones get leaders as usual.
@@ -223,7 +227,7 @@ func serverNode(s *Server) *flusspb.PbServerNode {
 
 // metadata answers GetMetadata: the server list, plus bucket metadata for
 // requested tables and partitions (bucket b led by tablet server b mod n).
-func (c *Cluster) metadata(_ context.Context, _ *Request, req *flusspb.MetadataRequest) (proto.Message, error) {
+func (c *Cluster) metadata(_ context.Context, r *Request, req *flusspb.MetadataRequest) (proto.Message, error) {
 	resp := &flusspb.MetadataResponse{CoordinatorServer: serverNode(c.Coordinator)}
 	for _, ts := range c.TabletServers {
 		resp.TabletServers = append(resp.TabletServers, serverNode(ts))
@@ -253,7 +257,8 @@ func (c *Cluster) metadata(_ context.Context, _ *Request, req *flusspb.MetadataR
 		}
 		if len(t.partitionKeys) == 0 {
 			tm.BucketMetadata = c.buckets(t.buckets)
-			if c.leadersWithheld(tp.GetDatabaseName(), tp.GetTableName()) || c.creationLost(tp.GetDatabaseName(), tp.GetTableName(), t.id) {
+			lost := c.creationLost(tp.GetDatabaseName(), tp.GetTableName(), t.id) && r.Server == c.Coordinator
+			if c.leadersWithheld(tp.GetDatabaseName(), tp.GetTableName()) || lost {
 				for _, b := range tm.BucketMetadata {
 					b.LeaderId, b.ReplicaId = nil, nil
 				}
