@@ -275,7 +275,7 @@ func (c *invalidatingCatalog) announce(ctx context.Context, path domain.TablePat
 //
 // So when this call created the table (it did not exist before), the table
 // is not partitioned, and after lostCreationWait (at most half the time
-// left) none of its buckets has a leader while the path still holds the
+// left, and at least minLostCreationWait) none of its buckets has a leader while the path still holds the
 // table id just created, the table is dropped and created again, once. That
 // is safe: a bucket without a leader has no replica on any tablet server
 // (the coordinator sends NotifyLeaderAndIsr only when it processes the
@@ -295,8 +295,9 @@ func (c *invalidatingCatalog) CreateTable(ctx context.Context, path domain.Table
 		return err
 	}
 	info, known := c.announce(ctx, path)
-	repairAt := start.Add(min(lostCreationWait, until.Sub(start)/2))
-	if existed || !known || len(desc.PartitionKeys) > 0 || !repairAt.Before(until) {
+	firstWait := min(lostCreationWait, until.Sub(start)/2)
+	repairAt := start.Add(firstWait)
+	if existed || !known || len(desc.PartitionKeys) > 0 || firstWait < minLostCreationWait {
 		return c.cache.AwaitLeaders(ctx, path, until)
 	}
 	err := c.cache.AwaitLeaders(ctx, path, repairAt)
@@ -344,6 +345,10 @@ func (c *invalidatingCatalog) CreateTable(ctx context.Context, path domain.Table
 // time left to the leader deadline). A healthy coordinator elects them in
 // well under a second.
 const lostCreationWait = 5 * time.Second
+
+// minLostCreationWait is the least wait after which a table without leaders
+// is taken for lost: a request with less time than twice that only waits.
+const minLostCreationWait = time.Second
 
 func (c *invalidatingCatalog) logger() *slog.Logger {
 	if c.log != nil {
