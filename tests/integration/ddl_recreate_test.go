@@ -127,7 +127,7 @@ func TestFlussRecreateRaceRaw(t *testing.T) {
 		info, err := cat.GetTable(ctx, path)
 		require.NoError(t, err)
 		cache.Expect(path, info.TableID, info.SchemaID)
-		wait, cancelWait := context.WithTimeout(ctx, 10*time.Second)
+		wait, cancelWait := context.WithTimeout(ctx, 15*time.Second)
 		err = cache.AwaitLeaders(wait, path, time.Now().Add(10*time.Second))
 		cancelWait()
 		if err != nil {
