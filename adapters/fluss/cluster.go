@@ -113,7 +113,7 @@ type backend struct {
 // metadata cache of every other open connection set of the cluster (user
 // mode), so that DDL through one user's set is seen by the others too. It
 // does no I/O.
-func newBackend(cfg Config, authzid string, peers func(func(*meta.Cache))) (*backend, error) {
+func newBackend(cfg Config, authzid string, peers func(func(*meta.Cache)), log *slog.Logger) (*backend, error) {
 	rc := rpc.Config{
 		BootstrapServers: cfg.BootstrapServers,
 		DialTimeout:      cfg.ConnectTimeout,
@@ -137,7 +137,7 @@ func newBackend(cfg Config, authzid string, peers func(func(*meta.Cache))) (*bac
 		cache:  cache,
 		writer: w,
 		session: &session{
-			catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache, peers: peers},
+			catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache, peers: peers, log: log},
 			writer:  w,
 			lookup:  lookup.New(caller, cache, cfg.Lookup),
 			tables:  cacheDefinitions{cache},
@@ -179,7 +179,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Cluster, error) {
 		c.users = u
 		return c, nil
 	}
-	b, err := newBackend(cfg, "", nil)
+	b, err := newBackend(cfg, "", nil, log)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +228,7 @@ type invalidatingCatalog struct {
 	domain.Catalog
 	cache *meta.Cache
 	peers func(func(*meta.Cache)) // nil in service mode
+	log   *slog.Logger            // nil: slog.Default()
 }
 
 // invalidate drops path from this set's cache and every peer's.
@@ -241,35 +242,119 @@ func (c *invalidatingCatalog) invalidate(path domain.TablePath) {
 // announce tells this set's cache and every peer's the definition the
 // coordinator has for path right after a create or alter through this
 // catalog (meta.Cache.Expect), so that no cache takes an older definition
-// from a server whose metadata has not caught up yet. When the coordinator
-// cannot be asked, path is only invalidated.
-func (c *invalidatingCatalog) announce(ctx context.Context, path domain.TablePath) {
+// from a server whose metadata has not caught up yet, and returns that
+// definition. When the coordinator cannot be asked, path is only
+// invalidated and ok is false.
+func (c *invalidatingCatalog) announce(ctx context.Context, path domain.TablePath) (info domain.TableInfo, ok bool) {
 	info, err := c.Catalog.GetTable(ctx, path)
 	if err != nil {
 		c.invalidate(path)
-		return
+		return domain.TableInfo{}, false
 	}
 	c.cache.Expect(path, info.TableID, info.SchemaID)
 	if c.peers != nil {
 		c.peers(func(m *meta.Cache) { m.Expect(path, info.TableID, info.SchemaID) })
 	}
+	return info, true
 }
 
 // CreateTable creates the table and then waits, within ctx (less a margin
 // to answer in), until every bucket has a leader (meta.Cache.AwaitLeaders),
-// so that the table is writable when the creation is answered. When the
-// leaders do not come in time the table exists but the answer is a
-// KindUnavailable error naming it (Fluss 0.9.1 has been seen to lose the
-// creation event of a table created while another table was being dropped:
-// its buckets never got leaders).
+// so that the table is writable when the creation is answered.
+//
+// The coordinator of Fluss 0.9.1 can lose the creation event of a table:
+// TableChangeWatcher (a CuratorCache on /metadata/databases) only treats a
+// NODE_CHANGED of the table znode as a creation, but MetadataManager
+// creates that znode empty and fills it with setData right after, so when
+// the cache's asynchronous getData runs after the setData the cache reports
+// NODE_CREATED with the full registration and no NODE_CHANGED follows; the
+// CreateTableEvent is never queued and the buckets never get leaders
+// (fixed upstream after 0.9 by apache/fluss ab618ea6d, PR #2710). The window
+// is a few ZooKeeper round trips, so it opens under load, typically while
+// the coordinator is busy deleting another table.
+//
+// So when this call created the table (it did not exist before), the table
+// is not partitioned, and after lostCreationWait (at most half the time
+// left, and at least minLostCreationWait) none of its buckets has a leader while the path still holds the
+// table id just created, the table is dropped and created again, once. That
+// is safe: a bucket without a leader has no replica on any tablet server
+// (the coordinator sends NotifyLeaderAndIsr only when it processes the
+// creation event), so nothing can have been written to it, and its creation
+// has not been answered yet. When the leaders still do not come in time the
+// table exists but the answer is a KindUnavailable error naming it.
 func (c *invalidatingCatalog) CreateTable(ctx context.Context, path domain.TablePath, desc domain.TableDescriptor, ignoreIfExists bool) error {
-	err := c.Catalog.CreateTable(ctx, path, desc, ignoreIfExists)
-	if err != nil {
+	start := time.Now()
+	until := leaderDeadline(ctx, start)
+	existed := false
+	if ignoreIfExists {
+		ok, err := c.Catalog.TableExists(ctx, path)
+		existed = ok || err != nil // unknown: never repair
+	}
+	if err := c.Catalog.CreateTable(ctx, path, desc, ignoreIfExists); err != nil {
 		c.invalidate(path)
 		return err
 	}
+	info, known := c.announce(ctx, path)
+	firstWait := min(lostCreationWait, until.Sub(start)/2)
+	repairAt := start.Add(firstWait)
+	if existed || !known || len(desc.PartitionKeys) > 0 || firstWait < minLostCreationWait {
+		return c.cache.AwaitLeaders(ctx, path, until)
+	}
+	err := c.cache.AwaitLeaders(ctx, path, repairAt)
+	if err == nil || domain.KindOf(err) != domain.KindUnavailable || ctx.Err() != nil {
+		return err
+	}
+	id, missing, total, lerr := c.cache.BucketsWithoutLeader(ctx, path)
+	if lerr != nil || id != info.TableID || total == 0 || missing != total {
+		// Not (or no longer) the table we created, or some leaders came:
+		// only wait.
+		return c.cache.AwaitLeaders(ctx, path, until)
+	}
+	waited := time.Since(start).Round(time.Millisecond)
+	c.logger().Warn("fluss: new table got no bucket leaders; dropping and creating it again once (Fluss 0.9.1 lost its creation event)",
+		"table", path.String(), "table_id", info.TableID, "buckets", total, "waited", waited)
+	if err := c.Catalog.DropTable(ctx, path, true); err != nil {
+		c.invalidate(path)
+		return &domain.Error{Kind: domain.KindUnavailable, Resource: domain.ResourceTable, Retryable: true, Cause: err,
+			Message: fmt.Sprintf("table `%s` was created, but after %s none of its %d buckets had a leader, and dropping it to create it again failed: %v", path, waited, total, err)}
+	}
+	c.invalidate(path)
+	if err := c.Catalog.CreateTable(ctx, path, desc, false); err != nil {
+		c.invalidate(path)
+		if domain.KindOf(err) != domain.KindAlreadyExists {
+			return &domain.Error{Kind: domain.KindUnavailable, Resource: domain.ResourceTable, Retryable: true, Cause: err,
+				Message: fmt.Sprintf("table `%s` was created, but after %s none of its %d buckets had a leader; it was dropped, and creating it again failed: %v", path, waited, total, err)}
+		}
+		// Someone else created it in between: wait for theirs.
+	}
 	c.announce(ctx, path)
-	return c.cache.AwaitLeaders(ctx, path, leaderDeadline(ctx, time.Now()))
+	if err := c.cache.AwaitLeaders(ctx, path, until); err != nil {
+		var de *domain.Error
+		if errors.As(err, &de) && de.Kind == domain.KindUnavailable {
+			out := *de
+			out.Message += fmt.Sprintf(" (it was created again once, after its first creation got no leader in %s)", waited)
+			return &out
+		}
+		return err
+	}
+	return nil
+}
+
+// lostCreationWait is how long a new table may go without any bucket leader
+// before CreateTable takes its creation event for lost (at most half the
+// time left to the leader deadline). A healthy coordinator elects them in
+// well under a second.
+const lostCreationWait = 5 * time.Second
+
+// minLostCreationWait is the least wait after which a table without leaders
+// is taken for lost: a request with less time than twice that only waits.
+const minLostCreationWait = time.Second
+
+func (c *invalidatingCatalog) logger() *slog.Logger {
+	if c.log != nil {
+		return c.log
+	}
+	return slog.Default()
 }
 
 // DefaultLeaderWait bounds the wait for the leaders of a new table when the

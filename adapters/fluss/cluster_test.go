@@ -416,6 +416,115 @@ func TestCreateTableWaitsForBucketLeaders(t *testing.T) {
 	require.NoError(t, cat.CreateTable(ctx, domain.TablePath{Database: "db", Table: "lost2"}, desc, false))
 }
 
+// TestCreateTableRecreatesATableWhoseCreationWasLost: when the coordinator
+// loses the creation event of a table this call created (Fluss 0.9.1,
+// TableChangeWatcher), none of its buckets ever gets a leader; after half
+// the time left the create drops that empty table and creates it again, once.
+// A table that existed before a create-if-not-exists, or that is lost twice,
+// is never dropped more than that.
+func TestCreateTableRecreatesATableWhoseCreationWasLost(t *testing.T) {
+	t.Parallel()
+	fc, err := flussfake.NewCluster(flussfake.ClusterConfig{TabletServers: 2})
+	require.NoError(t, err)
+	t.Cleanup(fc.Close)
+	var logs strings.Builder
+	var logMu sync.Mutex
+	c, err := Open(context.Background(), Config{ID: "c1", BootstrapServers: []string{fc.BootstrapAddr()},
+		ConnectTimeout: 2 * time.Second, RequestTimeout: 2 * time.Second},
+		slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil)))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	s, err := c.Session(context.Background(), domain.Principal{})
+	require.NoError(t, err)
+	cat := s.Catalog()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, cat.CreateDatabase(ctx, "db", domain.DatabaseDescriptor{}, false))
+	desc := domain.TableDescriptor{BucketCount: 3, Schema: domain.Schema{
+		Columns:    []domain.Column{{Name: "id", Type: domain.DataType{Root: domain.TypeInteger}, ID: 0}},
+		PrimaryKey: []string{"id"},
+	}}
+	drops := func() int { return fc.Coordinator.Requests(wire.KeyDropTable) }
+	create := func(name string, ignore bool) (error, time.Duration) {
+		short, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		start := time.Now()
+		err := cat.CreateTable(short, domain.TablePath{Database: "db", Table: name}, desc, ignore)
+		return err, time.Since(start)
+	}
+
+	// Lost once: answered OK with the table created again (a new id).
+	fc.LoseCreations("db", "once", 1)
+	err, elapsed := create("once", false)
+	require.NoError(t, err)
+	assert.Equal(t, 1, drops(), "the lost table was dropped once")
+	assert.Greater(t, elapsed, 1200*time.Millisecond, "waited half the time left before repairing")
+	info, err := cat.GetTable(ctx, domain.TablePath{Database: "db", Table: "once"})
+	require.NoError(t, err)
+	logMu.Lock()
+	assert.Contains(t, logs.String(), "dropping and creating it again once")
+	assert.Contains(t, logs.String(), "table=db.once")
+	logMu.Unlock()
+	// The same path through create-if-not-exists: it exists and has leaders.
+	err, _ = create("once", true)
+	require.NoError(t, err)
+	again, err := cat.GetTable(ctx, domain.TablePath{Database: "db", Table: "once"})
+	require.NoError(t, err)
+	assert.Equal(t, info.TableID, again.TableID)
+
+	// Lost twice: one repair only, then 503 unavailable naming the table.
+	fc.LoseCreations("db", "twice", 2)
+	err, elapsed = create("twice", false)
+	require.Error(t, err)
+	assert.Equal(t, domain.KindUnavailable, domain.KindOf(err), "%v", err)
+	assert.Contains(t, err.Error(), "db.twice")
+	assert.Contains(t, err.Error(), "created again once")
+	assert.Less(t, elapsed, 3*time.Second, "answered before the request deadline")
+	assert.Equal(t, 2, drops(), "one more drop, not two")
+	exists, err := cat.TableExists(ctx, domain.TablePath{Database: "db", Table: "twice"})
+	require.NoError(t, err)
+	assert.True(t, exists, "the table created again is left in place")
+
+	// A table that existed before a create-if-not-exists is never dropped,
+	// even when its buckets have no leader (a tablet server may be down).
+	require.NoError(t, cat.CreateTable(ctx, domain.TablePath{Database: "db", Table: "old"}, desc, false))
+	before, err := cat.GetTable(ctx, domain.TablePath{Database: "db", Table: "old"})
+	require.NoError(t, err)
+	fc.WithholdLeaders("db", "old", -1)
+	err, _ = create("old", true)
+	assert.Equal(t, domain.KindUnavailable, domain.KindOf(err), "%v", err)
+	assert.Equal(t, 2, drops(), "no drop of a table this call did not create")
+	after, err := cat.GetTable(ctx, domain.TablePath{Database: "db", Table: "old"})
+	require.NoError(t, err)
+	assert.Equal(t, before.TableID, after.TableID)
+	fc.WithholdLeaders("db", "old", 0)
+
+	// Too little time to tell a lost creation from a slow one: only the wait
+	// (the existing test of a 1 s deadline sees the 503 without a drop).
+	fc.LoseCreations("db", "hurried", 1)
+	err, elapsed = func() (error, time.Duration) {
+		short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		return cat.CreateTable(short, domain.TablePath{Database: "db", Table: "hurried"}, desc, false), time.Since(start)
+	}()
+	assert.Equal(t, domain.KindUnavailable, domain.KindOf(err), "%v", err)
+	assert.Less(t, elapsed, 1500*time.Millisecond)
+	assert.Equal(t, 2, drops(), "no drop with less than twice minLostCreationWait left")
+
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 // TestUserModeDDLIsSeenByEveryUser: in user identity mode each user has a
 // metadata cache of its own; DDL through one user's session invalidates the
 // table in every user's cache, so the others resolve the new definition at

@@ -358,7 +358,7 @@ func (u *userPool) create(ctx context.Context, s *userSession) {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
-	b, err := newBackend(u.cfg, s.user, u.eachCache)
+	b, err := newBackend(u.cfg, s.user, u.eachCache, u.log)
 	if err == nil {
 		if _, cerr := b.client.Cluster(cctx); cerr != nil {
 			_ = b.close(cctx)

@@ -50,8 +50,8 @@ func lkDatabase(t testing.TB) string {
 	return name
 }
 
-// lkCreateTable creates a table with the peer; cols are (name, type) pairs
-// in column order.
+// lkCreateTable creates a table with the peer and waits for its bucket
+// leaders (peerCreateTable); cols are (name, type) pairs in column order.
 func lkCreateTable(t testing.TB, db, table string, cols [][2]string, extra ...string) domain.TablePath {
 	t.Helper()
 	var parts []string
@@ -60,8 +60,9 @@ func lkCreateTable(t testing.TB, db, table string, cols [][2]string, extra ...st
 		ty, _ := json.Marshal(c[1])
 		parts = append(parts, `{"name":`+string(n)+`,"type":`+string(ty)+`}`)
 	}
-	wrPeer(t, nil, append([]string{"create-table", db, table, "--schema", "[" + strings.Join(parts, ",") + "]"}, extra...)...)
-	return domain.TablePath{Database: db, Table: table}
+	path := domain.TablePath{Database: db, Table: table}
+	peerCreateTable(t, path, append([]string{"create-table", db, table, "--schema", "[" + strings.Join(parts, ",") + "]"}, extra...))
+	return path
 }
 
 // lkUpsert writes rows (JSON objects) with the peer in one call.

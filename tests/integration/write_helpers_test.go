@@ -90,8 +90,9 @@ func wrDatabase(t testing.TB) string {
 	return name
 }
 
-// wrCreateTable creates a table with the peer. schema is `{"col":"type"}`
-// JSON in column order (Go maps are unordered, so it is given as pairs).
+// wrCreateTable creates a table with the peer and waits for its bucket
+// leaders (peerCreateTable). schema is `{"col":"type"}` JSON in column order
+// (Go maps are unordered, so it is given as pairs).
 func wrCreateTable(t testing.TB, db, table string, cols [][2]string, extra ...string) domain.TablePath {
 	t.Helper()
 	var parts []string
@@ -101,8 +102,9 @@ func wrCreateTable(t testing.TB, db, table string, cols [][2]string, extra ...st
 		parts = append(parts, `{"name":`+string(n)+`,"type":`+string(ty)+`}`)
 	}
 	args := append([]string{"create-table", db, table, "--schema", "[" + strings.Join(parts, ",") + "]"}, extra...)
-	wrPeer(t, nil, args...)
-	return domain.TablePath{Database: db, Table: table}
+	path := domain.TablePath{Database: db, Table: table}
+	peerCreateTable(t, path, args)
+	return path
 }
 
 type wrEnv struct {

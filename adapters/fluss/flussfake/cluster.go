@@ -49,6 +49,8 @@ type Cluster struct {
 	mu       sync.Mutex
 	withheld map[string]int // "db.table" → metadata answers still without leaders (<0: all)
 	lagging  map[string]*lag
+	toLose   map[string]int // "db.table" → tables still to lose (LoseCreations)
+	lostSeen map[int64]bool // table ids whose creation LoseCreations lost
 }
 
 // lag is a table definition a server's metadata cache still serves.
@@ -132,6 +134,45 @@ func (c *Cluster) leadersWithheld(database, table string) bool {
 	return true
 }
 
+// LoseCreations makes the next n tables created at database.table never get
+// bucket leaders, as when the coordinator of Fluss 0.9.1 loses a table's
+// creation event (TableChangeWatcher sees NODE_CREATED with the full
+// registration and ignores it; fixed upstream by apache/fluss ab618ea6d):
+// the table exists, but the coordinator's metadata answers carry its
+// buckets without a leader until it is dropped, while the tablet servers'
+// answers carry leaders anyway, as a Fluss 0.9.1 tablet server does right
+// after a table is re-created at the same path (TabletServerMetadataCache
+// #getTableMetadata pairs the new TableInfo from ZooKeeper with the bucket
+// leaders of the dropped table still in its cache). A table is
+// counted when a metadata answer first describes it after this call (so
+// call it before creating them); tables created after
+// the n lost ones get leaders as usual.
+func (c *Cluster) LoseCreations(database, table string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.toLose == nil {
+		c.toLose, c.lostSeen = make(map[string]int), make(map[int64]bool)
+	}
+	c.toLose[database+"."+table] = n
+}
+
+// creationLost reports whether the table with id at database.table is one
+// whose creation LoseCreations lost, deciding it on its first answer.
+func (c *Cluster) creationLost(database, table string, id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lost, ok := c.lostSeen[id]; ok {
+		return lost
+	}
+	key := database + "." + table
+	if c.toLose[key] <= 0 {
+		return false
+	}
+	c.toLose[key]--
+	c.lostSeen[id] = true
+	return true
+}
+
 // NewCluster starts a cluster. Close it when done.
 func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.TabletServers <= 0 {
@@ -186,7 +227,7 @@ func serverNode(s *Server) *flusspb.PbServerNode {
 
 // metadata answers GetMetadata: the server list, plus bucket metadata for
 // requested tables and partitions (bucket b led by tablet server b mod n).
-func (c *Cluster) metadata(_ context.Context, _ *Request, req *flusspb.MetadataRequest) (proto.Message, error) {
+func (c *Cluster) metadata(_ context.Context, r *Request, req *flusspb.MetadataRequest) (proto.Message, error) {
 	resp := &flusspb.MetadataResponse{CoordinatorServer: serverNode(c.Coordinator)}
 	for _, ts := range c.TabletServers {
 		resp.TabletServers = append(resp.TabletServers, serverNode(ts))
@@ -216,7 +257,8 @@ func (c *Cluster) metadata(_ context.Context, _ *Request, req *flusspb.MetadataR
 		}
 		if len(t.partitionKeys) == 0 {
 			tm.BucketMetadata = c.buckets(t.buckets)
-			if c.leadersWithheld(tp.GetDatabaseName(), tp.GetTableName()) {
+			lost := c.creationLost(tp.GetDatabaseName(), tp.GetTableName(), t.id) && r.Server == c.Coordinator
+			if c.leadersWithheld(tp.GetDatabaseName(), tp.GetTableName()) || lost {
 				for _, b := range tm.BucketMetadata {
 					b.LeaderId, b.ReplicaId = nil, nil
 				}

@@ -253,10 +253,15 @@ func (c *Cache) behind(path domain.TablePath, t *Table) bool {
 // announced definition or Options.CatchUpWait has passed (then the
 // announcement is dropped and the answer taken as it is).
 func (c *Cache) Reload(ctx context.Context, path domain.TablePath) (*Table, error) {
+	return c.reload(ctx, path, Any())
+}
+
+// reload is Reload with the metadata asked of to (Any() or Coordinator()).
+func (c *Cache) reload(ctx context.Context, path domain.TablePath, to Dest) (*Table, error) {
 	deadline := c.opts.Now().Add(c.opts.CatchUpWait)
 	backoff := 25 * time.Millisecond
 	for {
-		t, err := c.reloadOnce(ctx, path)
+		t, err := c.reloadOnce(ctx, path, to)
 		if err != nil || !c.behind(path, t) {
 			return t, err
 		}
@@ -276,10 +281,14 @@ func (c *Cache) Reload(ctx context.Context, path domain.TablePath) (*Table, erro
 	}
 }
 
-// reloadOnce is one Reload load.
-func (c *Cache) reloadOnce(ctx context.Context, path domain.TablePath) (*Table, error) {
-	err := c.do(ctx, "t:"+path.String(), func(ctx context.Context) error {
-		return c.fetch(ctx, &flusspb.MetadataRequest{TablePath: []*flusspb.PbTablePath{pbPath(path)}}, path)
+// reloadOnce is one Reload load, asked of to.
+func (c *Cache) reloadOnce(ctx context.Context, path domain.TablePath, to Dest) (*Table, error) {
+	key := "t:" + path.String()
+	if to.Kind == ToCoordinator {
+		key = "c:" + path.String()
+	}
+	err := c.do(ctx, key, func(ctx context.Context) error {
+		return c.fetchFrom(ctx, to, &flusspb.MetadataRequest{TablePath: []*flusspb.PbTablePath{pbPath(path)}}, path)
 	})
 	if err != nil {
 		return nil, err
@@ -307,8 +316,13 @@ func (c *Cache) TableByID(id int64) (*Table, bool) {
 // fetch sends a MetadataRequest and merges the answer. path, when set, must
 // be present in the answer (a missing table means the caller may not see it).
 func (c *Cache) fetch(ctx context.Context, req *flusspb.MetadataRequest, path domain.TablePath) error {
+	return c.fetchFrom(ctx, Any(), req, path)
+}
+
+// fetchFrom is fetch with the request sent to to.
+func (c *Cache) fetchFrom(ctx context.Context, to Dest, req *flusspb.MetadataRequest, path domain.TablePath) error {
 	var resp flusspb.MetadataResponse
-	if err := c.call.Call(ctx, Any(), wire.KeyGetMetadata, req, &resp); err != nil {
+	if err := c.call.Call(ctx, to, wire.KeyGetMetadata, req, &resp); err != nil {
 		what := "metadata"
 		if path != (domain.TablePath{}) {
 			what = fmt.Sprintf("table `%s`", path)
@@ -795,8 +809,9 @@ func (c *Cache) Len() int {
 	return c.tables.Len()
 }
 
-// AwaitLeaders polls the metadata of the table at path (a fresh load each
-// time, 50 ms apart doubling to 500 ms) until every bucket has a leader whose
+// AwaitLeaders polls the metadata of the table at path (a fresh load from
+// the coordinator each time, 50 ms apart doubling to 500 ms; see
+// BucketsWithoutLeader for why the coordinator) until every bucket has a leader whose
 // address is known, so that a table just created is writable when its
 // creation is answered. It gives up at until, or when ctx ends, with a
 // KindUnavailable *domain.Error naming the table and how many buckets still
@@ -838,13 +853,34 @@ func (c *Cache) AwaitLeaders(ctx context.Context, path domain.TablePath, until t
 
 // leaderless reloads path and counts its buckets without a known leader.
 func (c *Cache) leaderless(ctx context.Context, path domain.TablePath) (missing, total int, err error) {
-	t, err := c.Reload(ctx, path)
+	_, missing, total, err = c.BucketsWithoutLeader(ctx, path)
+	return missing, total, err
+}
+
+// BucketsWithoutLeader reloads the metadata of the table at path from the
+// coordinator (a fresh load, as AwaitLeaders does) and returns its table id,
+// how many of its buckets have no leader whose address is known, and its
+// bucket count. A partitioned table reports 0 of 0: its buckets come with
+// its partitions. Errors are those of Reload (KindNotFound while the
+// metadata does not show the table).
+//
+// Only the coordinator's answer is believed here: right after a table is
+// dropped and created again at the same path, a tablet server of Fluss
+// 0.9.1 answers with the new table's info (read from ZooKeeper) but the
+// bucket leaders of the dropped one, still in its cache under the old table
+// id (TabletServerMetadataCache#getTableMetadata takes the id from its
+// snapshot and the TableInfo from ZooKeeper), so a table whose buckets have
+// no leader yet, or never will, looks ready. The coordinator answers from
+// its own context (leaders only once it processed the creation) or from
+// ZooKeeper.
+func (c *Cache) BucketsWithoutLeader(ctx context.Context, path domain.TablePath) (tableID int64, missing, total int, err error) {
+	t, err := c.reload(ctx, path, Coordinator())
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if t.Partitioned {
-		return 0, 0, nil
+		return t.ID(), 0, 0, nil
 	}
 	have := len(c.AvailableBuckets(nil, t.ID(), NoPartition))
-	return t.NumBuckets - have, t.NumBuckets, nil
+	return t.ID(), t.NumBuckets - have, t.NumBuckets, nil
 }

@@ -11,7 +11,8 @@
 // load per table (and per partition) at a time; concurrent callers share its
 // result. They are refreshed when the Catalog adapter reports DDL
 // (Invalidate; after a create or alter, Expect, so that a server whose
-// metadata lags behind is not believed; after a create, AwaitLeaders), when a write or lookup fails with a leadership error
+// metadata lags behind is not believed; after a create, AwaitLeaders, which
+// asks the coordinator only), when a write or lookup fails with a leadership error
 // (InvalidateLeaders: NETWORK_EXCEPTION, NOT_LEADER_OR_FOLLOWER,
 // UNKNOWN_TABLE_OR_BUCKET, LEADER_NOT_AVAILABLE) or with an unknown table or
 // schema, and when they are older than Options.MaxAge. The number of cached
