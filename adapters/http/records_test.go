@@ -653,3 +653,38 @@ func TestMetadataBudget(t *testing.T) {
 	close(release)
 	assert.Equal(t, 200, (<-first).status)
 }
+
+// TestWriteRecordsInvalidPartitionValueWritesNothing: one entry of an append
+// to a partitioned log table with a null, empty or unnameable partition value
+// fails the whole request with a 400 naming the entry and the column, and no
+// entry reaches the writer (the official one-invalid-entry rule).
+func TestWriteRecordsInvalidPartitionValueWritesNothing(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	g.mustCreateDatabase("d")
+	g.mustCreateTable("d", `{"table_name":"plog","columns":[
+		{"name":"region","data_type":{"type":"STRING"}},
+		{"name":"dt","data_type":{"type":"STRING"}},
+		{"name":"v","data_type":{"type":"INTEGER"}}],
+		"partitioned_by":["region","dt"]}`)
+	path := db + "/d/tables/plog/records"
+	ok := `{"id":"ok","append":{"region":"eu","dt":"2026-12-01","v":1}}`
+	cases := []struct{ name, bad, column string }{
+		{"null region", `{"id":"bad","append":{"region":null,"dt":"2026-12-01","v":2}}`, "region"},
+		{"omitted region", `{"id":"bad","append":{"dt":"2026-12-01","v":2}}`, "region"},
+		{"null dt", `{"id":"bad","append":{"region":"eu","dt":null,"v":2}}`, "dt"},
+		{"empty region", `{"id":"bad","append":{"region":"","dt":"2026-12-01","v":2}}`, "region"},
+		{"invalid region", `{"id":"bad","append":{"region":"a/b","dt":"2026-12-01","v":2}}`, "region"},
+		{"dot-dot dt", `{"id":"bad","append":{"region":"eu","dt":"..","v":2}}`, "dt"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := g.call("POST", path, entries(ok, tc.bad))
+			require.Equal(t, 400, r.status, string(r.body))
+			assert.Equal(t, "invalid_argument", r.errorCode(t))
+			assert.Contains(t, r.message(t), "entry `bad`")
+			assert.Contains(t, r.message(t), "column `"+tc.column+"`")
+		})
+	}
+	assert.Zero(t, g.writer.calls(), "no entry of an invalid request reaches the writer")
+}
