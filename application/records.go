@@ -255,6 +255,11 @@ func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand
 		if err != nil && deliveryCtx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
 			return nil, notSubmitted(ctx, deliveryCtx)
 		}
+		if err == nil {
+			if gone := tableGone(results); gone != nil {
+				return nil, gone
+			}
+		}
 		return results, err
 	}
 	t, ids, results, err := withDefinition(ctx, s.definition(key, session), s.refetch, s.now, decode, run)
@@ -301,6 +306,24 @@ func notSubmitted(ctx, delivery context.Context) error {
 	}
 	return &domain.Error{Kind: domain.KindTimeout, Retryable: true,
 		Message: "the request deadline passed before any entry was submitted; nothing was written", Cause: delivery.Err()}
+}
+
+// tableGone returns a table_not_found error when every entry failed with
+// table_not_found and none was applied: the writer found that the table id
+// the batch was built for no longer exists (the table was dropped, perhaps
+// re-created, by someone else). That is a fact about the request, not about
+// its entries: withDefinition refreshes the definition and either resends
+// to the re-created table or answers table_not_found for the request.
+func tableGone(results []domain.EntryResult) error {
+	if len(results) == 0 {
+		return nil
+	}
+	for _, r := range results {
+		if r.Code != "table_not_found" || r.Applied != domain.AppliedNo {
+			return nil
+		}
+	}
+	return &domain.Error{Kind: domain.KindNotFound, Resource: domain.ResourceTable, Message: results[0].Message}
 }
 
 func summarize(results []domain.EntryResult) WriteSummary {
