@@ -309,17 +309,20 @@ func notSubmitted(ctx, delivery context.Context) error {
 }
 
 // tableGone returns a table_not_found error when every entry failed with
-// table_not_found and none was applied: the writer found that the table id
-// the batch was built for no longer exists (the table was dropped, perhaps
-// re-created, by someone else). That is a fact about the request, not about
-// its entries: withDefinition refreshes the definition and either resends
-// to the re-created table or answers table_not_found for the request.
+// table_not_found: the writer found that the table id the batch was built
+// for no longer exists (the table was dropped, perhaps re-created, by
+// someone else). That is a fact about the request, not about its entries:
+// withDefinition refreshes the definition and either resends to the
+// re-created table or answers table_not_found for the request. An entry
+// whose effect was unknown (a send before the drop that got no answer)
+// counts too: whatever it wrote went with the dropped table id, so resending
+// it to the new one is at-least-once delivery, not a duplicate.
 func tableGone(results []domain.EntryResult) error {
 	if len(results) == 0 {
 		return nil
 	}
 	for _, r := range results {
-		if r.Code != "table_not_found" || r.Applied != domain.AppliedNo {
+		if r.Code != "table_not_found" {
 			return nil
 		}
 	}

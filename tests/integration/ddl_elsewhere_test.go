@@ -1,0 +1,67 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// TestDDLElsewhereRecreateThenDrop: two gateway instances on one cluster.
+// Gateway A has the table's definition cached (it wrote and looked up);
+// gateway B drops and re-creates the table (a new table id). A's very next
+// write succeeds and lands in the new table (read back by the peer client),
+// as does its next lookup. When B then drops the table, A's next write and
+// lookup answer 404 table_not_found for the request, not per-entry verdicts.
+func TestDDLElsewhereRecreateThenDrop(t *testing.T) {
+	a := startDDLGateway(t)
+	b := startDDLGateway(t)
+	db := gwName("ddl_else")
+	ddlCreateDatabase(t, a, db)
+	path := domain.TablePath{Database: db, Table: "same"}
+	cols := []domain.Column{ddlColumn("id", domain.TypeInteger, false), ddlColumn("v", domain.TypeString, true)}
+	ddlCreatePKTable(t, a, path, 2, cols...)
+	a.writeOne(path, map[string]any{"id": 1, "v": "old"})
+	require.NotNil(t, a.lookupOne(path, map[string]any{"id": 1}))
+
+	ddlDropTable(t, b, path)
+	ddlCreatePKTable(t, b, path, 2, cols...)
+
+	records := fmt.Sprintf("/databases/%s/tables/%s/records", db, path.Table)
+	status, body := a.do(http.MethodPost, records, map[string]any{"entries": []any{
+		map[string]any{"id": "e1", "upsert": map[string]any{"id": 2, "v": "new"}},
+		map[string]any{"id": "e2", "upsert": map[string]any{"id": 3, "v": "new"}},
+	}})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	require.EqualValues(t, 2, body["success_count"], "the first write after the re-creation elsewhere succeeds: %v", body)
+	for _, id := range []int{2, 3} {
+		p := peerCmd(t, "lookup", db, path.Table, "--key", fmt.Sprintf(`{"id": %d}`, id))
+		require.Equal(t, true, p["found"], "%v", p)
+		assert.Equal(t, "new", p["row"].(map[string]any)["v"])
+	}
+	assert.Equal(t, false, peerCmd(t, "lookup", db, path.Table, "--key", `{"id": 1}`)["found"], "the old table's row is gone")
+
+	// A lookup through a gateway whose lookup client still knows the old id.
+	ddlDropTable(t, b, path)
+	ddlCreatePKTable(t, b, path, 2, cols...)
+	status, body = a.do(http.MethodPost, records+"/lookup", map[string]any{"keys": []any{map[string]any{"id": 2}}})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	assert.Equal(t, false, body["results"].([]any)[0].(map[string]any)["found"], "%v", body)
+	a.writeOne(path, map[string]any{"id": 4, "v": "x"})
+
+	ddlDropTable(t, b, path)
+	status, body = a.do(http.MethodPost, records, map[string]any{"entries": []any{
+		map[string]any{"id": "e1", "upsert": map[string]any{"id": 5, "v": "gone"}},
+	}})
+	require.Equal(t, http.StatusNotFound, status, "%v", body)
+	assert.Equal(t, "table_not_found", body["error"].(map[string]any)["code"], "%v", body)
+	status, body = a.do(http.MethodPost, records+"/lookup", map[string]any{"keys": []any{map[string]any{"id": 4}}})
+	require.Equal(t, http.StatusNotFound, status, "%v", body)
+	assert.Equal(t, "table_not_found", body["error"].(map[string]any)["code"], "%v", body)
+}
