@@ -126,7 +126,9 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		return nil, errors.New("http: Options.RequestTimeout and Options.MaxRequestBytes must be positive")
 	}
 	var maxKeys, maxPrefixes int
-	if r, ok := deps.Records.(interface{ Limits() application.RecordLimits }); ok {
+	if r, ok := deps.Records.(interface {
+		Limits() application.RecordLimits
+	}); ok {
 		l := r.Limits()
 		maxKeys, maxPrefixes = l.LookupMaxKeys, l.PrefixLookupMaxPrefixes
 	}
