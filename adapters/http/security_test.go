@@ -325,8 +325,11 @@ func TestAuditLogOfWrites(t *testing.T) {
 	recs = logRecords(t, d.logs.String(), AuditMessage)
 	require.Len(t, recs, 1)
 	assert.Equal(t, AuditLoggerName, recs[0]["logger"])
-	assert.Equal(t, "", recs[0]["principal"], "anonymous")
+	assert.Equal(t, "anonymous", recs[0]["principal"], "trust mode: named as the start log names it")
 	assert.Equal(t, "trust", recs[0]["auth_method"])
+	access := logRecords(t, d.logs.String(), "request")
+	require.NotEmpty(t, access)
+	assert.Equal(t, "anonymous", access[len(access)-1]["principal"], "the access log names the trust principal the same way")
 }
 
 func TestWriteDeniedByTheClusterIsForbidden(t *testing.T) {
