@@ -741,15 +741,40 @@ func TestWriteRecordsTableRecreatedElsewhereIsResent(t *testing.T) {
 	require.Len(t, ids, 2, "one resend")
 	assert.NotEqual(t, ids[0], ids[1], "the resend is built for the new table id")
 
-	// Partial verdicts are the entries' own: no resend.
+	// Some buckets still accepted the old table id (Fluss deletes a dropped
+	// table's replicas bucket by bucket): once the table id is known to be
+	// re-created, every entry is resent, since what the dropped table
+	// accepted went with it.
+	ids = nil
+	g.writer.set(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		ids = append(ids, b.TableID)
+		if len(ids) == 1 {
+			g.recreateElsewhere(true)
+			res := goneVerdicts(b)
+			res[0] = domain.EntryResult{}
+			return res, nil
+		}
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})
+	r = g.call("POST", usersWrite, entries(upsert("a", "eu", 1), upsert("b", "eu", 2)))
+	require.Equal(t, 200, r.status, string(r.body))
+	assert.Equal(t, float64(2), r.json(t)["success_count"], "%s", r.body)
+	require.Len(t, ids, 2, "every entry resent once")
+	assert.NotEqual(t, ids[0], ids[1])
+
+	// When the refresh shows the same table id, the verdicts are the
+	// entries' own: no resend.
 	g.writer.set(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
 		res := goneVerdicts(b)
 		res[0] = domain.EntryResult{}
 		return res, nil
 	})
+	calls := g.writer.calls()
 	r = g.call("POST", usersWrite, entries(upsert("a", "eu", 1), upsert("b", "eu", 2)))
 	require.Equal(t, 200, r.status, string(r.body))
 	assert.Equal(t, float64(1), r.json(t)["error_count"])
+	assert.Equal(t, "b", r.json(t)["failures"].([]any)[0].(map[string]any)["id"])
+	assert.Equal(t, calls+1, g.writer.calls(), "no resend")
 }
 
 // TestWriteRecordsTableDroppedElsewhereIs404: when another gateway dropped

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,6 +20,13 @@ import (
 // write succeeds and lands in the new table (read back by the peer client),
 // as does its next lookup. When B then drops the table, A's next write and
 // lookup answer 404 table_not_found for the request, not per-entry verdicts.
+//
+// After each DDL of B the test waits replicaDeletion: Fluss deletes a
+// dropped table's replicas asynchronously, bucket by bucket, and until a
+// tablet server has deleted its replica it still accepts writes for the
+// dropped table id, from any client (they are lost with the table). A's
+// metadata cache keeps the old id far longer (meta.DefaultMaxAge), so the
+// wait does not hide the stale definition under test.
 func TestDDLElsewhereRecreateThenDrop(t *testing.T) {
 	a := startDDLGateway(t)
 	b := startDDLGateway(t)
@@ -32,6 +40,7 @@ func TestDDLElsewhereRecreateThenDrop(t *testing.T) {
 
 	ddlDropTable(t, b, path)
 	ddlCreatePKTable(t, b, path, 2, cols...)
+	time.Sleep(replicaDeletion)
 
 	records := fmt.Sprintf("/databases/%s/tables/%s/records", db, path.Table)
 	status, body := a.do(http.MethodPost, records, map[string]any{"entries": []any{
@@ -50,12 +59,14 @@ func TestDDLElsewhereRecreateThenDrop(t *testing.T) {
 	// A lookup through a gateway whose lookup client still knows the old id.
 	ddlDropTable(t, b, path)
 	ddlCreatePKTable(t, b, path, 2, cols...)
+	time.Sleep(replicaDeletion)
 	status, body = a.do(http.MethodPost, records+"/lookup", map[string]any{"keys": []any{map[string]any{"id": 2}}})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	assert.Equal(t, false, body["results"].([]any)[0].(map[string]any)["found"], "%v", body)
 	a.writeOne(path, map[string]any{"id": 4, "v": "x"})
 
 	ddlDropTable(t, b, path)
+	time.Sleep(replicaDeletion)
 	status, body = a.do(http.MethodPost, records, map[string]any{"entries": []any{
 		map[string]any{"id": "e1", "upsert": map[string]any{"id": 5, "v": "gone"}},
 	}})
@@ -65,3 +76,7 @@ func TestDDLElsewhereRecreateThenDrop(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, status, "%v", body)
 	assert.Equal(t, "table_not_found", body["error"].(map[string]any)["code"], "%v", body)
 }
+
+// replicaDeletion is how long the test lets Fluss delete a dropped table's
+// replicas on the tablet servers (well under a second on an idle cluster).
+const replicaDeletion = 3 * time.Second
