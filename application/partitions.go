@@ -28,17 +28,27 @@ func partitionColumns(info domain.TableInfo) (pos []int, names []string) {
 // checkWritePartitions refuses, before anything is written, a write whose
 // entries carry a partition value Fluss cannot name a partition after: a
 // 400 naming the entry and the column, instead of a per-entry backend error
-// after a metadata round trip.
+// after a metadata round trip. A null partition value is refused the same
+// way whatever the column's type and nullability: Fluss names a partition
+// after every partition column's value and has no name for null
+// (apache/fluss PartitionUtils / ResolvedPartitionSpec), so the official
+// gateway's one-invalid-entry-writes-nothing rule applies.
 func checkWritePartitions(info domain.TableInfo, batch *domain.WriteBatch, ids []string) error {
-	pos, names := partitionColumns(info)
-	if len(pos) == 0 {
+	if len(info.Descriptor.PartitionKeys) == 0 {
 		return nil
 	}
+	pos, names := partitionColumns(info)
+	all, allNames := allPartitionColumns(info)
 	for e := range batch.Entries {
 		row := batch.Entries[e].Row
+		for j, p := range all {
+			if p < len(row) && row[p].Null {
+				return domain.InvalidArgument("entry `%s`: column `%s`: a partition column's value must not be null", ids[e], allNames[j])
+			}
+		}
 		for j, p := range pos {
 			if p >= len(row) || row[p].Null {
-				continue // nullability is the decoder's concern
+				continue
 			}
 			if err := domain.ValidateName("partition value", string(row[p].Bytes)); err != nil {
 				return domain.InvalidArgument("entry `%s`: column `%s`: %s", ids[e], names[j], err.Message)
@@ -46,6 +56,21 @@ func checkWritePartitions(info domain.TableInfo, batch *domain.WriteBatch, ids [
 		}
 	}
 	return nil
+}
+
+// allPartitionColumns returns the positions and names of every partition
+// column, in partition-key order.
+func allPartitionColumns(info domain.TableInfo) (pos []int, names []string) {
+	cols := info.Descriptor.Schema.Columns
+	for _, k := range info.Descriptor.PartitionKeys {
+		for i, c := range cols {
+			if c.Name == k {
+				pos = append(pos, i)
+				names = append(names, k)
+			}
+		}
+	}
+	return pos, names
 }
 
 // checkKeyPartitions does the same for lookup keys, given the column names of

@@ -43,9 +43,17 @@ func TestCheckWritePartitions(t *testing.T) {
 		assert.Equal(t, domain.KindInvalidArgument, de.Kind)
 		assert.Contains(t, de.Message, "entry `b`: column `region`")
 	}
-	// A null partition value is the decoder's concern, not this check's.
-	batch := &domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpUpsert, Row: []domain.Datum{{I64: 1}, {Null: true}, {I64: 1}}}}}
-	assert.NoError(t, checkWritePartitions(pvInfo(), batch, []string{"a"}))
+	// A null partition value (any type) is refused naming the entry and column.
+	for i, name := range []string{"region", "day"} {
+		row := []domain.Datum{{I64: 1}, {Bytes: []byte("eu")}, {I64: 1}}
+		row[i+1] = domain.Datum{Null: true}
+		batch := &domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpAppend, Row: row}}}
+		de := domain.AsError(checkWritePartitions(pvInfo(), batch, []string{"a"}))
+		require.NotNil(t, de, name)
+		assert.Equal(t, domain.KindInvalidArgument, de.Kind)
+		assert.Contains(t, de.Message, "entry `a`: column `"+name+"`")
+		assert.Contains(t, de.Message, "must not be null")
+	}
 }
 
 func TestCheckKeyPartitions(t *testing.T) {

@@ -318,9 +318,26 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		if err != nil && deliveryCtx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
 			return nil, notSubmitted(ctx, deliveryCtx)
 		}
+		if err == nil {
+			if gone := tableGone(results); gone != nil {
+				return nil, gone
+			}
+		}
 		return results, err
 	}
-	t, ids, results, err := withDefinition(ctx, s.definition(key, session), s.refetch, s.now, decode, run)
+	var lastIDs []string
+	decodeIDs := func(t *Table) (domain.WriteBatch, []string, error) {
+		batch, ids, err := decode(t)
+		lastIDs = ids
+		return batch, ids, err
+	}
+	t, ids, results, err := withDefinition(ctx, s.definition(key, session), s.refetch, s.now, decodeIDs, run)
+	var gone *tableGoneError
+	if errors.As(err, &gone) {
+		// The refresh did not show the table dropped or re-created (or the
+		// resend met the same): the verdicts are the entries' own.
+		ids, results, err = lastIDs, gone.results, nil
+	}
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -368,6 +385,36 @@ func notSubmitted(ctx, delivery context.Context) error {
 	return &domain.Error{Kind: domain.KindTimeout, Retryable: true,
 		Message: "the request deadline passed before any entry was submitted; nothing was written", Cause: delivery.Err()}
 }
+
+// tableGone returns a *tableGoneError when any entry failed with
+// table_not_found: the writer found that the table id the batch was built
+// for no longer exists on a bucket (the table was dropped, perhaps
+// re-created, by someone else; Fluss deletes a dropped table's replicas
+// bucket by bucket, so other entries of the batch may have been accepted
+// into the dropped table a moment before). That is a fact about the
+// request, not about its entries: withDefinition refreshes the definition
+// and either resends every entry to the re-created table (what the dropped
+// table accepted went with it, so this is at-least-once delivery, not a
+// duplicate) or answers table_not_found for the request. When the refresh
+// shows the same table id, Write falls back to the verdicts.
+func tableGone(results []domain.EntryResult) error {
+	for i, r := range results {
+		if r.Code == "table_not_found" {
+			return &tableGoneError{err: &domain.Error{Kind: domain.KindNotFound, Resource: domain.ResourceTable, Message: results[i].Message}, results: results}
+		}
+	}
+	return nil
+}
+
+// tableGoneError is a table_not_found *domain.Error (see isTableNotFound)
+// that keeps the writer's verdicts.
+type tableGoneError struct {
+	err     *domain.Error
+	results []domain.EntryResult
+}
+
+func (e *tableGoneError) Error() string { return e.err.Error() }
+func (e *tableGoneError) Unwrap() error { return e.err }
 
 func summarize(results []domain.EntryResult) WriteSummary {
 	sum := WriteSummary{Rows: len(results)}

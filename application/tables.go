@@ -173,6 +173,12 @@ func (d definition) refresh(ctx context.Context) (*Table, error) {
 //     the writer or lookup client found another table id or a newer schema;
 //     nothing was sent), the definition is refreshed and, if it changed, the
 //     request is built and run once more.
+//   - When run fails with table_not_found (KindNotFound, ResourceTable: the
+//     cluster no longer knows the table id the request was built for, as
+//     after another gateway or client dropped, and perhaps re-created, the
+//     table; nothing was applied), the same: a re-created table (new table
+//     id) is written or looked up once more, a table that is really gone
+//     answers the refresh's table_not_found for the whole request.
 //
 // It returns the definition the final attempt used.
 func withDefinition[R, O any](ctx context.Context, d definition, refetch time.Duration, now func() time.Time,
@@ -197,7 +203,7 @@ func withDefinition[R, O any](ctx context.Context, d definition, refetch time.Du
 		}
 	}
 	out, err := run(t, req)
-	if err == nil || !domain.IsStaleDefinition(err) {
+	if err == nil || !(domain.IsStaleDefinition(err) || isTableNotFound(err)) {
 		return t, ids, out, err
 	}
 	fresh, ferr := d.refresh(ctx)
@@ -213,4 +219,10 @@ func withDefinition[R, O any](ctx context.Context, d definition, refetch time.Du
 	}
 	out, err = run(t, req)
 	return t, ids, out, err
+}
+
+// isTableNotFound reports whether err is a table_not_found *domain.Error.
+func isTableNotFound(err error) bool {
+	de := domain.AsError(err)
+	return de != nil && de.Kind == domain.KindNotFound && de.Resource == domain.ResourceTable
 }

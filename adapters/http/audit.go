@@ -55,7 +55,7 @@ func (a *api) writeAudit(c *fiber.Ctx, err error) {
 		slog.String("request_id", requestID(c)),
 	}
 	if p, ok := c.Locals(localPrincipal).(domain.Principal); ok {
-		attrs = append(attrs, slog.Bool("authenticated", true), slog.String("principal", p.Name),
+		attrs = append(attrs, slog.Bool("authenticated", true), slog.String("principal", principalName(p)),
 			slog.String("auth_method", p.Method), slog.String("act_as", p.ActAs))
 	} else {
 		attrs = append(attrs, slog.Bool("authenticated", false))

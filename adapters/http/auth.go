@@ -20,6 +20,15 @@ type challenger interface {
 // anonymous is the principal of every caller when no Identity is configured.
 var anonymous = domain.Principal{Method: "trust"}
 
+// principalName is how logs name p: its name, or "anonymous" for the
+// nameless principal of trust mode (as the start log says).
+func principalName(p domain.Principal) string {
+	if p.Name == "" {
+		return "anonymous"
+	}
+	return p.Name
+}
+
 // authenticate authenticates the callers of every route but the probes and
 // the OpenAPI document, before quotas and admission, so that an
 // unauthenticated request costs no slot or token. The principal (with its
@@ -49,7 +58,7 @@ func (a *api) authenticate(r routeSpec) fiber.Handler {
 		}
 		c.Locals(localPrincipal, p)
 		c.SetUserContext(domain.ContextWithPrincipal(c.UserContext(), p))
-		attrs := []any{"principal", p.Name, "auth_method", p.Method}
+		attrs := []any{"principal", principalName(p), "auth_method", p.Method}
 		if p.ActAs != "" {
 			attrs = append(attrs, "act_as", p.ActAs)
 		}

@@ -69,9 +69,6 @@ func accessLevel(status int, f *failure, entryCodes map[string]int) slog.Level {
 // HeaderRequestID carries the request id in both directions.
 const HeaderRequestID = "X-Request-Id"
 
-// maxRequestIDLength bounds an inbound request id that is kept.
-const maxRequestIDLength = 128
-
 // requestContext is the outermost middleware: it assigns the request id,
 // lets the rest of the chain run and writes the access log line.
 func (a *api) requestContext(c *fiber.Ctx) error {
@@ -85,8 +82,9 @@ func (a *api) requestContext(c *fiber.Ctx) error {
 	return nil
 }
 
-// assignRequestID keeps a well-formed inbound x-request-id and otherwise
-// generates a UUID, then echoes it in the response.
+// assignRequestID keeps an inbound x-request-id that is a UUID (the
+// official ErrorBody.request_id is `format: uuid`) and otherwise generates
+// a UUID v4, then echoes it in the response.
 func assignRequestID(c *fiber.Ctx) {
 	id := c.Get(HeaderRequestID)
 	if !wellFormedRequestID(id) {
@@ -97,19 +95,15 @@ func assignRequestID(c *fiber.Ctx) {
 	c.Set(HeaderRequestID, id)
 }
 
-// wellFormedRequestID accepts 1..128 characters from a conservative set, so a
-// kept id cannot smuggle anything into logs or headers.
+// wellFormedRequestID accepts a UUID in its canonical 36-character form
+// (hex digits and hyphens only, so a kept id cannot smuggle anything into
+// logs or headers).
 func wellFormedRequestID(id string) bool {
-	if id == "" || len(id) > maxRequestIDLength {
+	if len(id) != 36 {
 		return false
 	}
-	for i := 0; i < len(id); i++ {
-		b := id[i]
-		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("-_.:", b) >= 0) {
-			return false
-		}
-	}
-	return true
+	_, err := uuid.Parse(id)
+	return err == nil
 }
 
 func requestID(c *fiber.Ctx) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
@@ -259,4 +260,52 @@ func TestOpenAPIMarksExtensions(t *testing.T) {
 	for _, id := range officialOperations {
 		assert.True(t, seen[id], "official operation %s is served", id)
 	}
+}
+
+// TestServedOpenAPIStatusesAndCaps: the served document declares the
+// statuses the official document declares on the health, readiness and
+// document routes (400) and on the records routes (500), a UUID request_id,
+// and the lookup and prefix-lookup caps this gateway enforces as maxItems
+// (the configured values, else the defaults).
+func TestServedOpenAPIStatusesAndCaps(t *testing.T) {
+	t.Parallel()
+	served := func(g *gateway) map[string]any {
+		r := g.call("GET", "/v1/openapi.json", "")
+		require.Equal(t, 200, r.status)
+		return r.json(t)
+	}
+	dig := func(m map[string]any, keys ...string) any {
+		var v any = m
+		for _, k := range keys {
+			mm, ok := v.(map[string]any)
+			require.True(t, ok, "%v at %s", keys, k)
+			v = mm[k]
+		}
+		return v
+	}
+	caps := func(doc map[string]any) (any, any) {
+		return dig(doc, "components", "schemas", "LookupRequest", "properties", "keys", "maxItems"),
+			dig(doc, "components", "schemas", "PrefixLookupRequest", "properties", "prefixes", "maxItems")
+	}
+	doc := served(newGateway(t))
+	keys, prefixes := caps(doc)
+	assert.EqualValues(t, 128, keys)
+	assert.EqualValues(t, 16, prefixes)
+	for _, p := range []string{"/health", "/ready", "/v1/openapi.json"} {
+		assert.NotNil(t, dig(doc, "paths", p, "get", "responses").(map[string]any)["400"], p)
+	}
+	for _, p := range []string{"/records", "/records/lookup", "/records/prefix-lookup"} {
+		path := "/v1/clusters/{cluster}/databases/{database}/tables/{table}" + p
+		assert.NotNil(t, dig(doc, "paths", path, "post", "responses").(map[string]any)["500"], p)
+	}
+	assert.Equal(t, "uuid", dig(doc, "components", "schemas", "ErrorBody", "properties", "request_id", "format"))
+
+	g := newDataGateway(t, application.RecordOptions{Limits: application.RecordLimits{LookupMaxKeys: 7, PrefixLookupMaxPrefixes: 3}}).withTables()
+	keys, prefixes = caps(served(g))
+	assert.EqualValues(t, 7, keys)
+	assert.EqualValues(t, 3, prefixes)
+	k := `{"region":"eu","id":1}`
+	r := g.call("POST", usersLookup, `{"keys":[`+strings.Repeat(k+",", 7)+k+`]}`)
+	assert.Equal(t, 413, r.status, "8 keys exceed the documented cap of 7: %s", r.body)
+	assert.Equal(t, "limit_exceeded", r.errorCode(t))
 }

@@ -664,3 +664,174 @@ func TestMetadataBudget(t *testing.T) {
 	close(release)
 	assert.Equal(t, 200, (<-first).status)
 }
+
+// TestWriteRecordsInvalidPartitionValueWritesNothing: one entry of an append
+// to a partitioned log table with a null, empty or unnameable partition value
+// fails the whole request with a 400 naming the entry and the column, and no
+// entry reaches the writer (the official one-invalid-entry rule).
+func TestWriteRecordsInvalidPartitionValueWritesNothing(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	g.mustCreateDatabase("d")
+	g.mustCreateTable("d", `{"table_name":"plog","columns":[
+		{"name":"region","data_type":{"type":"STRING"}},
+		{"name":"dt","data_type":{"type":"STRING"}},
+		{"name":"v","data_type":{"type":"INTEGER"}}],
+		"partitioned_by":["region","dt"]}`)
+	path := db + "/d/tables/plog/records"
+	ok := `{"id":"ok","append":{"region":"eu","dt":"2026-12-01","v":1}}`
+	cases := []struct{ name, bad, column string }{
+		{"null region", `{"id":"bad","append":{"region":null,"dt":"2026-12-01","v":2}}`, "region"},
+		{"omitted region", `{"id":"bad","append":{"dt":"2026-12-01","v":2}}`, "region"},
+		{"null dt", `{"id":"bad","append":{"region":"eu","dt":null,"v":2}}`, "dt"},
+		{"empty region", `{"id":"bad","append":{"region":"","dt":"2026-12-01","v":2}}`, "region"},
+		{"invalid region", `{"id":"bad","append":{"region":"a/b","dt":"2026-12-01","v":2}}`, "region"},
+		{"dot-dot dt", `{"id":"bad","append":{"region":"eu","dt":"..","v":2}}`, "dt"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := g.call("POST", path, entries(ok, tc.bad))
+			require.Equal(t, 400, r.status, string(r.body))
+			assert.Equal(t, "invalid_argument", r.errorCode(t))
+			assert.Contains(t, r.message(t), "entry `bad`")
+			assert.Contains(t, r.message(t), "column `"+tc.column+"`")
+		})
+	}
+	assert.Zero(t, g.writer.calls(), "no entry of an invalid request reaches the writer")
+}
+
+// recreateElsewhere drops and (when recreate) re-creates d.users straight
+// in the memory cluster, as another gateway instance would: this gateway's
+// own DDL path (and so its invalidation) is not involved.
+func (g *gateway) recreateElsewhere(recreate bool) {
+	g.t.Helper()
+	ctx := context.Background()
+	s, err := g.clusters.Session(ctx, "default", domain.Principal{})
+	require.NoError(g.t, err)
+	path := domain.TablePath{Database: "d", Table: "users"}
+	info, err := s.Catalog().GetTable(ctx, path)
+	require.NoError(g.t, err)
+	require.NoError(g.t, s.Catalog().DropTable(ctx, path, false))
+	if recreate {
+		require.NoError(g.t, s.Catalog().CreateTable(ctx, path, info.Descriptor, false))
+	}
+}
+
+// goneVerdicts is what the Fluss writer answers for a batch built for a
+// table id the cluster no longer has: every entry table_not_found, nothing
+// applied.
+func goneVerdicts(b *domain.WriteBatch) []domain.EntryResult {
+	res := make([]domain.EntryResult, len(b.Entries))
+	for i := range res {
+		res[i] = domain.EntryResult{Code: "table_not_found", Applied: domain.AppliedNo,
+			Message: fmt.Sprintf("table `%s` with id %d no longer exists", b.Table, b.TableID)}
+	}
+	return res
+}
+
+// TestWriteRecordsTableRecreatedElsewhereIsResent: when another gateway
+// dropped and re-created the table between this gateway's definition and its
+// send, the writer's all-table_not_found verdicts are a stale definition:
+// the gateway refreshes and resends once to the new table id, and answers
+// 200 with every entry written.
+func TestWriteRecordsTableRecreatedElsewhereIsResent(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t).withTables()
+	var ids []int64
+	g.writer.set(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		ids = append(ids, b.TableID)
+		if len(ids) == 1 {
+			g.recreateElsewhere(true)
+			return goneVerdicts(b), nil
+		}
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})
+	r := g.call("POST", usersWrite, entries(upsert("a", "eu", 1), upsert("b", "eu", 2)))
+	require.Equal(t, 200, r.status, string(r.body))
+	assert.JSONEq(t, `{"row_count":2,"success_count":2,"error_count":0,"successes":[{"id":"a"},{"id":"b"}],"failures":[]}`, string(r.body))
+	require.Len(t, ids, 2, "one resend")
+	assert.NotEqual(t, ids[0], ids[1], "the resend is built for the new table id")
+
+	// Some buckets still accepted the old table id (Fluss deletes a dropped
+	// table's replicas bucket by bucket): once the table id is known to be
+	// re-created, every entry is resent, since what the dropped table
+	// accepted went with it.
+	ids = nil
+	g.writer.set(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		ids = append(ids, b.TableID)
+		if len(ids) == 1 {
+			g.recreateElsewhere(true)
+			res := goneVerdicts(b)
+			res[0] = domain.EntryResult{}
+			return res, nil
+		}
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})
+	r = g.call("POST", usersWrite, entries(upsert("a", "eu", 1), upsert("b", "eu", 2)))
+	require.Equal(t, 200, r.status, string(r.body))
+	assert.Equal(t, float64(2), r.json(t)["success_count"], "%s", r.body)
+	require.Len(t, ids, 2, "every entry resent once")
+	assert.NotEqual(t, ids[0], ids[1])
+
+	// When the refresh shows the same table id, the verdicts are the
+	// entries' own: no resend.
+	g.writer.set(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		res := goneVerdicts(b)
+		res[0] = domain.EntryResult{}
+		return res, nil
+	})
+	calls := g.writer.calls()
+	r = g.call("POST", usersWrite, entries(upsert("a", "eu", 1), upsert("b", "eu", 2)))
+	require.Equal(t, 200, r.status, string(r.body))
+	assert.Equal(t, float64(1), r.json(t)["error_count"])
+	assert.Equal(t, "b", r.json(t)["failures"].([]any)[0].(map[string]any)["id"])
+	assert.Equal(t, calls+1, g.writer.calls(), "no resend")
+}
+
+// TestWriteRecordsTableDroppedElsewhereIs404: when another gateway dropped
+// the table, the first write through this one answers 404 table_not_found
+// for the request, not 200 with per-entry verdicts.
+func TestWriteRecordsTableDroppedElsewhereIs404(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t).withTables()
+	g.writer.set(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		if g.writer.calls() == 1 {
+			g.recreateElsewhere(false)
+		}
+		return goneVerdicts(b), nil
+	})
+	r := g.call("POST", usersWrite, entries(upsert("a", "eu", 1)))
+	require.Equal(t, 404, r.status, string(r.body))
+	assert.Equal(t, "table_not_found", r.errorCode(t))
+	assert.Equal(t, 1, g.writer.calls(), "nothing is resent to a table that is gone")
+}
+
+// TestLookupTableRecreatedOrDroppedElsewhere: a lookup that the lookup
+// client refuses with table_not_found (its table id is gone) is retried once
+// against the re-created table, and is a 404 when the table is gone.
+func TestLookupTableRecreatedOrDroppedElsewhere(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t).withTables()
+	var ids []int64
+	g.lookup.setLookup(func(_ context.Context, req *domain.LookupRequest) (*domain.LookupResponse, error) {
+		ids = append(ids, req.TableID)
+		if len(ids) == 1 {
+			g.recreateElsewhere(true)
+			return nil, &domain.Error{Kind: domain.KindNotFound, Resource: domain.ResourceTable,
+				Message: fmt.Sprintf("table `%s` with id %d no longer exists", req.Table, req.TableID)}
+		}
+		return &domain.LookupResponse{SchemaID: req.SchemaID, Results: make([]domain.LookupResult, len(req.Keys))}, nil
+	})
+	r := g.call("POST", usersLookup, `{"keys":[{"region":"eu","id":1}]}`)
+	require.Equal(t, 200, r.status, string(r.body))
+	require.Len(t, ids, 2)
+	assert.NotEqual(t, ids[0], ids[1])
+
+	g.lookup.setLookup(func(_ context.Context, req *domain.LookupRequest) (*domain.LookupResponse, error) {
+		g.recreateElsewhere(false)
+		return nil, &domain.Error{Kind: domain.KindNotFound, Resource: domain.ResourceTable, Message: "gone"}
+	})
+	r = g.call("POST", usersLookup, `{"keys":[{"region":"eu","id":1}]}`)
+	require.Equal(t, 404, r.status, string(r.body))
+	assert.Equal(t, "table_not_found", r.errorCode(t))
+}

@@ -279,10 +279,10 @@ func TestAuditLogOfWrites(t *testing.T) {
 		return out, nil
 	})
 	r := g.call("POST", usersWrite, entries(upsert("a", "eu", 1), upsert("b", "eu", 2), upsert("c", "eu", 3)),
-		append(bearer("ingest"), "X-Fluss-Act-As", "carol", HeaderRequestID, "req-1")...)
+		append(bearer("ingest"), "X-Fluss-Act-As", "carol", HeaderRequestID, "00000000-0000-4000-8000-000000000001")...)
 	require.Equal(t, 200, r.status, string(r.body))
-	require.Equal(t, 401, g.call("POST", usersWrite, entries(upsert("a", "eu", 1)), HeaderRequestID, "req-2").status)
-	require.Equal(t, 400, g.call("POST", usersWrite, `{"entries":[{"id":"x"}]}`, append(bearer("alice"), HeaderRequestID, "req-3")...).status)
+	require.Equal(t, 401, g.call("POST", usersWrite, entries(upsert("a", "eu", 1)), HeaderRequestID, "00000000-0000-4000-8000-000000000002").status)
+	require.Equal(t, 400, g.call("POST", usersWrite, `{"entries":[{"id":"x"}]}`, append(bearer("alice"), HeaderRequestID, "00000000-0000-4000-8000-000000000003")...).status)
 	// Reads and catalog calls are not audited.
 	require.Equal(t, 200, g.call("GET", db, "", bearer("alice")...).status)
 
@@ -290,7 +290,7 @@ func TestAuditLogOfWrites(t *testing.T) {
 	require.Len(t, recs, 3, audit.String())
 	ok := recs[0]
 	assert.Equal(t, "write", ok["event"])
-	assert.Equal(t, "req-1", ok["request_id"])
+	assert.Equal(t, "00000000-0000-4000-8000-000000000001", ok["request_id"])
 	assert.Equal(t, true, ok["authenticated"])
 	assert.Equal(t, "ingest", ok["principal"])
 	assert.Equal(t, "token", ok["auth_method"])
@@ -305,7 +305,7 @@ func TestAuditLogOfWrites(t *testing.T) {
 	assert.Equal(t, map[string]any{"timeout": float64(1)}, ok["failed_by_code"])
 
 	unauth := recs[1]
-	assert.Equal(t, "req-2", unauth["request_id"])
+	assert.Equal(t, "00000000-0000-4000-8000-000000000002", unauth["request_id"])
 	assert.Equal(t, false, unauth["authenticated"])
 	assert.Equal(t, float64(401), unauth["status"])
 	assert.Equal(t, "unauthenticated", unauth["error_code"])
@@ -325,8 +325,11 @@ func TestAuditLogOfWrites(t *testing.T) {
 	recs = logRecords(t, d.logs.String(), AuditMessage)
 	require.Len(t, recs, 1)
 	assert.Equal(t, AuditLoggerName, recs[0]["logger"])
-	assert.Equal(t, "", recs[0]["principal"], "anonymous")
+	assert.Equal(t, "anonymous", recs[0]["principal"], "trust mode: named as the start log names it")
 	assert.Equal(t, "trust", recs[0]["auth_method"])
+	access := logRecords(t, d.logs.String(), "request")
+	require.NotEmpty(t, access)
+	assert.Equal(t, "anonymous", access[len(access)-1]["principal"], "the access log names the trust principal the same way")
 }
 
 func TestWriteDeniedByTheClusterIsForbidden(t *testing.T) {

@@ -127,7 +127,14 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	if opts.RequestTimeout <= 0 || opts.MaxRequestBytes <= 0 {
 		return nil, errors.New("http: Options.RequestTimeout and Options.MaxRequestBytes must be positive")
 	}
-	doc, err := openAPIJSON()
+	var maxKeys, maxPrefixes int
+	if r, ok := deps.Records.(interface {
+		Limits() application.RecordLimits
+	}); ok {
+		l := r.Limits()
+		maxKeys, maxPrefixes = l.LookupMaxKeys, l.PrefixLookupMaxPrefixes
+	}
+	doc, err := openAPIJSON(maxKeys, maxPrefixes)
 	if err != nil {
 		return nil, err
 	}

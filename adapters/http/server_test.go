@@ -101,7 +101,10 @@ func TestRequestIDs(t *testing.T) {
 		keep    bool
 	}{
 		{name: "generated", inbound: "", keep: false},
-		{name: "kept", inbound: "trace-42.a:b_c", keep: true},
+		{name: "UUID kept", inbound: "8f6c7f4a-f9b8-4c71-91ec-6e5578d7a913", keep: true},
+		{name: "not a UUID replaced", inbound: "trace-42.a:b_c", keep: false},
+		{name: "UUID in braces replaced", inbound: "{8f6c7f4a-f9b8-4c71-91ec-6e5578d7a913}", keep: false},
+		{name: "urn UUID replaced", inbound: "urn:uuid:8f6c7f4a-f9b8-4c71-91ec-6e5578d7a913", keep: false},
 		{name: "bad characters replaced", inbound: "a b\"c", keep: false},
 		{name: "too long replaced", inbound: strings.Repeat("x", 129), keep: false},
 	}
@@ -121,7 +124,8 @@ func TestRequestIDs(t *testing.T) {
 		}
 		assert.Equal(t, "database_not_found", r.errorCode(t), tc.name)
 	}
-	assert.Contains(t, g.logs.String(), `"request_id":"trace-42.a:b_c"`, "the access log carries the request id")
+	assert.Contains(t, g.logs.String(), `"request_id":"8f6c7f4a-f9b8-4c71-91ec-6e5578d7a913"`, "the access log carries the request id")
+	assert.NotContains(t, g.logs.String(), "trace-42", "an id that is not a UUID is not kept")
 	assert.Contains(t, g.logs.String(), `"route":"/v1/clusters/{cluster}/databases/{database}"`)
 }
 

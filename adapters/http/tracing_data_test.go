@@ -36,9 +36,9 @@ func TestDataRoutesAreTraced(t *testing.T) {
 		return &domain.LookupResponse{SchemaID: r.SchemaID, Results: make([]domain.LookupResult, len(r.Keys))}, nil
 	})
 
-	w := g.call("POST", usersWrite, `{"entries":[{"id":"a","upsert":{"region":"eu","id":1}}]}`, "x-request-id", "req-write-1")
+	w := g.call("POST", usersWrite, `{"entries":[{"id":"a","upsert":{"region":"eu","id":1}}]}`, "x-request-id", "00000000-0000-4000-8000-0000000000a1")
 	require.Equal(t, 200, w.status, w.body)
-	l := g.call("POST", usersLookup, `{"keys":[{"region":"eu","id":1}]}`, "x-request-id", "req-lookup-1")
+	l := g.call("POST", usersLookup, `{"keys":[{"region":"eu","id":1}]}`, "x-request-id", "00000000-0000-4000-8000-0000000000a2")
 	require.Equal(t, 200, l.status, l.body)
 
 	byName := map[string]sdktrace.ReadOnlySpan{}
@@ -46,8 +46,8 @@ func TestDataRoutesAreTraced(t *testing.T) {
 		byName[s.Name()] = s
 	}
 	for _, c := range []struct{ server, backend, requestID string }{
-		{"POST /v1/clusters/{cluster}/databases/{database}/tables/{table}/records", "fluss.PutKv", "req-write-1"},
-		{"POST /v1/clusters/{cluster}/databases/{database}/tables/{table}/records/lookup", "fluss.Lookup", "req-lookup-1"},
+		{"POST /v1/clusters/{cluster}/databases/{database}/tables/{table}/records", "fluss.PutKv", "00000000-0000-4000-8000-0000000000a1"},
+		{"POST /v1/clusters/{cluster}/databases/{database}/tables/{table}/records/lookup", "fluss.Lookup", "00000000-0000-4000-8000-0000000000a2"},
 	} {
 		server := byName[c.server]
 		require.NotNil(t, server, "server span %q among %v", c.server, names(byName))

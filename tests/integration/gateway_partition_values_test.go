@@ -54,3 +54,42 @@ func TestGatewayInvalidPartitionValues(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.Empty(t, body["partitions"], "nothing was written, so no partition was created")
 }
+
+// TestGatewayNullPartitionValueInAppend: an append to a log table
+// partitioned by (region, dt) with a null region in one entry is a 400
+// naming that entry and `region` (was: 200 with that entry failed and the
+// others written); nothing is written, no partition is created.
+func TestGatewayNullPartitionValueInAppend(t *testing.T) {
+	g := startGateway(t)
+	db := gwName("gw_pnull")
+	createDatabase(t, g, db)
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
+		"table_name": "clicks",
+		"columns": []any{
+			map[string]any{"name": "region", "data_type": map[string]any{"type": "STRING"}},
+			map[string]any{"name": "dt", "data_type": map[string]any{"type": "STRING"}},
+			map[string]any{"name": "v", "data_type": map[string]any{"type": "INTEGER"}},
+		},
+		"partitioned_by": []any{"region", "dt"},
+	})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	records := "/databases/" + db + "/tables/clicks/records"
+	for _, bad := range []map[string]any{
+		{"region": nil, "dt": "2026-12-01", "v": 2},
+		{"dt": "2026-12-01", "v": 2},
+		{"region": "", "dt": "2026-12-01", "v": 2},
+	} {
+		status, body = g.do(http.MethodPost, records, map[string]any{"entries": []any{
+			map[string]any{"id": "ok", "append": map[string]any{"region": "eu", "dt": "2026-12-01", "v": 1}},
+			map[string]any{"id": "bad", "append": bad},
+		}})
+		require.Equal(t, http.StatusBadRequest, status, "%v: %v", bad, body)
+		e := body["error"].(map[string]any)
+		assert.Equal(t, "invalid_argument", e["code"])
+		assert.Contains(t, e["message"], "entry `bad`")
+		assert.Contains(t, e["message"], "column `region`")
+	}
+	status, body = g.do(http.MethodGet, "/databases/"+db+"/tables/clicks/partitions", nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Empty(t, body["partitions"], "nothing was written, so no partition was created")
+}

@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -306,7 +307,7 @@ func TestGatewayTelemetryReachesCollector(t *testing.T) {
 	traceID, parentID := randomHex(t, 16), randomHex(t, 8)
 	db := "otel_" + run
 	dbs := base + "/v1/clusters/default/databases"
-	createID, listID := "otel-create-"+run, "otel-list-"+run
+	createID, listID := uuid.NewString(), uuid.NewString() // the gateway keeps only a UUID x-request-id
 	r := call(t, "POST", dbs, fmt.Sprintf(`{"database":%q}`, db),
 		"X-Request-Id", createID, "traceparent", "00-"+traceID+"-"+parentID+"-01")
 	require.Equal(t, 201, r.status, r.body)
@@ -322,7 +323,7 @@ func TestGatewayTelemetryReachesCollector(t *testing.T) {
 	tables := dbs + "/" + db + "/tables"
 	r = call(t, "POST", tables, `{"table_name":"events","columns":[{"name":"id","data_type":{"type":"BIGINT"}},{"name":"msg","data_type":{"type":"STRING"}}],"primary_key":["id"]}`)
 	require.Equal(t, 201, r.status, r.body)
-	r = call(t, "POST", tables+"/events/records", `{"entries":[{"id":"e1","upsert":{"id":1,"msg":"hello"}}]}`, "X-Request-Id", "otel-write-"+run)
+	r = call(t, "POST", tables+"/events/records", `{"entries":[{"id":"e1","upsert":{"id":1,"msg":"hello"}}]}`, "X-Request-Id", uuid.NewString())
 	if r.status == 200 {
 		wrote = true
 	} else {

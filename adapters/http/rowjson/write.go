@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"io"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -263,28 +264,35 @@ func (st *state) partialColumns() ([]int, error) {
 	if _, err := st.dec.ReadToken(); err != nil {
 		return nil, topErr(st.syntaxErr(err))
 	}
+	if !slices.Contains(target, true) {
+		return nil, invalid("partial_update_columns: must not be empty (leave it out to write whole rows)")
+	}
 	for _, ci := range c.pk {
 		if !target[ci] {
 			return nil, invalid("partial_update_columns: must include the primary-key column `%s`", c.cols[ci].name)
 		}
 	}
-	// As the official gateway (fluss-gateway/openapi.yaml, WriteBody
-	// partial_update_columns): a column left out must be nullable, since
-	// Fluss keeps it unset; a NOT NULL target is allowed and every upsert
-	// must then carry it (fillMissingColumn). On a table with an
-	// auto-increment column a NOT NULL target outside the primary key is
-	// refused, because a delete could never remove such a row. The
-	// auto-increment column itself is left out and Fluss assigns it, NOT
-	// NULL or not (as without partial_update_columns, see finishWrite).
+	// The official gateway (fluss-gateway/openapi.yaml, WriteBody
+	// partial_update_columns) only requires the columns left out to be
+	// nullable, but Fluss's tablet server (PartialUpdater.sanityCheck in
+	// apache/fluss 0.9.1 and at 1.0-SNAPSHOT commit 545c55390) refuses a
+	// partial update while any column outside the primary key is NOT NULL,
+	// targeted or not, and every entry would fail with
+	// INVALID_TARGET_COLUMN. No released server is known to allow it, so
+	// the request is refused up front. The auto-increment column is left out
+	// and Fluss assigns it (as without partial_update_columns, see
+	// finishWrite).
 	for i := range c.cols {
 		col := &c.cols[i]
-		switch {
-		case col.pk || col.t.nullable || col.autoInc:
-		case !target[i]:
-			return nil, invalid("partial_update_columns: the omitted column `%s` is NOT NULL; target it or make it nullable", col.name)
-		case len(c.autoInc) > 0:
-			return nil, invalid("partial_update_columns: `%s` is NOT NULL and outside the primary key, which a table with an auto-increment column does not allow as a target", col.name)
+		if col.pk || col.t.nullable || col.autoInc {
+			continue
 		}
+		how := "the omitted column"
+		if target[i] {
+			how = "the target column"
+		}
+		return nil, invalid("partial_update_columns: %s `%s` is NOT NULL; Fluss refuses partial updates unless every column outside the primary key is nullable (%q); make it nullable or write whole rows",
+			how, col.name, "Partial Update requires all columns except primary key to be nullable")
 	}
 	cols := make([]int, 0, len(c.cols))
 	for i, ok := range target {

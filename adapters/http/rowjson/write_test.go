@@ -246,7 +246,7 @@ func TestDecodeWritePartialUpdate(t *testing.T) {
 		{partialCodec, `{"partial_update_columns":["b"],"entries":[]}`,
 			"partial_update_columns: must include the primary-key column `id`"},
 		{partialCodec, `{"partial_update_columns":[],"entries":[]}`,
-			"partial_update_columns: must include the primary-key column `id`"},
+			"partial_update_columns: must not be empty (leave it out to write whole rows)"},
 		{partialCodec, `{"partial_update_columns":["id","zz"],"entries":[]}`,
 			"partial_update_columns[1]: no such column `zz`"},
 		{partialCodec, `{"partial_update_columns":["id","b","b"],"entries":[]}`,
@@ -260,12 +260,11 @@ func TestDecodeWritePartialUpdate(t *testing.T) {
 		{logCodec, `{"partial_update_columns":["ts"],"entries":[]}`,
 			"partial_update_columns: partial updates need a primary-key table"},
 		{pkCodec, `{"partial_update_columns":["id","region","name"],"entries":[]}`,
-			"partial_update_columns: the omitted column `age` is NOT NULL; target it or make it nullable"},
-		// A NOT NULL target is allowed; every upsert must then carry it.
-		{pkCodec, `{"partial_update_columns":["id","region","age"],"entries":[{"id":"e1","upsert":{"id":1,"region":"eu","age":3}},{"id":"e2","upsert":{"id":2,"region":"eu"}}]}`,
-			"entry `e2`: column `age`: missing value for a NOT NULL column"},
-		{pkCodec, `{"partial_update_columns":["id","region","age"],"entries":[{"id":"e1","upsert":{"id":1,"region":"eu","age":null}}]}`,
-			"entry `e1`: column `age`: must not be null (INTEGER NOT NULL)"},
+			"partial_update_columns: the omitted column `age` is NOT NULL; Fluss refuses partial updates unless every column outside the primary key is nullable (\"Partial Update requires all columns except primary key to be nullable\"); make it nullable or write whole rows"},
+		// A NOT NULL target is refused too: Fluss refuses the partial update
+		// on the server whatever the targets (apache/fluss PartialUpdater).
+		{pkCodec, `{"partial_update_columns":["id","region","age"],"entries":[{"id":"e1","upsert":{"id":1,"region":"eu","age":3}}]}`,
+			"partial_update_columns: the target column `age` is NOT NULL; Fluss refuses partial updates unless every column outside the primary key is nullable (\"Partial Update requires all columns except primary key to be nullable\"); make it nullable or write whole rows"},
 	}
 	for _, tc := range errCases {
 		_, _, err := tc.codec(t).DecodeWrite([]byte(tc.body), Limits{})
@@ -442,21 +441,9 @@ func TestBufferReuse(t *testing.T) {
 	}
 }
 
-// TestDecodeWriteNotNullTargetIsAccepted: a NOT NULL non-key target with a
-// value in every upsert decodes, deletes included (the official rule).
-func TestDecodeWriteNotNullTargetIsAccepted(t *testing.T) {
-	t.Parallel()
-	body := `{"partial_update_columns":["id","region","age"],"entries":[{"id":"e1","upsert":{"id":1,"region":"eu","age":3}},{"id":"e2","delete":{"id":2,"region":"eu"}}]}`
-	batch, ids, err := pkCodec(t).DecodeWrite([]byte(body), Limits{})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"e1", "e2"}, ids)
-	assert.Equal(t, []int{0, 1, 3}, batch.PartialUpdateColumns)
-	assert.Equal(t, domain.OpDelete, batch.Entries[1].Op)
-}
-
 // TestDecodeWriteAutoIncrementTargets: on a table with an auto-increment
 // column, explicit targets leave that column out, and a NOT NULL target
-// outside the primary key is refused (the official rule).
+// outside the primary key is refused (Fluss refuses it on the server).
 func TestDecodeWriteAutoIncrementTargets(t *testing.T) {
 	t.Parallel()
 	c := mustCodec(t, TableSpec{
@@ -470,9 +457,9 @@ func TestDecodeWriteAutoIncrementTargets(t *testing.T) {
 		AutoIncrementColumns: []string{"seq"},
 	})
 	_, _, err := c.DecodeWrite([]byte(`{"partial_update_columns":["id","v","w"],"entries":[]}`), Limits{})
-	assert.Equal(t, "partial_update_columns: `w` is NOT NULL and outside the primary key, which a table with an auto-increment column does not allow as a target",
+	assert.Equal(t, "partial_update_columns: the target column `w` is NOT NULL; Fluss refuses partial updates unless every column outside the primary key is nullable (\"Partial Update requires all columns except primary key to be nullable\"); make it nullable or write whole rows",
 		errMessage(t, err, domain.KindInvalidArgument))
 	_, _, err = c.DecodeWrite([]byte(`{"partial_update_columns":["id","v"],"entries":[]}`), Limits{})
-	assert.Equal(t, "partial_update_columns: the omitted column `w` is NOT NULL; target it or make it nullable",
+	assert.Equal(t, "partial_update_columns: the omitted column `w` is NOT NULL; Fluss refuses partial updates unless every column outside the primary key is nullable (\"Partial Update requires all columns except primary key to be nullable\"); make it nullable or write whole rows",
 		errMessage(t, err, domain.KindInvalidArgument))
 }
