@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,15 +38,41 @@ var (
 	dataFieldKeys = []string{"name", "field_type", "description", "field_id"}
 )
 
-// decodeBody checks the media type and decodes the JSON body strictly into
-// dst, a pointer to a struct: duplicate keys, unknown fields and type
-// mismatches are invalid_argument errors naming the field.
+// DefaultMaxMetadataRequestBytes is the default body limit of the catalog
+// routes (gateway.rest.metadata.max-request-bytes): a database, table or
+// partition definition is a few KiB, far below the write limit.
+const DefaultMaxMetadataRequestBytes = 1 << 20
+
+// maxJSONKeyBytes bounds an object key of a request document. Fluss names
+// are at most 200 characters; property keys are short too.
+const maxJSONKeyBytes = 1024
+
+// decodeBody checks the media type and decodes the JSON body of a catalog
+// route strictly into dst, a pointer to a struct: duplicate keys, unknown
+// fields and type mismatches are invalid_argument errors naming the field.
+// The body (decompressed) is held to the metadata body limit, and the
+// request deadline is checked while the document is parsed.
 func (a *api) decodeBody(c *fiber.Ctx, dst any) error {
-	body, err := a.jsonBody(c)
+	limit := a.metadataBodyLimit()
+	if n := len(c.Request().Body()); int64(n) > limit {
+		return &domain.Error{Kind: domain.KindLimitExceeded,
+			Message: fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes for catalog requests", n, limit)}
+	}
+	body, err := a.jsonBodyLimited(c, limit)
 	if err != nil {
 		return err
 	}
-	return decodeStrict(body, dst)
+	return decodeStrictContext(c.UserContext(), body, dst)
+}
+
+// metadataBodyLimit is Options.MaxMetadataRequestBytes, defaulted and never
+// above the write limit.
+func (a *api) metadataBodyLimit() int64 {
+	limit := a.opts.MaxMetadataRequestBytes
+	if limit <= 0 {
+		limit = DefaultMaxMetadataRequestBytes
+	}
+	return min(limit, a.opts.MaxRequestBytes)
 }
 
 // jsonBody checks the media type and returns the request body, decompressed
@@ -53,6 +80,11 @@ func (a *api) decodeBody(c *fiber.Ctx, dst any) error {
 // to the same limit as the body itself, so a small compressed body cannot
 // expand without bound. The result is only valid during the handler.
 func (a *api) jsonBody(c *fiber.Ctx) ([]byte, error) {
+	return a.jsonBodyLimited(c, a.opts.MaxRequestBytes)
+}
+
+// jsonBodyLimited is jsonBody with the decompressed size held to limit.
+func (a *api) jsonBodyLimited(c *fiber.Ctx, limit int64) ([]byte, error) {
 	if err := checkJSONMediaType(c.Get(fiber.HeaderContentType)); err != nil {
 		return nil, err
 	}
@@ -61,7 +93,7 @@ func (a *api) jsonBody(c *fiber.Ctx) ([]byte, error) {
 	case "", "identity":
 		return raw, nil
 	case "gzip", "x-gzip":
-		return gunzipLimited(raw, a.opts.MaxRequestBytes)
+		return gunzipLimited(raw, limit)
 	default:
 		return nil, newHTTPError(fiber.StatusUnsupportedMediaType, codeUnsupportedMediaType,
 			"Content-Encoding %q is not supported; send the body uncompressed or with gzip", quoteHeader(enc))
@@ -104,118 +136,345 @@ func checkJSONMediaType(contentType string) error {
 	return unsupported
 }
 
-// decodeStrict is decodeBody without the media-type check.
+// decodeStrict is decodeBody without the media-type check, the limit and a
+// deadline.
 func decodeStrict(body []byte, dst any) error {
+	return decodeStrictContext(context.Background(), body, dst)
+}
+
+// decodeStrictContext vets body against dst's Go type in one streaming pass
+// (see shapeChecker), then decodes it with encoding/json. Both passes are
+// linear in the body's size and hold memory proportional to its nesting,
+// not its size.
+func decodeStrictContext(ctx context.Context, body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return domain.InvalidArgument("request body is empty; expected a JSON object")
 	}
-	tree, err := parseJSON(body)
-	if err != nil {
-		return err
-	}
-	if err := checkShape(tree, reflect.TypeOf(dst).Elem(), ""); err != nil {
+	if err := checkDocument(ctx, body, reflect.TypeOf(dst).Elem()); err != nil {
 		return err
 	}
 	if err := json.Unmarshal(body, dst); err != nil {
-		// checkShape has vetted structure and types; anything left is a value
-		// encoding/json refuses, such as an invalid string escape.
+		// The shape check has vetted structure and types; anything left is
+		// a value encoding/json refuses, such as an invalid string escape.
 		return domain.InvalidArgument("invalid JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
 }
 
-// node is a parsed JSON value with object members kept in document order.
-type node struct {
-	kind  byte // '{', '[', 's' string, 'n' number, 'b' boolean, 'z' null
-	keys  []string
-	items []*node // object member values (parallel to keys) or array elements
-	text  string  // string value or number literal
-}
-
-// parseJSON builds the node tree of exactly one JSON value, rejecting
-// duplicate object keys (which encoding/json silently merges) and excessive
-// nesting, and reporting syntax errors with their byte offset.
-func parseJSON(body []byte) (*node, error) {
+// checkDocument checks that body is exactly one JSON value of the shape of
+// the Go type t (see shapeChecker).
+func checkDocument(ctx context.Context, body []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	root, err := parseValue(dec, "", 0)
-	if err != nil {
-		return nil, err
+	s := &shapeChecker{dec: dec, ctx: ctx}
+	if err := s.value(expect{t: t}, 0); err != nil {
+		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, domain.InvalidArgument("malformed JSON: unexpected data after the top-level value at byte %d", dec.InputOffset())
+		return domain.InvalidArgument("malformed JSON: unexpected data after the top-level value at byte %d", dec.InputOffset())
 	}
-	return root, nil
+	return nil
 }
 
-func parseValue(dec *json.Decoder, path string, depth int) (*node, error) {
-	if depth > maxJSONDepth {
-		return nil, domain.InvalidArgument("%s: JSON nests deeper than %d levels", orRoot(path), maxJSONDepth)
+// deadlineCheckEvery is how many tokens the checker reads between two looks
+// at the request deadline.
+const deadlineCheckEvery = 1024
+
+// shapeChecker walks a JSON document token by token against the Go type it
+// will be decoded into: objects carry only the fields the type declares,
+// scalars have its JSON type, object keys are unique and at most
+// maxJSONKeyBytes long, nesting stays within maxJSONDepth, and members of
+// Fluss DataType documents are known. null is accepted everywhere (it
+// leaves the Go zero value). It stops at the first violation, so a document
+// with a bad member costs only the bytes up to it.
+//
+// The field path of a message ("columns[2].data_type.precision") is kept as
+// a stack of segments and turned into text only when an error is reported,
+// so the cost per member is constant whatever the length of its keys.
+type shapeChecker struct {
+	dec    *json.Decoder
+	ctx    context.Context
+	tokens int
+	path   []pathSegment
+}
+
+// pathSegment is one step of a field path: an object member, a map entry
+// (quoted in messages) or an array index.
+type pathSegment struct {
+	key   string
+	index int
+	kind  byte // '.' member, '"' map key, '[' index
+}
+
+// expect is what a value must look like: a Go type, or a part of a Fluss
+// DataType document (dataType: a data type object at nesting typeDepth;
+// rowFields: the "fields" array of a ROW type).
+type expect struct {
+	t         reflect.Type
+	dataType  bool
+	rowFields bool
+	rowField  bool
+	typeDepth int
+	any       bool
+}
+
+func (s *shapeChecker) push(seg pathSegment) { s.path = append(s.path, seg) }
+func (s *shapeChecker) pop()                 { s.path = s.path[:len(s.path)-1] }
+
+// maxPathKeyInMessage bounds how much of one key a message repeats.
+const maxPathKeyInMessage = 64
+
+// pathString renders the current path, shortening long keys.
+func (s *shapeChecker) pathString() string {
+	var b strings.Builder
+	for _, seg := range s.path {
+		key := seg.key
+		if len(key) > maxPathKeyInMessage {
+			key = truncateUTF8(key, maxPathKeyInMessage) + "…"
+		}
+		switch seg.kind {
+		case '[':
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(seg.index))
+			b.WriteByte(']')
+		case '"':
+			b.WriteByte('.')
+			b.WriteString(strconv.Quote(key))
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(key)
+		}
 	}
-	tok, err := dec.Token()
+	return b.String()
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+func (s *shapeChecker) errorf(format string, args ...any) error {
+	return domain.InvalidArgument("%s: "+format, append([]any{orRoot(s.pathString())}, args...)...)
+}
+
+// token reads the next token, looking at the deadline every
+// deadlineCheckEvery tokens.
+func (s *shapeChecker) token() (json.Token, error) {
+	s.tokens++
+	if s.tokens%deadlineCheckEvery == 0 && s.ctx != nil {
+		if err := s.ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	tok, err := s.dec.Token()
 	if err != nil {
-		return nil, syntaxError(dec, err)
+		return nil, syntaxError(s.dec, err)
 	}
-	switch v := tok.(type) {
-	case json.Delim:
-		if v == '{' {
-			return parseObject(dec, path, depth)
-		}
-		if v == '[' {
-			return parseArray(dec, path, depth)
-		}
-		return nil, domain.InvalidArgument("malformed JSON at byte %d", dec.InputOffset())
-	case string:
-		return &node{kind: 's', text: v}, nil
-	case json.Number:
-		return &node{kind: 'n', text: v.String()}, nil
-	case bool:
-		return &node{kind: 'b', text: strconv.FormatBool(v)}, nil
-	default: // nil
-		return &node{kind: 'z'}, nil
-	}
+	return tok, nil
 }
 
-func parseObject(dec *json.Decoder, path string, depth int) (*node, error) {
-	n := &node{kind: '{'}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
+// value checks the next value against e.
+func (s *shapeChecker) value(e expect, depth int) error {
+	if depth > maxJSONDepth {
+		return s.errorf("JSON nests deeper than %d levels", maxJSONDepth)
+	}
+	tok, err := s.token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		return nil
+	}
+	switch {
+	case e.any:
+		return s.skip(tok, depth)
+	case e.dataType:
+		return s.dataType(tok, e.typeDepth, depth)
+	case e.rowFields:
+		if tok != json.Delim('[') {
+			return s.mismatch("an array", tok)
+		}
+		return s.elements(expect{rowField: true, typeDepth: e.typeDepth}, depth)
+	case e.rowField:
+		if tok != json.Delim('{') {
+			return s.mismatch("an object", tok)
+		}
+		return s.members(depth, '.', func(key string) (expect, error) {
+			if !contains(dataFieldKeys, key) {
+				return expect{}, s.errorf("unknown field of a ROW field")
+			}
+			if key == "field_type" {
+				return expect{dataType: true, typeDepth: e.typeDepth + 1}, nil
+			}
+			return expect{any: true}, nil
+		})
+	}
+	t := e.t
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawMessageType {
+		// The only raw documents in request bodies are data types.
+		return s.dataType(tok, 0, depth)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if tok != json.Delim('{') {
+			return s.mismatch("an object", tok)
+		}
+		fields := jsonFields(t)
+		return s.members(depth, '.', func(key string) (expect, error) {
+			ft, ok := fields[key]
+			if !ok {
+				return expect{}, s.errorf("unknown field")
+			}
+			return expect{t: ft}, nil
+		})
+	case reflect.Slice:
+		if tok != json.Delim('[') {
+			return s.mismatch("an array", tok)
+		}
+		return s.elements(expect{t: t.Elem()}, depth)
+	case reflect.Map:
+		if tok != json.Delim('{') {
+			return s.mismatch("an object", tok)
+		}
+		return s.members(depth, '"', func(string) (expect, error) { return expect{t: t.Elem()}, nil })
+	case reflect.String:
+		if _, ok := tok.(string); !ok {
+			return s.mismatch("a string", tok)
+		}
+	case reflect.Bool:
+		if _, ok := tok.(bool); !ok {
+			return s.mismatch("a boolean", tok)
+		}
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		num, ok := tok.(json.Number)
+		if !ok {
+			return s.mismatch("an integer", tok)
+		}
+		v, err := strconv.ParseInt(num.String(), 10, 64)
+		limit := int64(math.MaxInt32)
+		if t.Kind() == reflect.Int64 {
+			limit = math.MaxInt64
+		}
+		if err != nil || v > limit || v < -limit-1 {
+			return s.errorf("expected an integer in range, got %s", quoteHeader(num.String()))
+		}
+	default:
+		return s.skip(tok, depth)
+	}
+	return nil
+}
+
+// members checks the members of an object whose '{' was read; field says
+// what each key's value must be (or refuses the key). kind is '.' for
+// struct members and '"' for map keys.
+func (s *shapeChecker) members(depth int, kind byte, field func(key string) (expect, error)) error {
+	var seen map[string]struct{}
+	for s.dec.More() {
+		tok, err := s.token()
 		if err != nil {
-			return nil, syntaxError(dec, err)
+			return err
 		}
 		key, _ := tok.(string)
-		kpath := joinField(path, key)
-		if seen[key] {
-			return nil, domain.InvalidArgument("%s: duplicate key", kpath)
+		s.push(pathSegment{key: key, kind: kind})
+		if len(key) > maxJSONKeyBytes {
+			err := s.errorf("object key of %d bytes is longer than the limit of %d bytes", len(key), maxJSONKeyBytes)
+			s.pop()
+			return err
 		}
-		seen[key] = true
-		v, err := parseValue(dec, kpath, depth+1)
+		if seen == nil {
+			seen = map[string]struct{}{}
+		}
+		if _, dup := seen[key]; dup {
+			return s.errorf("duplicate key")
+		}
+		seen[key] = struct{}{}
+		e, err := field(key)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		n.keys = append(n.keys, key)
-		n.items = append(n.items, v)
+		if err := s.value(e, depth+1); err != nil {
+			return err
+		}
+		s.pop()
 	}
-	if _, err := dec.Token(); err != nil { // '}'
-		return nil, syntaxError(dec, err)
+	if _, err := s.token(); err != nil { // '}'
+		return err
 	}
-	return n, nil
+	return nil
 }
 
-func parseArray(dec *json.Decoder, path string, depth int) (*node, error) {
-	n := &node{kind: '['}
-	for i := 0; dec.More(); i++ {
-		v, err := parseValue(dec, fmt.Sprintf("%s[%d]", path, i), depth+1)
-		if err != nil {
-			return nil, err
+// elements checks the elements of an array whose '[' was read.
+func (s *shapeChecker) elements(e expect, depth int) error {
+	s.push(pathSegment{kind: '['})
+	for i := 0; s.dec.More(); i++ {
+		s.path[len(s.path)-1].index = i
+		if err := s.value(e, depth+1); err != nil {
+			return err
 		}
-		n.items = append(n.items, v)
 	}
-	if _, err := dec.Token(); err != nil { // ']'
-		return nil, syntaxError(dec, err)
+	s.pop()
+	if _, err := s.token(); err != nil { // ']'
+		return err
 	}
-	return n, nil
+	return nil
+}
+
+// skip checks a value of any shape whose first token is tok: only
+// duplicate keys, key lengths and nesting.
+func (s *shapeChecker) skip(tok json.Token, depth int) error {
+	switch tok {
+	case json.Delim('{'):
+		return s.members(depth, '"', func(string) (expect, error) { return expect{any: true}, nil })
+	case json.Delim('['):
+		return s.elements(expect{any: true}, depth)
+	}
+	return nil
+}
+
+// dataType checks a Fluss DataType object whose first token is tok: its
+// members are known, nested types are objects, nesting stays within
+// domain.MaxTypeNesting; the domain reader checks the rest.
+func (s *shapeChecker) dataType(tok json.Token, typeDepth, depth int) error {
+	if typeDepth > domain.MaxTypeNesting {
+		return s.errorf("data types nest deeper than %d levels", domain.MaxTypeNesting)
+	}
+	if tok != json.Delim('{') {
+		return s.mismatch("a data type object such as {\"type\":\"INTEGER\"}", tok)
+	}
+	return s.members(depth, '.', func(key string) (expect, error) {
+		switch {
+		case !contains(dataTypeKeys, key):
+			return expect{}, s.errorf("unknown field of a data type")
+		case key == "element_type" || key == "key_type" || key == "value_type":
+			return expect{dataType: true, typeDepth: typeDepth + 1}, nil
+		case key == "fields":
+			return expect{rowFields: true, typeDepth: typeDepth}, nil
+		}
+		return expect{any: true}, nil
+	})
+}
+
+func (s *shapeChecker) mismatch(want string, tok json.Token) error {
+	var got string
+	switch v := tok.(type) {
+	case json.Delim:
+		got = map[json.Delim]string{'{': "an object", '[': "an array"}[v]
+	case string:
+		got = "a string"
+	case json.Number:
+		got = "a number"
+	case bool:
+		got = "a boolean"
+	}
+	return s.errorf("expected %s, got %s", want, got)
 }
 
 func syntaxError(dec *json.Decoder, err error) error {
@@ -230,120 +489,6 @@ func syntaxError(dec *json.Decoder, err error) error {
 }
 
 var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
-
-// checkShape checks n against the Go type t that it will be decoded into:
-// objects only carry the fields t declares, and scalars have t's JSON type.
-// null is accepted everywhere and leaves the Go zero value.
-func checkShape(n *node, t reflect.Type, path string) error {
-	if n.kind == 'z' {
-		return nil
-	}
-	if t == rawMessageType {
-		// The only raw documents in request bodies are data types.
-		return checkDataType(n, path, 0)
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		return checkShape(n, t.Elem(), path)
-	case reflect.Struct:
-		if n.kind != '{' {
-			return mismatch(path, "an object", n)
-		}
-		fields := jsonFields(t)
-		for i, key := range n.keys {
-			ft, ok := fields[key]
-			if !ok {
-				return domain.InvalidArgument("%s: unknown field", joinField(path, key))
-			}
-			if err := checkShape(n.items[i], ft, joinField(path, key)); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
-		if n.kind != '[' {
-			return mismatch(path, "an array", n)
-		}
-		for i, item := range n.items {
-			if err := checkShape(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		if n.kind != '{' {
-			return mismatch(path, "an object", n)
-		}
-		for i, key := range n.keys {
-			if err := checkShape(n.items[i], t.Elem(), path+"."+strconv.Quote(key)); err != nil {
-				return err
-			}
-		}
-	case reflect.String:
-		if n.kind != 's' {
-			return mismatch(path, "a string", n)
-		}
-	case reflect.Bool:
-		if n.kind != 'b' {
-			return mismatch(path, "a boolean", n)
-		}
-	case reflect.Int, reflect.Int32, reflect.Int64:
-		if n.kind != 'n' {
-			return mismatch(path, "an integer", n)
-		}
-		v, err := strconv.ParseInt(n.text, 10, 64)
-		limit := int64(math.MaxInt32)
-		if t.Kind() == reflect.Int64 {
-			limit = math.MaxInt64
-		}
-		if err != nil || v > limit || v < -limit-1 {
-			return domain.InvalidArgument("%s: expected an integer in range, got %s", orRoot(path), n.text)
-		}
-	}
-	return nil
-}
-
-// checkDataType rejects members that Fluss's DataType JSON does not have and
-// non-object types; the domain reader checks the rest.
-func checkDataType(n *node, path string, depth int) error {
-	if depth > domain.MaxTypeNesting {
-		return domain.InvalidArgument("%s: data types nest deeper than %d levels", path, domain.MaxTypeNesting)
-	}
-	if n.kind != '{' {
-		return mismatch(path, "a data type object such as {\"type\":\"INTEGER\"}", n)
-	}
-	for i, key := range n.keys {
-		kpath := joinField(path, key)
-		switch {
-		case !contains(dataTypeKeys, key):
-			return domain.InvalidArgument("%s: unknown field of a data type", kpath)
-		case key == "element_type" || key == "key_type" || key == "value_type":
-			if err := checkDataType(n.items[i], kpath, depth+1); err != nil {
-				return err
-			}
-		case key == "fields":
-			fields := n.items[i]
-			if fields.kind != '[' {
-				return mismatch(kpath, "an array", fields)
-			}
-			for j, f := range fields.items {
-				fpath := fmt.Sprintf("%s[%d]", kpath, j)
-				if f.kind != '{' {
-					return mismatch(fpath, "an object", f)
-				}
-				for k, fkey := range f.keys {
-					if !contains(dataFieldKeys, fkey) {
-						return domain.InvalidArgument("%s: unknown field of a ROW field", joinField(fpath, fkey))
-					}
-					if fkey == "field_type" {
-						if err := checkDataType(f.items[k], joinField(fpath, fkey), depth+1); err != nil {
-							return err
-						}
-					}
-				}
-			}
-		}
-	}
-	return nil
-}
 
 // jsonFields maps the JSON names of t's exported fields to their types.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
@@ -363,11 +508,6 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		out[name] = f.Type
 	}
 	return out
-}
-
-func mismatch(path, want string, n *node) error {
-	got := map[byte]string{'{': "an object", '[': "an array", 's': "a string", 'n': "a number", 'b': "a boolean"}[n.kind]
-	return domain.InvalidArgument("%s: expected %s, got %s", orRoot(path), want, got)
 }
 
 func joinField(path, key string) string {

@@ -133,3 +133,13 @@ func (t routeTable) isOpen(path string) bool {
 	}
 	return false
 }
+
+// match returns the operation serving method and path.
+func (t routeTable) match(method, path string) (routeSpec, bool) {
+	for _, r := range t {
+		if r.method == method && matches(r.path, path) {
+			return r, true
+		}
+	}
+	return routeSpec{}, false
+}

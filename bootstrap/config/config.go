@@ -54,6 +54,24 @@ type REST struct {
 	RequestTimeout time.Duration
 	// MaxRequestBytes caps request bodies; larger ones answer 413.
 	MaxRequestBytes int64
+	// MaxMetadataRequestBytes caps the bodies of the catalog routes
+	// (`gateway.rest.metadata.max-request-bytes`, a gateway-go key); it is
+	// clamped to MaxRequestBytes.
+	MaxMetadataRequestBytes int64
+	// WriteTimeout bounds writing one response (`gateway.rest.write-timeout`,
+	// a gateway-go key): a client that stops reading loses its connection.
+	WriteTimeout time.Duration
+	// IdleTimeout bounds the wait for the next request on a keep-alive
+	// connection (`gateway.rest.idle-timeout`, a gateway-go key).
+	IdleTimeout time.Duration
+	// MaxConnectionsPerAddress caps the open connections of one client IP
+	// address (`gateway.rest.max-connections-per-address`, a gateway-go key).
+	MaxConnectionsPerAddress int
+	// LingerTimeout bounds how long a connection the gateway closes keeps
+	// reading (and discarding) what the client still sends, so that the
+	// client can read the answer, a 413 for example, instead of a reset
+	// (`gateway.rest.linger-timeout`, a gateway-go key).
+	LingerTimeout time.Duration
 	// MaxDeliveryTime bounds how long a write may spend delivering its rows
 	// to Fluss (`gateway.rest.write.max-delivery-time`, a gateway-go key).
 	// Delivery always ends a margin (a quarter of the request's time, at
@@ -308,6 +326,12 @@ func Default() Config {
 			RequestTimeout:    30 * time.Second,
 			MaxRequestBytes:   32 << 20,
 			AdmissionMaxWait:  time.Second,
+
+			MaxMetadataRequestBytes:  1 << 20,
+			WriteTimeout:             30 * time.Second,
+			IdleTimeout:              60 * time.Second,
+			MaxConnectionsPerAddress: 256,
+			LingerTimeout:            2 * time.Second,
 			TLS: TLS{
 				MinVersion:     "1.2",
 				ClientAuth:     ClientAuthNone,

@@ -25,22 +25,28 @@ const (
 
 // Keys referenced outside the registry.
 const (
-	KeyRESTListen       = "gateway.rest.listen"
-	KeyMetricsListen    = "gateway.metrics.exporter.prometheus.listen"
-	KeySecurityAuth     = "gateway.security.authentication"
-	KeyInstanceID       = "gateway.instance-id"
-	KeyRequestTimeout   = "gateway.rest.write.request-timeout"
-	KeyMaxDeliveryTime  = "gateway.rest.write.max-delivery-time"
-	clusterKeyBackend   = "backend"
-	clusterKeyServers   = "bootstrap.servers"
-	clusterKeyAccount   = "connection.service.account"
-	clusterKeySecret    = "connection.service.secret"
-	clusterKeyIdentity  = "connection.identity-mode"
-	clusterKeyProtocol  = "connection.security.protocol"
-	clusterKeyConnMax   = "connection.max"
-	clusterKeyConnIdle  = "connection.idle-timeout"
-	clusterKeyConnectTO = "connect-timeout"
-	clusterKeyAutoPart  = "write.auto-create-partitions"
+	KeyRESTListen      = "gateway.rest.listen"
+	KeyMetricsListen   = "gateway.metrics.exporter.prometheus.listen"
+	KeySecurityAuth    = "gateway.security.authentication"
+	KeyInstanceID      = "gateway.instance-id"
+	KeyRequestTimeout  = "gateway.rest.write.request-timeout"
+	KeyMaxDeliveryTime = "gateway.rest.write.max-delivery-time"
+	// REST listener hardening keys (gateway-go extensions).
+	KeyMetadataMaxRequestBytes = "gateway.rest.metadata.max-request-bytes"
+	KeyRESTWriteTimeout        = "gateway.rest.write-timeout"
+	KeyRESTIdleTimeout         = "gateway.rest.idle-timeout"
+	KeyRESTMaxConnsPerAddress  = "gateway.rest.max-connections-per-address"
+	KeyRESTLingerTimeout       = "gateway.rest.linger-timeout"
+	clusterKeyBackend          = "backend"
+	clusterKeyServers          = "bootstrap.servers"
+	clusterKeyAccount          = "connection.service.account"
+	clusterKeySecret           = "connection.service.secret"
+	clusterKeyIdentity         = "connection.identity-mode"
+	clusterKeyProtocol         = "connection.security.protocol"
+	clusterKeyConnMax          = "connection.max"
+	clusterKeyConnIdle         = "connection.idle-timeout"
+	clusterKeyConnectTO        = "connect-timeout"
+	clusterKeyAutoPart         = "write.auto-create-partitions"
 	// KeyReadinessGrace is a gateway-go extension key.
 	KeyReadinessGrace = "gateway.shutdown.readiness-grace"
 )
@@ -266,6 +272,11 @@ var globalEntries = append([]entry[Config]{
 	countEntry("gateway.rest.prefix-lookup.max-concurrent-requests", func(c *Config) *int { return &c.Limits.PrefixLookupMaxConcurrentRequests }),
 	countEntry("gateway.rest.metadata.max-concurrent-requests", func(c *Config) *int { return &c.Limits.MetadataMaxConcurrentRequests }),
 	durationEntry("gateway.rest.admission.max-wait", func(c *Config) *time.Duration { return &c.REST.AdmissionMaxWait }),
+	sizeEntry(KeyMetadataMaxRequestBytes, func(c *Config) *int64 { return &c.REST.MaxMetadataRequestBytes }),
+	durationEntry(KeyRESTWriteTimeout, func(c *Config) *time.Duration { return &c.REST.WriteTimeout }),
+	durationEntry(KeyRESTIdleTimeout, func(c *Config) *time.Duration { return &c.REST.IdleTimeout }),
+	countEntry(KeyRESTMaxConnsPerAddress, func(c *Config) *int { return &c.REST.MaxConnectionsPerAddress }),
+	durationEntry(KeyRESTLingerTimeout, func(c *Config) *time.Duration { return &c.REST.LingerTimeout }),
 	boolEntry("gateway.metrics.enabled", func(c *Config) *bool { return &c.Metrics.Enabled }),
 	{
 		key: "gateway.metrics.exporters",

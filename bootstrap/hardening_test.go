@@ -1,0 +1,177 @@
+package bootstrap
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Regression tests of issue 14 (security review) and issue 12 item 5 through
+// the whole gateway on a real socket.
+
+// rawResult is what a raw HTTP/1.1 exchange saw.
+type rawResult struct {
+	responses []*http.Response
+	bodies    []string
+	// closed: the server closed the connection (EOF), as opposed to the
+	// read deadline passing with the connection still open.
+	closed bool
+	// reset: the connection was reset.
+	reset bool
+}
+
+// rawExchange writes request verbatim on a new connection and reads
+// responses until the server closes the connection or wait passes.
+func rawExchange(t *testing.T, addr, request string, wait time.Duration) rawResult {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, request)
+	require.NoError(t, err)
+	return readResponses(t, conn, wait)
+}
+
+func readResponses(t *testing.T, conn net.Conn, wait time.Duration) rawResult {
+	t.Helper()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(wait)))
+	var res rawResult
+	br := bufio.NewReader(conn)
+	for {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			classifyEnd(&res, err)
+			return res
+		}
+		body, err := io.ReadAll(resp.Body)
+		res.responses = append(res.responses, resp)
+		res.bodies = append(res.bodies, string(body))
+		if err != nil {
+			classifyEnd(&res, err)
+			return res
+		}
+	}
+}
+
+func classifyEnd(res *rawResult, err error) {
+	var ne net.Error
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		res.closed = true
+	case errors.As(err, &ne) && ne.Timeout():
+	default:
+		if strings.Contains(err.Error(), "reset") {
+			res.reset = true
+		}
+		res.closed = true
+	}
+}
+
+// envelopeCode checks an error envelope and returns its code.
+func envelopeCode(t *testing.T, hdr http.Header, body string) string {
+	t.Helper()
+	var e struct {
+		Error struct {
+			Code      string `json:"code"`
+			Message   string `json:"message"`
+			RequestID string `json:"request_id"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &e), "body: %.300s", body)
+	assert.NotEmpty(t, e.Error.RequestID, "request id")
+	assert.Equal(t, hdr.Get("X-Request-Id"), e.Error.RequestID)
+	return e.Error.Code
+}
+
+const dbPath = "/v1/clusters/default/databases"
+
+// Finding 5: requests whose framing two parsers could read differently are
+// refused with 400 and a closed connection; a request hidden in the body is
+// never served.
+func TestAmbiguousFramingIsRefused(t *testing.T) {
+	rest, _ := startSecure(t, map[string]string{})
+	addr := rest.Addr().String()
+	hidden := "GET /v1/clusters HTTP/1.1\r\nHost: x\r\n\r\n"
+	body := `{"database_name":"a"}`
+	okBody := `{"database_name":"chunked"}`
+	cases := map[string]string{
+		"two different Content-Length": "POST " + dbPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+			"Content-Length: " + strconv.Itoa(len(body)) + "\r\nContent-Length: " + strconv.Itoa(len(body)+len(hidden)) + "\r\n\r\n" + body + hidden,
+		"two equal Content-Length": "POST " + dbPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+			"Content-Length: " + strconv.Itoa(len(body)) + "\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body,
+		"Content-Length with Transfer-Encoding": "POST " + dbPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+			"Content-Length: " + strconv.Itoa(len(body)) + "\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n0\r\n\r\n",
+		"Transfer-Encoding gzip": "POST " + dbPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+			"Transfer-Encoding: gzip\r\n\r\n" + strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n0\r\n\r\n",
+		"Transfer-Encoding gzip, chunked": "POST " + dbPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+			"Transfer-Encoding: gzip, chunked\r\n\r\n" + strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n0\r\n\r\n",
+		"two Transfer-Encoding": "POST " + dbPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+			"Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n" + strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n0\r\n\r\n",
+		"folded header line": "GET /v1/clusters HTTP/1.1\r\nHost: x\r\nX-Custom: a\r\n b\r\n\r\n",
+		"folded header line with tab": "GET /v1/clusters HTTP/1.1\r\nHost: x\r\nX-Custom: a\r\n\tb\r\n\r\n",
+	}
+	for name, req := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := rawExchange(t, addr, req, 3*time.Second)
+			require.Len(t, res.responses, 1, "exactly one answer, the hidden request is not served")
+			assert.Equal(t, 400, res.responses[0].StatusCode, res.bodies[0])
+			assert.True(t, res.closed, "the connection is closed")
+			assert.Equal(t, "invalid_argument", envelopeCode(t, res.responses[0].Header, res.bodies[0]))
+		})
+	}
+	// A plain chunked request still works.
+	res := rawExchange(t, addr, "POST "+dbPath+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"+
+		strconv.FormatInt(int64(len(okBody)), 16)+"\r\n"+okBody+"\r\n0\r\n\r\n", 3*time.Second)
+	require.Len(t, res.responses, 1)
+	assert.Equal(t, 201, res.responses[0].StatusCode, res.bodies[0])
+}
+
+// Issue 12 item 5: a body one byte over the limit, sent in full with its
+// Content-Length, gets a 413 envelope the client can read, not a reset.
+func TestOversizedBodyGetsAReadable413(t *testing.T) {
+	rest, _ := startSecure(t, map[string]string{"FLUSS_GATEWAY__REST__WRITE__MAX_REQUEST_BYTES": "1MiB"})
+	addr := rest.Addr().String()
+	body := bytes.Repeat([]byte("x"), 1<<20+1)
+
+	t.Run("raw socket", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = io.WriteString(conn, "POST "+dbPath+"/d/tables/t/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "+
+			strconv.Itoa(len(body))+"\r\n\r\n")
+		require.NoError(t, err)
+		_, err = conn.Write(body)
+		require.NoError(t, err, "the whole body can be sent")
+		res := readResponses(t, conn, 5*time.Second)
+		require.Len(t, res.responses, 1, "reset=%v", res.reset)
+		assert.Equal(t, 413, res.responses[0].StatusCode)
+		assert.Equal(t, "limit_exceeded", envelopeCode(t, res.responses[0].Header, res.bodies[0]))
+		assert.False(t, res.reset)
+	})
+	t.Run("net/http client", func(t *testing.T) {
+		for i := 0; i < 5; i++ {
+			req, err := http.NewRequest("POST", "http://"+addr+dbPath+"/d/tables/t/records", bytes.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+			require.NoError(t, err)
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			assert.Equal(t, 413, resp.StatusCode)
+			assert.Equal(t, "limit_exceeded", envelopeCode(t, resp.Header, string(got)))
+		}
+	})
+}
