@@ -175,3 +175,150 @@ func TestOversizedBodyGetsAReadable413(t *testing.T) {
 		}
 	})
 }
+
+// Finding 3: with Expect: 100-continue an unauthenticated caller gets its
+// 401 before the body is read (no 100 Continue), and the connection closes.
+func TestExpectContinueAuthenticatesBeforeTheBody(t *testing.T) {
+	rest, logs := startSecure(t, map[string]string{
+		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION": "token",
+		"FLUSS_GATEWAY__SECURITY__TOKENS":         "tok-a:alice",
+	})
+	addr := rest.Addr().String()
+	head := "POST " + dbPath + "/d/tables/t/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+		"Expect: 100-continue\r\nContent-Length: 16777216\r\n"
+	res := rawExchange(t, addr, head+"\r\n", 3*time.Second)
+	require.Len(t, res.responses, 1)
+	assert.Equal(t, 401, res.responses[0].StatusCode, "no 100 Continue for an unauthenticated caller")
+	assert.Equal(t, `Bearer realm="fluss-gateway"`, res.responses[0].Header.Get("WWW-Authenticate"))
+	assert.Equal(t, "unauthenticated", envelopeCode(t, res.responses[0].Header, res.bodies[0]))
+	assert.True(t, res.closed)
+	lines := logs.lines(t, "request")
+	require.NotEmpty(t, lines)
+	assert.Equal(t, float64(401), lines[len(lines)-1]["status"])
+
+	// An authenticated caller gets 100 Continue, then the answer.
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	body := `{"database_name":"expect"}`
+	_, err = io.WriteString(conn, "POST "+dbPath+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer tok-a\r\n"+
+		"Expect: 100-continue\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n")
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(3*time.Second)))
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "HTTP/1.1 100 Continue\r\n", line)
+	_, _ = br.ReadString('\n')
+	_, err = io.WriteString(conn, body)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	got, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, 201, resp.StatusCode, string(got))
+}
+
+// Finding 3: a client that never reads its responses loses the connection
+// after the write timeout instead of holding it (and a goroutine) for ever.
+func TestWriteTimeoutDropsClientsThatDoNotRead(t *testing.T) {
+	rest, _ := startSecure(t, map[string]string{"FLUSS_GATEWAY__REST__WRITE_TIMEOUT": "300ms"})
+	conn, err := net.Dial("tcp", rest.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4096))
+	const n = 400
+	req := strings.Repeat("GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n", n)
+	go func() { _, _ = io.WriteString(conn, req) }()
+	time.Sleep(2 * time.Second) // not reading
+	res := readResponses(t, conn, 3*time.Second)
+	assert.Less(t, len(res.responses), n, "the server gave up writing to a client that did not read")
+	// The server has closed the socket (after the lingering close): writes
+	// now fail.
+	closed := res.closed
+	for deadline := time.Now().Add(5 * time.Second); !closed && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+		_, err := io.WriteString(conn, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+		closed = err != nil
+	}
+	assert.True(t, closed, "the connection is closed")
+}
+
+// Finding 3: an idle keep-alive connection is closed after the idle timeout.
+func TestIdleTimeoutClosesKeepAliveConnections(t *testing.T) {
+	rest, _ := startSecure(t, map[string]string{"FLUSS_GATEWAY__REST__IDLE_TIMEOUT": "200ms"})
+	conn, err := net.Dial("tcp", rest.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	res := readResponses(t, conn, 2*time.Second)
+	require.Len(t, res.responses, 1)
+	assert.True(t, res.closed, "closed after 200ms idle, well before the 10s read timeout")
+}
+
+// Finding 3: the connections of one address are capped.
+func TestConnectionsPerAddressAreCapped(t *testing.T) {
+	rest, _ := startSecure(t, map[string]string{"FLUSS_GATEWAY__REST__MAX_CONNECTIONS_PER_ADDRESS": "2"})
+	addr := rest.Addr().String()
+	var conns []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = io.WriteString(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		res := readResponses(t, c, 300*time.Millisecond)
+		require.Len(t, res.responses, 1)
+		conns = append(conns, c)
+	}
+	res := rawExchange(t, addr, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n", 2*time.Second)
+	require.Len(t, res.responses, 1)
+	assert.Equal(t, 429, res.responses[0].StatusCode, "the third connection of the address is refused")
+	assert.True(t, res.closed)
+	_ = conns[0].Close()
+	time.Sleep(100 * time.Millisecond)
+	res = rawExchange(t, addr, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 2*time.Second)
+	require.Len(t, res.responses, 1)
+	assert.Equal(t, 200, res.responses[0].StatusCode, "a slot is free again")
+}
+
+// Finding 7: an unknown (lowercase) method gets the envelope, a request id
+// and an access line.
+func TestUnknownMethodGetsTheEnvelope(t *testing.T) {
+	rest, logs := startSecure(t, map[string]string{})
+	res := rawExchange(t, rest.Addr().String(), "get /v1/clusters HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 2*time.Second)
+	require.Len(t, res.responses, 1)
+	assert.Equal(t, 405, res.responses[0].StatusCode)
+	assert.Equal(t, "method_not_allowed", envelopeCode(t, res.responses[0].Header, res.bodies[0]))
+	assert.Equal(t, "GET", res.responses[0].Header.Get("Allow"))
+	var found bool
+	for _, l := range logs.lines(t, "request") {
+		if l["method"] == "get" && l["status"] == float64(405) && l["request_id"] == res.responses[0].Header.Get("X-Request-Id") {
+			found = true
+		}
+	}
+	assert.True(t, found, "access line: %s", logs.String())
+}
+
+// Finding 7: two trusted principal headers are refused.
+func TestTwoPrincipalHeadersAreRefused(t *testing.T) {
+	rest, _ := startSecure(t, map[string]string{
+		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":                "trusted-header",
+		"FLUSS_GATEWAY__SECURITY__TRUSTED_HEADER__TRUSTED_CIDRS": "127.0.0.1/32",
+	})
+	addr := rest.Addr().String()
+	res := rawExchange(t, addr, "GET /v1/clusters HTTP/1.1\r\nHost: x\r\nX-Forwarded-User: alice\r\nConnection: close\r\n\r\n", 2*time.Second)
+	require.Len(t, res.responses, 1)
+	assert.Equal(t, 200, res.responses[0].StatusCode, res.bodies[0])
+	for _, hdrs := range []string{
+		"X-Forwarded-User: alice\r\nX-Forwarded-User: admin\r\n",
+		"X-Forwarded-User: alice\r\nx-forwarded-user: admin\r\n",
+		"X-Forwarded-User: alice\r\nX-Fluss-Act-As: a\r\nX-Fluss-Act-As: b\r\n",
+		"X-Forwarded-User: alice\r\nAuthorization: Basic a\r\nAuthorization: Basic b\r\n",
+	} {
+		res := rawExchange(t, addr, "GET /v1/clusters HTTP/1.1\r\nHost: x\r\n"+hdrs+"\r\n", 2*time.Second)
+		require.Len(t, res.responses, 1)
+		assert.Equal(t, 400, res.responses[0].StatusCode, "%q: %s", hdrs, res.bodies[0])
+		assert.True(t, res.closed)
+	}
+}

@@ -71,7 +71,8 @@ type lingeringConn struct {
 func (c *lingeringConn) Close() error {
 	var err error
 	c.once.Do(func() {
-		if werr := c.TCPConn.CloseWrite(); werr != nil {
+		werr := c.TCPConn.CloseWrite()
+		if werr != nil {
 			err = c.TCPConn.Close()
 			return
 		}
@@ -157,6 +158,8 @@ func (a *api) expectContinue(ctx *fasthttp.RequestCtx) int {
 	authCtx, cancel := context.WithTimeout(context.Background(), a.opts.RequestTimeout)
 	defer cancel()
 	c.SetUserContext(authCtx)
+	// The chain gets its own context (deadline middleware).
+	defer c.SetUserContext(context.Background())
 	p, err := a.authenticateRequest(c)
 	if err != nil {
 		a.setChallenge(c, err)
