@@ -119,7 +119,7 @@ func TestAmbiguousFramingIsRefused(t *testing.T) {
 			"Transfer-Encoding: gzip, chunked\r\n\r\n" + strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n0\r\n\r\n",
 		"two Transfer-Encoding": "POST " + dbPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
 			"Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n" + strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n0\r\n\r\n",
-		"folded header line": "GET /v1/clusters HTTP/1.1\r\nHost: x\r\nX-Custom: a\r\n b\r\n\r\n",
+		"folded header line":          "GET /v1/clusters HTTP/1.1\r\nHost: x\r\nX-Custom: a\r\n b\r\n\r\n",
 		"folded header line with tab": "GET /v1/clusters HTTP/1.1\r\nHost: x\r\nX-Custom: a\r\n\tb\r\n\r\n",
 	}
 	for name, req := range cases {
