@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"io"
@@ -320,5 +321,83 @@ func TestTwoPrincipalHeadersAreRefused(t *testing.T) {
 		require.Len(t, res.responses, 1)
 		assert.Equal(t, 400, res.responses[0].StatusCode, "%q: %s", hdrs, res.bodies[0])
 		assert.True(t, res.closed)
+	}
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err := zw.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
+}
+
+func post(t *testing.T, url string, body []byte, headers ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(got)
+}
+
+// Finding 6: the per-table quota is keyed by the decoded names, so
+// percent-encoded spellings of a table share its budget.
+func TestPerTableQuotaUsesDecodedNames(t *testing.T) {
+	rest, _ := startSecure(t, map[string]string{
+		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":             "token",
+		"FLUSS_GATEWAY__SECURITY__TOKENS":                     "tok-a:alice",
+		"FLUSS_GATEWAY__SECURITY__QUOTA__REQUESTS_PER_SECOND": "1",
+		"FLUSS_GATEWAY__SECURITY__QUOTA__PER_TABLE":           "true",
+	})
+	base := "http://" + rest.Addr().String() + "/v1/clusters/default/databases/"
+	c := &http.Client{Timeout: 5 * time.Second}
+	status, _, body := send(t, c, "GET", base+"default/tables/users", "Authorization", "Bearer tok-a")
+	require.NotEqual(t, 429, status, body)
+	for _, spelling := range []string{"default/tables/%75sers", "default/tables/u%73ers", "%64efault/tables/users", "%64%65fault/tables/user%73"} {
+		status, _, body := send(t, c, "GET", base+spelling, "Authorization", "Bearer tok-a")
+		assert.Equal(t, 429, status, "%s: %s", spelling, body)
+	}
+	status, _, body = send(t, c, "GET", base+"default/tables/other", "Authorization", "Bearer tok-a")
+	assert.NotEqual(t, 429, status, "another table has its own budget: %s", body)
+}
+
+// Finding 7: the byte quota and the write rate limit count decoded bytes:
+// a small gzip body that expands to most of the limit uses most of the
+// budget.
+func TestByteBudgetsCountDecodedBytes(t *testing.T) {
+	records := "/v1/clusters/default/databases/d/tables/t/records"
+	big := []byte(`{"entries":[` + strings.Repeat(" ", 900<<10) + `]}`)
+	small := gzipped(t, big)
+	require.Less(t, len(small), 4096)
+	for name, env := range map[string]map[string]string{
+		"quota": {
+			"FLUSS_GATEWAY__REST__WRITE__MAX_REQUEST_BYTES":    "1MiB",
+			"FLUSS_GATEWAY__SECURITY__QUOTA__BYTES_PER_SECOND": "1KiB",
+		},
+		"write rate limit": {
+			"FLUSS_GATEWAY__REST__WRITE__MAX_REQUEST_BYTES":            "1MiB",
+			"FLUSS_GATEWAY__REST__WRITE__RATE_LIMIT__ENABLED":          "true",
+			"FLUSS_GATEWAY__REST__WRITE__RATE_LIMIT__BYTES_PER_SECOND": "1KiB",
+			"FLUSS_GATEWAY__REST__ADMISSION__MAX_WAIT":                 "100ms",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rest, _ := startSecure(t, env)
+			url := "http://" + rest.Addr().String() + records
+			status, body := post(t, url, small, "Content-Encoding", "gzip")
+			require.NotEqual(t, 429, status, body)
+			status, body = post(t, url, small, "Content-Encoding", "gzip")
+			assert.Equal(t, 429, status, "the second body of 900 KiB decoded exceeds a 1 MiB burst: %s", body)
+		})
 	}
 }

@@ -88,16 +88,50 @@ func (a *api) jsonBodyLimited(c *fiber.Ctx, limit int64) ([]byte, error) {
 	if err := checkJSONMediaType(c.Get(fiber.HeaderContentType)); err != nil {
 		return nil, err
 	}
+	return a.decodedBody(c, limit)
+}
+
+// localDecodedBody caches the decompressed body of a request.
+const localDecodedBody = "fluss-gateway.decoded-body"
+
+// decodedBody returns the request body decoded as its Content-Encoding
+// says (identity or gzip), at most limit bytes once decoded. A gzip body is
+// decompressed once per request: the quota and the rate limit count the
+// decoded bytes, and the handler reuses them.
+func (a *api) decodedBody(c *fiber.Ctx, limit int64) ([]byte, error) {
 	raw := c.Request().Body()
 	switch enc := strings.ToLower(strings.TrimSpace(c.Get(fiber.HeaderContentEncoding))); enc {
 	case "", "identity":
 		return raw, nil
 	case "gzip", "x-gzip":
-		return gunzipLimited(raw, limit)
+		if b, ok := c.Locals(localDecodedBody).([]byte); ok {
+			if int64(len(b)) > limit {
+				return nil, &domain.Error{Kind: domain.KindLimitExceeded,
+					Message: fmt.Sprintf("decompressed request body exceeds the limit of %d bytes", limit)}
+			}
+			return b, nil
+		}
+		b, err := gunzipLimited(raw, limit)
+		if err != nil {
+			return nil, err
+		}
+		c.Locals(localDecodedBody, b)
+		return b, nil
 	default:
 		return nil, newHTTPError(fiber.StatusUnsupportedMediaType, codeUnsupportedMediaType,
 			"Content-Encoding %q is not supported; send the body uncompressed or with gzip", quoteHeader(enc))
 	}
+}
+
+// decodedBodySize is the size of the decoded body, what the byte quota and
+// the write rate limit count; the body limit of the route r applies.
+func (a *api) decodedBodySize(c *fiber.Ctx, r routeSpec) (int, error) {
+	limit := a.opts.MaxRequestBytes
+	if r.admission == admitMetadata {
+		limit = a.metadataBodyLimit()
+	}
+	b, err := a.decodedBody(c, limit)
+	return len(b), err
 }
 
 // gunzipLimited decompresses a gzip body of at most limit bytes.
