@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -400,4 +401,50 @@ func TestByteBudgetsCountDecodedBytes(t *testing.T) {
 			assert.Equal(t, 429, status, "the second body of 900 KiB decoded exceeds a 1 MiB burst: %s", body)
 		})
 	}
+}
+
+// clientFrom is an HTTP client whose connections come from the loopback
+// address local (127.0.0.x).
+func clientFrom(local string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: 5 * time.Second}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+// Finding 4: failed password logins are throttled per source address and
+// per user name, before any bcrypt work; a throttled caller is refused even
+// with the right password.
+func TestFailedLoginsAreThrottled(t *testing.T) {
+	rest, _ := startSecure(t, map[string]string{
+		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":                "password",
+		"FLUSS_GATEWAY__SECURITY__USERS":                         "alice:pa55word,bob:b0bpass,carol:c4rol",
+		"FLUSS_GATEWAY__SECURITY__PASSWORD__MAX_FAILED_LOGINS":   "3",
+		"FLUSS_GATEWAY__SECURITY__PASSWORD__FAILED_LOGIN_WINDOW": "1h",
+	})
+	url := "http://" + rest.Addr().String() + "/v1/clusters"
+	basic := func(u, p string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p)) }
+	one, two := clientFrom("127.0.0.1"), clientFrom("127.0.0.2")
+
+	// Per address: 127.0.0.1 guesses three user names.
+	for _, u := range []string{"alice", "nobody", "carol"} {
+		status, _, _ := send(t, one, "GET", url, "Authorization", basic(u, "guess"))
+		require.Equal(t, 401, status)
+	}
+	status, hdr, body := send(t, one, "GET", url, "Authorization", basic("bob", "b0bpass"))
+	assert.Equal(t, 429, status, body)
+	assert.NotEmpty(t, hdr.Get("Retry-After"))
+	assert.Contains(t, body, `"code":"resource_exhausted"`)
+	status, _, body = send(t, two, "GET", url, "Authorization", basic("bob", "b0bpass"))
+	assert.Equal(t, 200, status, "another address is not throttled: %s", body)
+
+	// Per user name: alice has one failure (from 127.0.0.1); two more from
+	// 127.0.0.2 exhaust her budget wherever the next attempt comes from.
+	for i := 0; i < 2; i++ {
+		status, _, _ := send(t, two, "GET", url, "Authorization", basic("alice", "guess"))
+		require.Equal(t, 401, status)
+	}
+	three := clientFrom("127.0.0.3")
+	status, _, body = send(t, three, "GET", url, "Authorization", basic("alice", "pa55word"))
+	assert.Equal(t, 429, status, body)
+	status, _, body = send(t, three, "GET", url, "Authorization", basic("carol", "c4rol"))
+	assert.Equal(t, 200, status, body)
 }

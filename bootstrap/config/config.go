@@ -167,6 +167,10 @@ type Security struct {
 	// PasswordCacheTTL is how long a verified Basic credential is
 	// remembered (keyed by an HMAC, never stored); negative disables it.
 	PasswordCacheTTL time.Duration
+	// MaxFailedLogins (0: no throttle) failed Basic logins per source
+	// address and per user name are allowed per FailedLoginWindow.
+	MaxFailedLogins   int
+	FailedLoginWindow time.Duration
 	// Tokens is the token-mode table `<token>:<principal>` or
 	// `sha256:<hex>:<principal>`, comma-separated.
 	Tokens Secret
@@ -348,6 +352,8 @@ func Default() Config {
 			Authentication:     AuthTrust,
 			Realm:              DefaultRealm,
 			PasswordCacheTTL:   time.Minute,
+			MaxFailedLogins:    10,
+			FailedLoginWindow:  time.Minute,
 			MTLSPrincipalField: "cn",
 			JWT: JWT{
 				PrincipalClaim:  "sub",

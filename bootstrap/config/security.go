@@ -17,29 +17,31 @@ import (
 // gateway-go extensions. The identity adapter (adapters/identity, keys.go)
 // uses the same names in its own validation errors.
 const (
-	KeyRealm                  = "gateway.security.realm"
-	KeyTrustAllowNonLoopback  = "gateway.security.trust.allow-non-loopback"
-	KeyUsers                  = "gateway.security.users"
-	KeyPasswordCacheTTL       = "gateway.security.password.cache-ttl"
-	KeyTokens                 = "gateway.security.tokens"
-	KeyTrustedHeaderName      = "gateway.security.trusted-header.name"
-	KeyTrustedHeaderCIDRs     = "gateway.security.trusted-header.trusted-cidrs"
-	KeyJWTIssuer              = "gateway.security.jwt.issuer"
-	KeyJWTAudience            = "gateway.security.jwt.audience"
-	KeyJWTJWKSFile            = "gateway.security.jwt.jwks-file"
-	KeyJWTJWKSURL             = "gateway.security.jwt.jwks-url"
-	KeyJWTPrincipalClaim      = "gateway.security.jwt.principal-claim"
-	KeyJWTAlgorithms          = "gateway.security.jwt.algorithms"
-	KeyJWTClockSkew           = "gateway.security.jwt.clock-skew"
-	KeyJWTRefreshInterval     = "gateway.security.jwt.jwks-refresh-interval"
-	KeyJWTFetchTimeout        = "gateway.security.jwt.jwks-fetch-timeout"
-	KeyMTLSPrincipalField     = "gateway.security.mtls.principal-field"
-	KeyActAsHeader            = "gateway.security.act-as.header"
-	KeyActAsAllowedPrincipals = "gateway.security.act-as.allowed-principals"
-	KeyQuotaRequestsPerSecond = "gateway.security.quota.requests-per-second"
-	KeyQuotaBytesPerSecond    = "gateway.security.quota.bytes-per-second"
-	KeyQuotaPerTable          = "gateway.security.quota.per-table"
-	KeyQuotaMaxPrincipals     = "gateway.security.quota.max-principals"
+	KeyRealm                     = "gateway.security.realm"
+	KeyTrustAllowNonLoopback     = "gateway.security.trust.allow-non-loopback"
+	KeyUsers                     = "gateway.security.users"
+	KeyPasswordCacheTTL          = "gateway.security.password.cache-ttl"
+	KeyPasswordMaxFailedLogins   = "gateway.security.password.max-failed-logins"
+	KeyPasswordFailedLoginWindow = "gateway.security.password.failed-login-window"
+	KeyTokens                    = "gateway.security.tokens"
+	KeyTrustedHeaderName         = "gateway.security.trusted-header.name"
+	KeyTrustedHeaderCIDRs        = "gateway.security.trusted-header.trusted-cidrs"
+	KeyJWTIssuer                 = "gateway.security.jwt.issuer"
+	KeyJWTAudience               = "gateway.security.jwt.audience"
+	KeyJWTJWKSFile               = "gateway.security.jwt.jwks-file"
+	KeyJWTJWKSURL                = "gateway.security.jwt.jwks-url"
+	KeyJWTPrincipalClaim         = "gateway.security.jwt.principal-claim"
+	KeyJWTAlgorithms             = "gateway.security.jwt.algorithms"
+	KeyJWTClockSkew              = "gateway.security.jwt.clock-skew"
+	KeyJWTRefreshInterval        = "gateway.security.jwt.jwks-refresh-interval"
+	KeyJWTFetchTimeout           = "gateway.security.jwt.jwks-fetch-timeout"
+	KeyMTLSPrincipalField        = "gateway.security.mtls.principal-field"
+	KeyActAsHeader               = "gateway.security.act-as.header"
+	KeyActAsAllowedPrincipals    = "gateway.security.act-as.allowed-principals"
+	KeyQuotaRequestsPerSecond    = "gateway.security.quota.requests-per-second"
+	KeyQuotaBytesPerSecond       = "gateway.security.quota.bytes-per-second"
+	KeyQuotaPerTable             = "gateway.security.quota.per-table"
+	KeyQuotaMaxPrincipals        = "gateway.security.quota.max-principals"
 
 	KeyTLSCertFile       = "gateway.rest.tls.cert-file"
 	KeyTLSKeyFile        = "gateway.rest.tls.key-file"
@@ -108,6 +110,8 @@ var securityEntries = []entry[Config]{
 			return optionalDuration(c.Security.PasswordCacheTTL)
 		},
 	},
+	countEntry(KeyPasswordMaxFailedLogins, func(c *Config) *int { return &c.Security.MaxFailedLogins }),
+	durationEntry(KeyPasswordFailedLoginWindow, func(c *Config) *time.Duration { return &c.Security.FailedLoginWindow }),
 	listEntry(KeyTrustedHeaderCIDRs, func(c *Config) *[]string { return &c.Security.TrustedHeaderCIDRs }),
 	stringEntry(KeyJWTIssuer, func(c *Config) *string { return &c.Security.JWT.Issuer }),
 	stringEntry(KeyJWTAudience, func(c *Config) *string { return &c.Security.JWT.Audience }),
@@ -191,6 +195,9 @@ func (c *Config) validateSecurityExtensions(add func(string, ...any)) {
 	s := c.Security
 	if !validRealm(s.Realm) {
 		add("%s must be printable ASCII without quotes or backslashes", KeyRealm)
+	}
+	if s.FailedLoginWindow <= 0 || s.FailedLoginWindow > 24*time.Hour {
+		add("%s must be between 1ms and 24h", KeyPasswordFailedLoginWindow)
 	}
 	if s.PasswordCacheTTL > 24*time.Hour {
 		add("%s must not exceed 24h", KeyPasswordCacheTTL)
