@@ -448,3 +448,34 @@ func TestFailedLoginsAreThrottled(t *testing.T) {
 	status, _, body = send(t, three, "GET", url, "Authorization", basic("carol", "c4rol"))
 	assert.Equal(t, 200, status, body)
 }
+
+// Finding 7: a JWKS URL's query string (?api_key=...) appears neither in
+// --print-config nor in a startup error.
+func TestJWKSURLQueryIsMasked(t *testing.T) {
+	// A loopback port that refuses connections: the startup fetch fails.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	environ := []string{
+		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION=jwt",
+		"FLUSS_GATEWAY__SECURITY__JWT__ISSUER=https://idp.test",
+		"FLUSS_GATEWAY__SECURITY__JWT__AUDIENCE=gw",
+		"FLUSS_GATEWAY__SECURITY__JWT__JWKS_URL=http://" + dead + "/jwks?api_key=s3cr3t-k3y",
+		"FLUSS_GATEWAY__METRICS__ENABLED=false",
+		"FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:0",
+		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BACKEND=memory",
+	}
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"--print-config"}, environ, &stdout, &stderr)
+	require.Equal(t, ExitOK, code, stderr.String())
+	assert.Contains(t, stdout.String(), "http://"+dead+"/jwks?******")
+	assert.NotContains(t, stdout.String(), "s3cr3t-k3y")
+
+	stdout.Reset()
+	stderr.Reset()
+	code = Main(nil, environ, &stdout, &stderr)
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, stderr.String(), "gateway.security.jwt.jwks-url")
+	assert.NotContains(t, stdout.String()+stderr.String(), "s3cr3t-k3y")
+}

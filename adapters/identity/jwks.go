@@ -225,7 +225,7 @@ func httpLoader(client *http.Client, u string) func(context.Context) ([]byte, er
 		req.Header.Set("Accept", "application/jwk-set+json, application/json")
 		resp, err := client.Do(req)
 		if err != nil {
-			return nil, err
+			return nil, redactURLError(err)
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
@@ -289,4 +289,33 @@ func defaultJWKSClient() *http.Client {
 			return checkJWKSURL(req.URL.String())
 		},
 	}
+}
+
+// redactURLError keeps a failed fetch's operation and cause but not its URL,
+// whose query may carry a credential (?api_key=...): the error reaches
+// startup errors and logs.
+func redactURLError(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", ue.Op, redactURL(ue.URL), ue.Err)
+}
+
+// redactURL hides a URL's user info, query and fragment.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "******"
+	}
+	if u.User != nil {
+		u.User = url.User("******")
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		u.RawQuery, u.ForceQuery = "******", false
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = "******", ""
+	}
+	return u.String()
 }

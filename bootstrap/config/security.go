@@ -117,16 +117,11 @@ var securityEntries = []entry[Config]{
 	stringEntry(KeyJWTAudience, func(c *Config) *string { return &c.Security.JWT.Audience }),
 	stringEntry(KeyJWTJWKSFile, func(c *Config) *string { return &c.Security.JWT.JWKSFile }),
 	{
-		// The URL may carry credentials in its user info: the dump hides them.
-		key:   KeyJWTJWKSURL,
-		apply: func(c *Config, v scalar) (err error) { c.Security.JWT.JWKSURL, err = v.str(); return err },
-		render: func(c *Config) string {
-			raw := c.Security.JWT.JWKSURL
-			if u, err := url.Parse(raw); err == nil && u.User != nil {
-				return u.Redacted()
-			}
-			return raw
-		},
+		// The URL may carry credentials in its user info or its query
+		// (?api_key=...): the dump hides both.
+		key:    KeyJWTJWKSURL,
+		apply:  func(c *Config, v scalar) (err error) { c.Security.JWT.JWKSURL, err = v.str(); return err },
+		render: func(c *Config) string { return RedactURL(c.Security.JWT.JWKSURL) },
 	},
 	stringEntry(KeyJWTPrincipalClaim, func(c *Config) *string { return &c.Security.JWT.PrincipalClaim }),
 	listEntry(KeyJWTAlgorithms, func(c *Config) *[]string { return &c.Security.JWT.Algorithms }),
@@ -353,4 +348,24 @@ func checkJWKSURL(raw string) error {
 		return errors.New("plain http is accepted only for loopback hosts; use https")
 	}
 	return errors.New("expected an https URL")
+}
+
+// RedactURL hides the parts of a URL that may carry credentials: the user
+// info, the query and the fragment. A URL that does not parse is hidden
+// whole.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "******"
+	}
+	if u.User != nil {
+		u.User = url.User("******")
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		u.RawQuery, u.ForceQuery = "******", false
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = "******", ""
+	}
+	return u.String()
 }
