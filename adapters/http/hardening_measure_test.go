@@ -2,10 +2,12 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	nethttp "net/http"
 	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -150,4 +152,19 @@ func postJSON(t *testing.T, url string, body []byte, headers ...string) (int, []
 	out, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, out
+}
+
+// BenchmarkCheckDocumentFlatArray is the shape check alone of the body of
+// BenchmarkDecodeStrictFlatArray.
+func BenchmarkCheckDocumentFlatArray(b *testing.B) {
+	body := append(append([]byte(`{"a":[`), bytes.Repeat([]byte("0,"), 2<<20-1)...), []byte("0]}")...)
+	b.SetBytes(int64(len(body)))
+	t := reflect.TypeOf(struct {
+		A []int `json:"a"`
+	}{})
+	for i := 0; i < b.N; i++ {
+		if err := checkDocument(context.Background(), body, t); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

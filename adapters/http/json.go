@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -198,37 +197,38 @@ func decodeStrictContext(ctx context.Context, body []byte, dst any) error {
 // checkDocument checks that body is exactly one JSON value of the shape of
 // the Go type t (see shapeChecker).
 func checkDocument(ctx context.Context, body []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	s := &shapeChecker{dec: dec, ctx: ctx}
+	s := &shapeChecker{b: body, ctx: ctx}
 	if err := s.value(expect{t: t}, 0); err != nil {
 		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return domain.InvalidArgument("malformed JSON: unexpected data after the top-level value at byte %d", dec.InputOffset())
+	s.skipSpace()
+	if s.i < len(s.b) {
+		return domain.InvalidArgument("malformed JSON: unexpected data after the top-level value at byte %d", s.i)
 	}
 	return nil
 }
 
-// deadlineCheckEvery is how many tokens the checker reads between two looks
+// deadlineCheckEvery is how many values the checker reads between two looks
 // at the request deadline.
 const deadlineCheckEvery = 1024
 
-// shapeChecker walks a JSON document token by token against the Go type it
-// will be decoded into: objects carry only the fields the type declares,
-// scalars have its JSON type, object keys are unique and at most
+// shapeChecker scans a JSON document (RFC 8259) byte by byte against the Go
+// type it will be decoded into: objects carry only the fields the type
+// declares, scalars have its JSON type, object keys are unique and at most
 // maxJSONKeyBytes long, nesting stays within maxJSONDepth, and members of
 // Fluss DataType documents are known. null is accepted everywhere (it
 // leaves the Go zero value). It stops at the first violation, so a document
-// with a bad member costs only the bytes up to it.
+// with a bad member costs only the bytes up to it, and it allocates only for
+// object keys.
 //
 // The field path of a message ("columns[2].data_type.precision") is kept as
 // a stack of segments and turned into text only when an error is reported,
 // so the cost per member is constant whatever the length of its keys.
 type shapeChecker struct {
-	dec    *json.Decoder
+	b      []byte
+	i      int
 	ctx    context.Context
-	tokens int
+	values int
 	path   []pathSegment
 }
 
@@ -242,7 +242,8 @@ type pathSegment struct {
 
 // expect is what a value must look like: a Go type, or a part of a Fluss
 // DataType document (dataType: a data type object at nesting typeDepth;
-// rowFields: the "fields" array of a ROW type).
+// rowFields: the "fields" array of a ROW type; rowField: one of its
+// elements), or anything (any).
 type expect struct {
 	t         reflect.Type
 	dataType  bool
@@ -296,20 +297,48 @@ func (s *shapeChecker) errorf(format string, args ...any) error {
 	return domain.InvalidArgument("%s: "+format, append([]any{orRoot(s.pathString())}, args...)...)
 }
 
-// token reads the next token, looking at the deadline every
-// deadlineCheckEvery tokens.
-func (s *shapeChecker) token() (json.Token, error) {
-	s.tokens++
-	if s.tokens%deadlineCheckEvery == 0 && s.ctx != nil {
-		if err := s.ctx.Err(); err != nil {
-			return nil, err
+// syntax reports malformed JSON at the current byte.
+func (s *shapeChecker) syntax(what string) error {
+	if s.i >= len(s.b) {
+		return domain.InvalidArgument("malformed JSON: unexpected end of input at byte %d", s.i)
+	}
+	return domain.InvalidArgument("malformed JSON at byte %d: %s", s.i, what)
+}
+
+func (s *shapeChecker) skipSpace() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
 		}
 	}
-	tok, err := s.dec.Token()
-	if err != nil {
-		return nil, syntaxError(s.dec, err)
+}
+
+// peek returns the next non-space byte, 0 at the end.
+func (s *shapeChecker) peek() byte {
+	s.skipSpace()
+	if s.i < len(s.b) {
+		return s.b[s.i]
 	}
-	return tok, nil
+	return 0
+}
+
+// jsonKind is the kind of a JSON value by its first byte, for messages.
+func jsonKind(c byte) string {
+	switch {
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
 }
 
 // value checks the next value against e.
@@ -317,26 +346,32 @@ func (s *shapeChecker) value(e expect, depth int) error {
 	if depth > maxJSONDepth {
 		return s.errorf("JSON nests deeper than %d levels", maxJSONDepth)
 	}
-	tok, err := s.token()
-	if err != nil {
-		return err
+	s.values++
+	if s.values%deadlineCheckEvery == 0 && s.ctx != nil {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
 	}
-	if tok == nil {
-		return nil
+	c := s.peek()
+	switch c {
+	case 0:
+		return s.syntax("")
+	case 'n':
+		return s.literal("null")
 	}
 	switch {
 	case e.any:
-		return s.skip(tok, depth)
+		return s.skip(depth)
 	case e.dataType:
-		return s.dataType(tok, e.typeDepth, depth)
+		return s.dataType(e.typeDepth, depth)
 	case e.rowFields:
-		if tok != json.Delim('[') {
-			return s.mismatch("an array", tok)
+		if c != '[' {
+			return s.mismatch("an array", c)
 		}
 		return s.elements(expect{rowField: true, typeDepth: e.typeDepth}, depth)
 	case e.rowField:
-		if tok != json.Delim('{') {
-			return s.mismatch("an object", tok)
+		if c != '{' {
+			return s.mismatch("an object", c)
 		}
 		return s.members(depth, '.', func(key string) (expect, error) {
 			if !contains(dataFieldKeys, key) {
@@ -354,12 +389,12 @@ func (s *shapeChecker) value(e expect, depth int) error {
 	}
 	if t == rawMessageType {
 		// The only raw documents in request bodies are data types.
-		return s.dataType(tok, 0, depth)
+		return s.dataType(0, depth)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if tok != json.Delim('{') {
-			return s.mismatch("an object", tok)
+		if c != '{' {
+			return s.mismatch("an object", c)
 		}
 		fields := jsonFields(t)
 		return s.members(depth, '.', func(key string) (expect, error) {
@@ -370,58 +405,178 @@ func (s *shapeChecker) value(e expect, depth int) error {
 			return expect{t: ft}, nil
 		})
 	case reflect.Slice:
-		if tok != json.Delim('[') {
-			return s.mismatch("an array", tok)
+		if c != '[' {
+			return s.mismatch("an array", c)
 		}
 		return s.elements(expect{t: t.Elem()}, depth)
 	case reflect.Map:
-		if tok != json.Delim('{') {
-			return s.mismatch("an object", tok)
+		if c != '{' {
+			return s.mismatch("an object", c)
 		}
 		return s.members(depth, '"', func(string) (expect, error) { return expect{t: t.Elem()}, nil })
 	case reflect.String:
-		if _, ok := tok.(string); !ok {
-			return s.mismatch("a string", tok)
+		if c != '"' {
+			return s.mismatch("a string", c)
 		}
+		_, err := s.str(false)
+		return err
 	case reflect.Bool:
-		if _, ok := tok.(bool); !ok {
-			return s.mismatch("a boolean", tok)
+		if c == 't' {
+			return s.literal("true")
 		}
+		if c == 'f' {
+			return s.literal("false")
+		}
+		return s.mismatch("a boolean", c)
 	case reflect.Int, reflect.Int32, reflect.Int64:
-		num, ok := tok.(json.Number)
-		if !ok {
-			return s.mismatch("an integer", tok)
+		if c != '-' && (c < '0' || c > '9') {
+			return s.mismatch("an integer", c)
 		}
-		v, err := strconv.ParseInt(num.String(), 10, 64)
+		num, err := s.number()
+		if err != nil {
+			return err
+		}
+		v, perr := strconv.ParseInt(string(num), 10, 64)
 		limit := int64(math.MaxInt32)
 		if t.Kind() == reflect.Int64 {
 			limit = math.MaxInt64
 		}
-		if err != nil || v > limit || v < -limit-1 {
-			return s.errorf("expected an integer in range, got %s", quoteHeader(num.String()))
+		if perr != nil || v > limit || v < -limit-1 {
+			return s.errorf("expected an integer in range, got %s", quoteHeader(string(num)))
 		}
-	default:
-		return s.skip(tok, depth)
+		return nil
 	}
+	return s.skip(depth)
+}
+
+// literal consumes true, false or null.
+func (s *shapeChecker) literal(word string) error {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return s.syntax("invalid literal")
+	}
+	s.i += len(word)
 	return nil
 }
 
-// members checks the members of an object whose '{' was read; field says
-// what each key's value must be (or refuses the key). kind is '.' for
-// struct members and '"' for map keys.
+// number consumes a JSON number and returns its text.
+func (s *shapeChecker) number() ([]byte, error) {
+	start := s.i
+	digits := func() int {
+		n := 0
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.b) && s.b[s.i] == '0':
+		s.i++
+	case digits() == 0:
+		return nil, s.syntax("invalid number")
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			return nil, s.syntax("invalid number")
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			return nil, s.syntax("invalid number")
+		}
+	}
+	return s.b[start:s.i], nil
+}
+
+// str consumes a string whose opening quote is next; with decode it
+// returns its value (only object keys need it).
+func (s *shapeChecker) str(decode bool) (string, error) {
+	start := s.i
+	s.i++
+	escaped := false
+	for {
+		if s.i >= len(s.b) {
+			return "", s.syntax("")
+		}
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			if !decode {
+				return "", nil
+			}
+			if !escaped {
+				return string(s.b[start+1 : s.i-1]), nil
+			}
+			var v string
+			if err := json.Unmarshal(s.b[start:s.i], &v); err != nil {
+				s.i = start
+				return "", s.syntax("invalid string")
+			}
+			return v, nil
+		case c == '\\':
+			escaped = true
+			s.i++
+			if s.i >= len(s.b) {
+				return "", s.syntax("")
+			}
+			switch s.b[s.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i++
+			case 'u':
+				s.i++
+				for k := 0; k < 4; k++ {
+					if s.i >= len(s.b) || !isHex(s.b[s.i]) {
+						return "", s.syntax("invalid \\u escape in string")
+					}
+					s.i++
+				}
+			default:
+				return "", s.syntax("invalid escape in string")
+			}
+		case c < 0x20:
+			return "", s.syntax("control character in string")
+		default:
+			s.i++
+		}
+	}
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// members checks an object whose '{' is next; field says what each key's
+// value must be (or refuses the key). kind is '.' for struct members and
+// '"' for map keys.
 func (s *shapeChecker) members(depth int, kind byte, field func(key string) (expect, error)) error {
+	s.i++ // '{'
+	if s.peek() == '}' {
+		s.i++
+		return nil
+	}
 	var seen map[string]struct{}
-	for s.dec.More() {
-		tok, err := s.token()
+	for {
+		if s.peek() != '"' {
+			return s.syntax("expected a string key")
+		}
+		key, err := s.str(true)
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string)
+		if s.peek() != ':' {
+			return s.syntax("expected ':' after an object key")
+		}
+		s.i++
 		s.push(pathSegment{key: key, kind: kind})
 		if len(key) > maxJSONKeyBytes {
-			err := s.errorf("object key of %d bytes is longer than the limit of %d bytes", len(key), maxJSONKeyBytes)
-			s.pop()
-			return err
+			return s.errorf("object key of %d bytes is longer than the limit of %d bytes", len(key), maxJSONKeyBytes)
 		}
 		if seen == nil {
 			seen = map[string]struct{}{}
@@ -438,50 +593,78 @@ func (s *shapeChecker) members(depth int, kind byte, field func(key string) (exp
 			return err
 		}
 		s.pop()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return s.syntax("expected ',' or '}' after an object member")
+		}
 	}
-	if _, err := s.token(); err != nil { // '}'
-		return err
-	}
-	return nil
 }
 
-// elements checks the elements of an array whose '[' was read.
+// elements checks an array whose '[' is next.
 func (s *shapeChecker) elements(e expect, depth int) error {
+	s.i++ // '['
+	if s.peek() == ']' {
+		s.i++
+		return nil
+	}
 	s.push(pathSegment{kind: '['})
-	for i := 0; s.dec.More(); i++ {
+	for i := 0; ; i++ {
 		s.path[len(s.path)-1].index = i
 		if err := s.value(e, depth+1); err != nil {
 			return err
 		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			s.pop()
+			return nil
+		default:
+			return s.syntax("expected ',' or ']' after an array element")
+		}
 	}
-	s.pop()
-	if _, err := s.token(); err != nil { // ']'
-		return err
-	}
-	return nil
 }
 
-// skip checks a value of any shape whose first token is tok: only
-// duplicate keys, key lengths and nesting.
-func (s *shapeChecker) skip(tok json.Token, depth int) error {
-	switch tok {
-	case json.Delim('{'):
+// skip checks a value of any shape: only syntax, duplicate keys, key
+// lengths and nesting.
+func (s *shapeChecker) skip(depth int) error {
+	switch c := s.peek(); {
+	case c == '{':
 		return s.members(depth, '"', func(string) (expect, error) { return expect{any: true}, nil })
-	case json.Delim('['):
+	case c == '[':
 		return s.elements(expect{any: true}, depth)
+	case c == '"':
+		_, err := s.str(false)
+		return err
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		_, err := s.number()
+		return err
+	default:
+		return s.syntax("invalid character")
 	}
-	return nil
 }
 
-// dataType checks a Fluss DataType object whose first token is tok: its
-// members are known, nested types are objects, nesting stays within
+// dataType checks a Fluss DataType object that is next: its members are
+// known, nested types are objects, nesting stays within
 // domain.MaxTypeNesting; the domain reader checks the rest.
-func (s *shapeChecker) dataType(tok json.Token, typeDepth, depth int) error {
+func (s *shapeChecker) dataType(typeDepth, depth int) error {
 	if typeDepth > domain.MaxTypeNesting {
 		return s.errorf("data types nest deeper than %d levels", domain.MaxTypeNesting)
 	}
-	if tok != json.Delim('{') {
-		return s.mismatch("a data type object such as {\"type\":\"INTEGER\"}", tok)
+	if c := s.peek(); c != '{' {
+		return s.mismatch("a data type object such as {\"type\":\"INTEGER\"}", c)
 	}
 	return s.members(depth, '.', func(key string) (expect, error) {
 		switch {
@@ -496,30 +679,13 @@ func (s *shapeChecker) dataType(tok json.Token, typeDepth, depth int) error {
 	})
 }
 
-func (s *shapeChecker) mismatch(want string, tok json.Token) error {
-	var got string
-	switch v := tok.(type) {
-	case json.Delim:
-		got = map[json.Delim]string{'{': "an object", '[': "an array"}[v]
-	case string:
-		got = "a string"
-	case json.Number:
-		got = "a number"
-	case bool:
-		got = "a boolean"
+// mismatch reports a value of the wrong kind, starting with byte c; bytes
+// that start no JSON value are a syntax error.
+func (s *shapeChecker) mismatch(want string, c byte) error {
+	if !strings.ContainsRune(`{["tf-0123456789`, rune(c)) {
+		return s.syntax("invalid character")
 	}
-	return s.errorf("expected %s, got %s", want, got)
-}
-
-func syntaxError(dec *json.Decoder, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return domain.InvalidArgument("malformed JSON at byte %d: %s", se.Offset, se.Error())
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return domain.InvalidArgument("malformed JSON: unexpected end of input at byte %d", dec.InputOffset())
-	}
-	return domain.InvalidArgument("malformed JSON at byte %d: %v", dec.InputOffset(), err)
+	return s.errorf("expected %s, got %s", want, jsonKind(c))
 }
 
 var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
