@@ -10,6 +10,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -478,4 +481,21 @@ func TestJWKSURLQueryIsMasked(t *testing.T) {
 	assert.Equal(t, ExitFailed, code)
 	assert.Contains(t, stderr.String(), "gateway.security.jwt.jwks-url")
 	assert.NotContains(t, stdout.String()+stderr.String(), "s3cr3t-k3y")
+}
+
+// Issue 12 item 5 with curl: the body over the limit is sent whole (no
+// Expect: 100-continue) and curl reads the 413 envelope.
+func TestOversizedBodyGetsA413WithCurl(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl is not installed")
+	}
+	rest, _ := startSecure(t, map[string]string{"FLUSS_GATEWAY__REST__WRITE__MAX_REQUEST_BYTES": "1MiB"})
+	file := filepath.Join(t.TempDir(), "body")
+	require.NoError(t, os.WriteFile(file, bytes.Repeat([]byte("x"), 1<<20+1), 0o600))
+	out, err := exec.Command(curl, "-sS", "-H", "Expect:", "-H", "Content-Type: application/json", "--data-binary", "@"+file,
+		"-w", "\nstatus=%{http_code}", "http://"+rest.Addr().String()+dbPath+"/d/tables/t/records").CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Contains(t, string(out), `"code":"limit_exceeded"`)
+	assert.Contains(t, string(out), "status=413")
 }

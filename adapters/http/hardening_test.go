@@ -41,6 +41,15 @@ func TestHostileKeyBodyIsRefusedCheaply(t *testing.T) {
 		assert.True(t, strings.Contains(e.Message, "longer than the limit of 1024 bytes"), "message: %.200s", e.Message)
 		// Before the fix: 4.4, 8.4 and 16.6 GB allocated.
 		assert.Less(t, allocated, uint64(64<<20), "%d KiB key: %d bytes allocated", kib, allocated)
+
+		// The same body gzip-compressed (a few hundred bytes on the wire).
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_, _ = zw.Write(body)
+		require.NoError(t, zw.Close())
+		status, resp, _, _, _ = measureRequest(t, base, gz.Bytes(), "Content-Encoding", "gzip", "X-Fluss-Request-Timeout", "2s")
+		assert.Equal(t, 400, status, "%d KiB key, gzip", kib)
+		assert.Less(t, len(resp), 1024)
 	}
 }
 
