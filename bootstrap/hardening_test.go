@@ -7,12 +7,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Regression tests of issue 14 (security review) and issue 12 item 5 through
@@ -498,4 +501,45 @@ func TestOversizedBodyGetsA413WithCurl(t *testing.T) {
 	require.NoError(t, err, string(out))
 	assert.Contains(t, string(out), `"code":"limit_exceeded"`)
 	assert.Contains(t, string(out), "status=413")
+}
+
+// Finding 4: with users of different bcrypt costs, an unknown user name is
+// not told apart by its timing: unknown names cost what configured users
+// cost (some as little as the cheap user), not always the costliest hash.
+func TestUnknownUserTimingMatchesConfiguredCosts(t *testing.T) {
+	cheap, err := bcrypt.GenerateFromPassword([]byte("c"), bcrypt.MinCost)
+	require.NoError(t, err)
+	dear, err := bcrypt.GenerateFromPassword([]byte("d"), 11)
+	require.NoError(t, err)
+	rest, _ := startSecure(t, map[string]string{
+		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":              "password",
+		"FLUSS_GATEWAY__SECURITY__USERS":                       "cheap:bcrypt:" + string(cheap) + ",dear:bcrypt:" + string(dear),
+		"FLUSS_GATEWAY__SECURITY__PASSWORD__MAX_FAILED_LOGINS": "0",
+	})
+	url := "http://" + rest.Addr().String() + "/v1/clusters"
+	c := &http.Client{Timeout: 10 * time.Second}
+	timed := func(user string) time.Duration {
+		started := time.Now()
+		status, _, _ := send(t, c, "GET", url, "Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":wrong")))
+		require.Equal(t, 401, status)
+		return time.Since(started)
+	}
+	timed("cheap") // warm the connection
+	var dearTimes []time.Duration
+	for i := 0; i < 3; i++ {
+		dearTimes = append(dearTimes, timed("dear"))
+	}
+	slices.Sort(dearTimes)
+	fastLimit := dearTimes[1] / 4 // a cost-4 comparison is ~128 times cheaper than cost 11
+	fast := 0
+	for i := 0; i < 16; i++ {
+		if timed(fmt.Sprintf("nobody-%d", i)) < fastLimit {
+			fast++
+		}
+	}
+	// Each unknown name takes the cheap cost with probability 1/2: fewer
+	// than 2 of 16 happens with probability 0.03%. Before the fix every
+	// unknown name cost the costliest hash (0 fast).
+	assert.GreaterOrEqual(t, fast, 2, "unknown names answered faster than %v", fastLimit)
+	assert.LessOrEqual(t, fast, 14)
 }
