@@ -127,11 +127,13 @@ type api struct {
 	readiness *Readiness
 	identity  domain.Identity
 	routes    routeTable
-	app       *fiber.App
+	started   time.Time
+	openapi   []byte
+
+	// app is the fiber application the connection-level hooks use.
+	app *fiber.App
 	// singleHeaders: see Options.SingleValueHeaders.
 	singleHeaders []string
-	started       time.Time
-	openapi       []byte
 }
 
 // New builds the fiber application serving the REST API. It does not
@@ -148,20 +150,20 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		return nil, err
 	}
 	a := &api{
-		opts:          opts,
-		log:           opts.Logger,
-		catalog:       deps.Catalog,
-		records:       deps.Records,
-		admission:     newAdmission(opts.Admission, opts.MaxRequestBytes),
-		quotas:        newQuotas(opts.Quota, opts.MaxRequestBytes),
-		audit:         opts.AuditLogger,
-		readiness:     deps.Readiness,
-		identity:      deps.Identity,
-		routes:        allRoutes(),
-		singleHeaders: append([]string{fiber.HeaderAuthorization}, opts.SingleValueHeaders...),
-		started:       time.Now(),
-		openapi:       doc,
+		opts:      opts,
+		log:       opts.Logger,
+		catalog:   deps.Catalog,
+		records:   deps.Records,
+		admission: newAdmission(opts.Admission, opts.MaxRequestBytes),
+		quotas:    newQuotas(opts.Quota, opts.MaxRequestBytes),
+		audit:     opts.AuditLogger,
+		readiness: deps.Readiness,
+		identity:  deps.Identity,
+		routes:    allRoutes(),
+		started:   time.Now(),
+		openapi:   doc,
 	}
+	a.singleHeaders = append([]string{fiber.HeaderAuthorization}, opts.SingleValueHeaders...)
 	if a.log == nil {
 		a.log = slog.Default()
 	}

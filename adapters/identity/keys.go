@@ -21,24 +21,22 @@ const (
 	KeyTokens            = "gateway.security.tokens"
 	KeyTrustedHeaderName = "gateway.security.trusted-header.name"
 
-	KeyRealm                     = "gateway.security.realm"
-	KeyAllowNonLoopback          = "gateway.security.trust.allow-non-loopback"
-	KeyPasswordCacheTTL          = "gateway.security.password.cache-ttl"
-	KeyPasswordMaxFailedLogins   = "gateway.security.password.max-failed-logins"
-	KeyPasswordFailedLoginWindow = "gateway.security.password.failed-login-window"
-	KeyTrustedHeaderCIDRs        = "gateway.security.trusted-header.trusted-cidrs"
-	KeyJWTIssuer                 = "gateway.security.jwt.issuer"
-	KeyJWTAudience               = "gateway.security.jwt.audience"
-	KeyJWTJWKSFile               = "gateway.security.jwt.jwks-file"
-	KeyJWTJWKSURL                = "gateway.security.jwt.jwks-url"
-	KeyJWTPrincipalClaim         = "gateway.security.jwt.principal-claim"
-	KeyJWTAlgorithms             = "gateway.security.jwt.algorithms"
-	KeyJWTClockSkew              = "gateway.security.jwt.clock-skew"
-	KeyJWTRefreshInterval        = "gateway.security.jwt.jwks-refresh-interval"
-	KeyJWTFetchTimeout           = "gateway.security.jwt.jwks-fetch-timeout"
-	KeyMTLSPrincipalField        = "gateway.security.mtls.principal-field"
-	KeyActAsHeader               = "gateway.security.act-as.header"
-	KeyActAsAllowedPrincipals    = "gateway.security.act-as.allowed-principals"
+	KeyRealm                  = "gateway.security.realm"
+	KeyAllowNonLoopback       = "gateway.security.trust.allow-non-loopback"
+	KeyPasswordCacheTTL       = "gateway.security.password.cache-ttl"
+	KeyTrustedHeaderCIDRs     = "gateway.security.trusted-header.trusted-cidrs"
+	KeyJWTIssuer              = "gateway.security.jwt.issuer"
+	KeyJWTAudience            = "gateway.security.jwt.audience"
+	KeyJWTJWKSFile            = "gateway.security.jwt.jwks-file"
+	KeyJWTJWKSURL             = "gateway.security.jwt.jwks-url"
+	KeyJWTPrincipalClaim      = "gateway.security.jwt.principal-claim"
+	KeyJWTAlgorithms          = "gateway.security.jwt.algorithms"
+	KeyJWTClockSkew           = "gateway.security.jwt.clock-skew"
+	KeyJWTRefreshInterval     = "gateway.security.jwt.jwks-refresh-interval"
+	KeyJWTFetchTimeout        = "gateway.security.jwt.jwks-fetch-timeout"
+	KeyMTLSPrincipalField     = "gateway.security.mtls.principal-field"
+	KeyActAsHeader            = "gateway.security.act-as.header"
+	KeyActAsAllowedPrincipals = "gateway.security.act-as.allowed-principals"
 )
 
 // Defaults applied to zero values of Config.
@@ -73,3 +71,9 @@ var DefaultJWTAlgorithms = []string{
 	"ES256", "ES384", "ES512",
 	"EdDSA",
 }
+
+// Keys of the failed-login throttle of password mode (gateway-go extensions).
+const (
+	KeyPasswordMaxFailedLogins   = "gateway.security.password.max-failed-logins"
+	KeyPasswordFailedLoginWindow = "gateway.security.password.failed-login-window"
+)

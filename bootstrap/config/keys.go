@@ -25,30 +25,33 @@ const (
 
 // Keys referenced outside the registry.
 const (
-	KeyRESTListen      = "gateway.rest.listen"
-	KeyMetricsListen   = "gateway.metrics.exporter.prometheus.listen"
-	KeySecurityAuth    = "gateway.security.authentication"
-	KeyInstanceID      = "gateway.instance-id"
-	KeyRequestTimeout  = "gateway.rest.write.request-timeout"
-	KeyMaxDeliveryTime = "gateway.rest.write.max-delivery-time"
-	// REST listener hardening keys (gateway-go extensions).
+	KeyRESTListen       = "gateway.rest.listen"
+	KeyMetricsListen    = "gateway.metrics.exporter.prometheus.listen"
+	KeySecurityAuth     = "gateway.security.authentication"
+	KeyInstanceID       = "gateway.instance-id"
+	KeyRequestTimeout   = "gateway.rest.write.request-timeout"
+	KeyMaxDeliveryTime  = "gateway.rest.write.max-delivery-time"
+	clusterKeyBackend   = "backend"
+	clusterKeyServers   = "bootstrap.servers"
+	clusterKeyAccount   = "connection.service.account"
+	clusterKeySecret    = "connection.service.secret"
+	clusterKeyIdentity  = "connection.identity-mode"
+	clusterKeyProtocol  = "connection.security.protocol"
+	clusterKeyConnMax   = "connection.max"
+	clusterKeyConnIdle  = "connection.idle-timeout"
+	clusterKeyConnectTO = "connect-timeout"
+	clusterKeyAutoPart  = "write.auto-create-partitions"
+	// KeyReadinessGrace is a gateway-go extension key.
+	KeyReadinessGrace = "gateway.shutdown.readiness-grace"
+)
+
+// REST listener hardening keys (gateway-go extensions).
+const (
 	KeyMetadataMaxRequestBytes = "gateway.rest.metadata.max-request-bytes"
 	KeyRESTWriteTimeout        = "gateway.rest.write-timeout"
 	KeyRESTIdleTimeout         = "gateway.rest.idle-timeout"
 	KeyRESTMaxConnsPerAddress  = "gateway.rest.max-connections-per-address"
 	KeyRESTLingerTimeout       = "gateway.rest.linger-timeout"
-	clusterKeyBackend          = "backend"
-	clusterKeyServers          = "bootstrap.servers"
-	clusterKeyAccount          = "connection.service.account"
-	clusterKeySecret           = "connection.service.secret"
-	clusterKeyIdentity         = "connection.identity-mode"
-	clusterKeyProtocol         = "connection.security.protocol"
-	clusterKeyConnMax          = "connection.max"
-	clusterKeyConnIdle         = "connection.idle-timeout"
-	clusterKeyConnectTO        = "connect-timeout"
-	clusterKeyAutoPart         = "write.auto-create-partitions"
-	// KeyReadinessGrace is a gateway-go extension key.
-	KeyReadinessGrace = "gateway.shutdown.readiness-grace"
 )
 
 // scalar is one configured value: YAML scalar text with its resolved tag

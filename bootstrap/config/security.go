@@ -17,31 +17,29 @@ import (
 // gateway-go extensions. The identity adapter (adapters/identity, keys.go)
 // uses the same names in its own validation errors.
 const (
-	KeyRealm                     = "gateway.security.realm"
-	KeyTrustAllowNonLoopback     = "gateway.security.trust.allow-non-loopback"
-	KeyUsers                     = "gateway.security.users"
-	KeyPasswordCacheTTL          = "gateway.security.password.cache-ttl"
-	KeyPasswordMaxFailedLogins   = "gateway.security.password.max-failed-logins"
-	KeyPasswordFailedLoginWindow = "gateway.security.password.failed-login-window"
-	KeyTokens                    = "gateway.security.tokens"
-	KeyTrustedHeaderName         = "gateway.security.trusted-header.name"
-	KeyTrustedHeaderCIDRs        = "gateway.security.trusted-header.trusted-cidrs"
-	KeyJWTIssuer                 = "gateway.security.jwt.issuer"
-	KeyJWTAudience               = "gateway.security.jwt.audience"
-	KeyJWTJWKSFile               = "gateway.security.jwt.jwks-file"
-	KeyJWTJWKSURL                = "gateway.security.jwt.jwks-url"
-	KeyJWTPrincipalClaim         = "gateway.security.jwt.principal-claim"
-	KeyJWTAlgorithms             = "gateway.security.jwt.algorithms"
-	KeyJWTClockSkew              = "gateway.security.jwt.clock-skew"
-	KeyJWTRefreshInterval        = "gateway.security.jwt.jwks-refresh-interval"
-	KeyJWTFetchTimeout           = "gateway.security.jwt.jwks-fetch-timeout"
-	KeyMTLSPrincipalField        = "gateway.security.mtls.principal-field"
-	KeyActAsHeader               = "gateway.security.act-as.header"
-	KeyActAsAllowedPrincipals    = "gateway.security.act-as.allowed-principals"
-	KeyQuotaRequestsPerSecond    = "gateway.security.quota.requests-per-second"
-	KeyQuotaBytesPerSecond       = "gateway.security.quota.bytes-per-second"
-	KeyQuotaPerTable             = "gateway.security.quota.per-table"
-	KeyQuotaMaxPrincipals        = "gateway.security.quota.max-principals"
+	KeyRealm                  = "gateway.security.realm"
+	KeyTrustAllowNonLoopback  = "gateway.security.trust.allow-non-loopback"
+	KeyUsers                  = "gateway.security.users"
+	KeyPasswordCacheTTL       = "gateway.security.password.cache-ttl"
+	KeyTokens                 = "gateway.security.tokens"
+	KeyTrustedHeaderName      = "gateway.security.trusted-header.name"
+	KeyTrustedHeaderCIDRs     = "gateway.security.trusted-header.trusted-cidrs"
+	KeyJWTIssuer              = "gateway.security.jwt.issuer"
+	KeyJWTAudience            = "gateway.security.jwt.audience"
+	KeyJWTJWKSFile            = "gateway.security.jwt.jwks-file"
+	KeyJWTJWKSURL             = "gateway.security.jwt.jwks-url"
+	KeyJWTPrincipalClaim      = "gateway.security.jwt.principal-claim"
+	KeyJWTAlgorithms          = "gateway.security.jwt.algorithms"
+	KeyJWTClockSkew           = "gateway.security.jwt.clock-skew"
+	KeyJWTRefreshInterval     = "gateway.security.jwt.jwks-refresh-interval"
+	KeyJWTFetchTimeout        = "gateway.security.jwt.jwks-fetch-timeout"
+	KeyMTLSPrincipalField     = "gateway.security.mtls.principal-field"
+	KeyActAsHeader            = "gateway.security.act-as.header"
+	KeyActAsAllowedPrincipals = "gateway.security.act-as.allowed-principals"
+	KeyQuotaRequestsPerSecond = "gateway.security.quota.requests-per-second"
+	KeyQuotaBytesPerSecond    = "gateway.security.quota.bytes-per-second"
+	KeyQuotaPerTable          = "gateway.security.quota.per-table"
+	KeyQuotaMaxPrincipals     = "gateway.security.quota.max-principals"
 
 	KeyTLSCertFile       = "gateway.rest.tls.cert-file"
 	KeyTLSKeyFile        = "gateway.rest.tls.key-file"
@@ -49,6 +47,12 @@ const (
 	KeyTLSClientCAFile   = "gateway.rest.tls.client-ca-file"
 	KeyTLSClientAuth     = "gateway.rest.tls.client-auth"
 	KeyTLSReloadInterval = "gateway.rest.tls.reload-interval"
+)
+
+// Keys of the failed-login throttle of password mode (gateway-go extensions).
+const (
+	KeyPasswordMaxFailedLogins   = "gateway.security.password.max-failed-logins"
+	KeyPasswordFailedLoginWindow = "gateway.security.password.failed-login-window"
 )
 
 // maxJWTClockSkew bounds gateway.security.jwt.clock-skew.
