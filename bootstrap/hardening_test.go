@@ -543,3 +543,36 @@ func TestUnknownUserTimingMatchesConfiguredCosts(t *testing.T) {
 	assert.GreaterOrEqual(t, fast, 2, "unknown names answered faster than %v", fastLimit)
 	assert.LessOrEqual(t, fast, 14)
 }
+
+// Issue 12 item 5 with Python's http.client, which sends the whole body
+// before reading: at the default 32 MiB limit it used to see "connection
+// reset by peer" instead of the 413.
+func TestOversizedBodyGetsA413WithPython(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	rest, _ := startSecure(t, map[string]string{})
+	host, port, err := net.SplitHostPort(rest.Addr().String())
+	require.NoError(t, err)
+	script := `
+import http.client, sys
+body = b"x" * (32 * 1024 * 1024 + 1)
+for _ in range(3):
+    c = http.client.HTTPConnection(sys.argv[1], int(sys.argv[2]), timeout=20)
+    try:
+        c.request("POST", "/v1/clusters/default/databases/d/tables/t/records", body=body,
+                  headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        print(r.status, r.read().decode())
+    except Exception as e:
+        print("error", e)
+`
+	out, err := exec.Command(python, "-c", script, host, port).CombinedOutput()
+	require.NoError(t, err, string(out))
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 3, string(out))
+	for _, l := range lines {
+		assert.True(t, strings.HasPrefix(l, `413 {"error":{"code":"limit_exceeded"`), l)
+	}
+}
