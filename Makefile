@@ -5,7 +5,7 @@ CLUSTER := deployments/local/fluss-cluster.sh
 GATEWAY_CONFIG ?= configs/local.yaml
 GOLANGCI_VERSION ?= v2.15.0
 
-.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native
+.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native fuzz-campaign
 
 all: build
 
@@ -92,6 +92,11 @@ check: fmt-check tidy-check lint
 
 fuzz:
 	bash tests/fuzz.sh
+
+# Extended campaign (not in CI): every target with one worker, at least 10^7
+# executions in total.
+fuzz-campaign:
+	FUZZTIME=$${FUZZTIME:-35s} FUZZPARALLEL=1 FUZZ_MIN_EXECS=10000000 bash tests/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./adapters/...

@@ -81,10 +81,15 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 	identity := &lateIdentity{}
 	q := p.Config.Security.Quota
 	app, err := httpadapter.New(httpadapter.Options{
-		RequestTimeout:  p.Config.REST.RequestTimeout,
-		MaxRequestBytes: p.Config.REST.MaxRequestBytes,
-		ReadTimeout:     p.Config.REST.HeaderReadTimeout,
-		Admission:       admission(p.Config),
+		RequestTimeout:          p.Config.REST.RequestTimeout,
+		MaxRequestBytes:         p.Config.REST.MaxRequestBytes,
+		ReadTimeout:             p.Config.REST.HeaderReadTimeout,
+		WriteTimeout:            p.Config.REST.WriteTimeout,
+		IdleTimeout:             p.Config.REST.IdleTimeout,
+		MaxConnsPerAddress:      p.Config.REST.MaxConnectionsPerAddress,
+		MaxMetadataRequestBytes: p.Config.REST.MaxMetadataRequestBytes,
+		SingleValueHeaders:      singleValueHeaders(p.Config),
+		Admission:               admission(p.Config),
 		Quota: httpadapter.Quota{
 			RequestsPerSecond: q.RequestsPerSecond,
 			BytesPerSecond:    q.BytesPerSecond,
@@ -115,6 +120,24 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 	}
 	p.Lifecycle.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
 	return s, nil
+}
+
+// singleValueHeaders are the identity headers a request may carry at most
+// once: two principal headers are ambiguous (a proxy may pass one and the
+// gateway read the other).
+func singleValueHeaders(cfg *config.Config) []string {
+	var out []string
+	if cfg.Security.Authentication == config.AuthTrustedHeader {
+		name := cfg.Security.TrustedHeaderName
+		if name == "" {
+			name = config.DefaultTrustedHeaderName
+		}
+		out = append(out, name)
+	}
+	if h := cfg.Security.ActAs.Header; h != "" {
+		out = append(out, h)
+	}
+	return out
 }
 
 // newRecordService builds the data-plane use cases with the configured
@@ -177,6 +200,8 @@ func (s *RESTServer) start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("REST listener on %s (%s): %w", s.listen, config.KeyRESTListen, err)
 	}
+	// The lingering close wraps the TCP connections, under TLS.
+	ln = httpadapter.LingeringListener(ln, s.cfg.REST.LingerTimeout, 2*s.cfg.REST.MaxRequestBytes)
 	if s.tls != nil {
 		s.tls.start()
 		ln = tls.NewListener(ln, s.tls.Config())

@@ -83,7 +83,12 @@ func newAdmission(o Admission, maxBody int64) *admission {
 func (a *api) admit(class admissionClass) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if class == admitWrite && a.admission.writeRate != nil {
-			if err := a.admission.writeRate.Admit(c.UserContext(), len(c.Request().Body())); err != nil {
+			// The decoded bytes: a gzip body counts what it expands to.
+			size, err := a.decodedBodySize(c, routeSpec{admission: class})
+			if err != nil {
+				return err
+			}
+			if err := a.admission.writeRate.Admit(c.UserContext(), size); err != nil {
 				return err
 			}
 		}

@@ -42,19 +42,13 @@ func (a *api) authenticate(r routeSpec) fiber.Handler {
 		return func(c *fiber.Ctx) error { return c.Next() }
 	}
 	return func(c *fiber.Ctx) error {
-		p, err := a.authenticateRequest(c)
-		if err != nil {
-			if de := domain.AsError(err); de != nil {
-				addLogAttrs(c, "auth_error", de.Message)
-				if de.Kind == domain.KindUnauthenticated {
-					if ch, ok := a.identity.(challenger); ok {
-						if v := ch.ChallengeFor(err); v != "" {
-							c.Set(fiber.HeaderWWWAuthenticate, v)
-						}
-					}
-				}
+		p, ok := c.Locals(localPreauthenticated).(domain.Principal)
+		if !ok {
+			var err error
+			if p, err = a.authenticateRequest(c); err != nil {
+				a.setChallenge(c, err)
+				return err
 			}
-			return err
 		}
 		c.Locals(localPrincipal, p)
 		c.SetUserContext(domain.ContextWithPrincipal(c.UserContext(), p))
@@ -64,6 +58,23 @@ func (a *api) authenticate(r routeSpec) fiber.Handler {
 		}
 		addLogAttrs(c, attrs...)
 		return c.Next()
+	}
+}
+
+// setChallenge logs an authentication failure on the access line and sets
+// the authenticator's WWW-Authenticate challenge of a 401.
+func (a *api) setChallenge(c *fiber.Ctx, err error) {
+	de := domain.AsError(err)
+	if de == nil {
+		return
+	}
+	addLogAttrs(c, "auth_error", de.Message)
+	if de.Kind == domain.KindUnauthenticated {
+		if ch, ok := a.identity.(challenger); ok {
+			if v := ch.ChallengeFor(err); v != "" {
+				c.Set(fiber.HeaderWWWAuthenticate, v)
+			}
+		}
 	}
 }
 

@@ -3,8 +3,8 @@ package http
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -23,15 +23,50 @@ import (
 // legitimate request meets first.
 const maxJSONDepth = 256
 
-// decodeBody checks the media type and decodes the JSON body strictly into
-// dst, a pointer to a struct: duplicate keys, unknown fields and type
-// mismatches are invalid_argument errors naming the field.
+// dataTypeKeys and dataFieldKeys are the members of Fluss's DataType and ROW
+// field JSON (apache/fluss: utils/json/DataTypeJsonSerde.java). The domain
+// reader ignores unknown members; the REST API rejects them so that a typo
+// such as "precison" is not silently replaced by a default.
+var (
+	dataTypeKeys  = []string{"type", "nullable", "length", "precision", "scale", "element_type", "key_type", "value_type", "fields"}
+	dataFieldKeys = []string{"name", "field_type", "description", "field_id"}
+)
+
+// DefaultMaxMetadataRequestBytes is the default body limit of the catalog
+// routes (gateway.rest.metadata.max-request-bytes): a database, table or
+// partition definition is a few KiB, far below the write limit.
+const DefaultMaxMetadataRequestBytes = 1 << 20
+
+// maxJSONKeyBytes bounds an object key of a request document. Fluss names
+// are at most 200 characters; property keys are short too.
+const maxJSONKeyBytes = 1024
+
+// decodeBody checks the media type and decodes the JSON body of a catalog
+// route strictly into dst, a pointer to a struct: duplicate keys, unknown
+// fields and type mismatches are invalid_argument errors naming the field.
+// The body (decompressed) is held to the metadata body limit, and the
+// request deadline is checked while the document is parsed.
 func (a *api) decodeBody(c *fiber.Ctx, dst any) error {
-	body, err := a.jsonBody(c)
+	limit := a.metadataBodyLimit()
+	if n := len(c.Request().Body()); int64(n) > limit {
+		return &domain.Error{Kind: domain.KindLimitExceeded,
+			Message: fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes for catalog requests", n, limit)}
+	}
+	body, err := a.jsonBodyLimited(c, limit)
 	if err != nil {
 		return err
 	}
-	return decodeStrict(body, dst)
+	return decodeStrictContext(c.UserContext(), body, dst)
+}
+
+// metadataBodyLimit is Options.MaxMetadataRequestBytes, defaulted and never
+// above the write limit.
+func (a *api) metadataBodyLimit() int64 {
+	limit := a.opts.MaxMetadataRequestBytes
+	if limit <= 0 {
+		limit = DefaultMaxMetadataRequestBytes
+	}
+	return min(limit, a.opts.MaxRequestBytes)
 }
 
 // jsonBody checks the media type and returns the request body, decompressed
@@ -39,19 +74,58 @@ func (a *api) decodeBody(c *fiber.Ctx, dst any) error {
 // to the same limit as the body itself, so a small compressed body cannot
 // expand without bound. The result is only valid during the handler.
 func (a *api) jsonBody(c *fiber.Ctx) ([]byte, error) {
+	return a.jsonBodyLimited(c, a.opts.MaxRequestBytes)
+}
+
+// jsonBodyLimited is jsonBody with the decompressed size held to limit.
+func (a *api) jsonBodyLimited(c *fiber.Ctx, limit int64) ([]byte, error) {
 	if err := checkJSONMediaType(c.Get(fiber.HeaderContentType)); err != nil {
 		return nil, err
 	}
+	return a.decodedBody(c, limit)
+}
+
+// localDecodedBody caches the decompressed body of a request.
+const localDecodedBody = "fluss-gateway.decoded-body"
+
+// decodedBody returns the request body decoded as its Content-Encoding
+// says (identity or gzip), at most limit bytes once decoded. A gzip body is
+// decompressed once per request: the quota and the rate limit count the
+// decoded bytes, and the handler reuses them.
+func (a *api) decodedBody(c *fiber.Ctx, limit int64) ([]byte, error) {
 	raw := c.Request().Body()
 	switch enc := strings.ToLower(strings.TrimSpace(c.Get(fiber.HeaderContentEncoding))); enc {
 	case "", "identity":
 		return raw, nil
 	case "gzip", "x-gzip":
-		return gunzipLimited(raw, a.opts.MaxRequestBytes)
+		if b, ok := c.Locals(localDecodedBody).([]byte); ok {
+			if int64(len(b)) > limit {
+				return nil, &domain.Error{Kind: domain.KindLimitExceeded,
+					Message: fmt.Sprintf("decompressed request body exceeds the limit of %d bytes", limit)}
+			}
+			return b, nil
+		}
+		b, err := gunzipLimited(raw, limit)
+		if err != nil {
+			return nil, err
+		}
+		c.Locals(localDecodedBody, b)
+		return b, nil
 	default:
 		return nil, newHTTPError(fiber.StatusUnsupportedMediaType, codeUnsupportedMediaType,
 			"Content-Encoding %q is not supported; send the body uncompressed or with gzip", quoteHeader(enc))
 	}
+}
+
+// decodedBodySize is the size of the decoded body, what the byte quota and
+// the write rate limit count; the body limit of the route r applies.
+func (a *api) decodedBodySize(c *fiber.Ctx, r routeSpec) (int, error) {
+	limit := a.opts.MaxRequestBytes
+	if r.admission == admitMetadata {
+		limit = a.metadataBodyLimit()
+	}
+	b, err := a.decodedBody(c, limit)
+	return len(b), err
 }
 
 // gunzipLimited decompresses a gzip body of at most limit bytes.
@@ -90,202 +164,526 @@ func checkJSONMediaType(contentType string) error {
 	return unsupported
 }
 
-// decodeStrict is decodeBody without the media-type check.
+// decodeStrict is decodeBody without the media-type check, the limit and a
+// deadline.
 func decodeStrict(body []byte, dst any) error {
+	return decodeStrictContext(context.Background(), body, dst)
+}
+
+// decodeStrictContext vets body against dst's Go type in one streaming pass
+// (see shapeChecker), then decodes it with encoding/json. Both passes are
+// linear in the body's size and hold memory proportional to its nesting,
+// not its size.
+func decodeStrictContext(ctx context.Context, body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return domain.InvalidArgument("request body is empty; expected a JSON object")
 	}
-	tree, err := parseJSON(body)
-	if err != nil {
-		return err
-	}
-	if err := checkShape(tree, reflect.TypeOf(dst).Elem(), ""); err != nil {
+	if err := checkDocument(ctx, body, reflect.TypeOf(dst).Elem()); err != nil {
 		return err
 	}
 	if err := json.Unmarshal(body, dst); err != nil {
-		// checkShape has vetted structure and types; anything left is a value
-		// encoding/json refuses, such as an invalid string escape.
+		// The shape check has vetted structure and types; anything left is
+		// a value encoding/json refuses, such as an invalid string escape.
 		return domain.InvalidArgument("invalid JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
 }
 
-// node is a parsed JSON value with object members kept in document order.
-type node struct {
-	kind  byte // '{', '[', 's' string, 'n' number, 'b' boolean, 'z' null
-	keys  []string
-	items []*node // object member values (parallel to keys) or array elements
-	text  string  // string value or number literal
+// checkDocument checks that body is exactly one JSON value of the shape of
+// the Go type t (see shapeChecker).
+func checkDocument(ctx context.Context, body []byte, t reflect.Type) error {
+	s := &shapeChecker{b: body, ctx: ctx}
+	if err := s.value(expect{t: t}, 0); err != nil {
+		return err
+	}
+	s.skipSpace()
+	if s.i < len(s.b) {
+		return domain.InvalidArgument("malformed JSON: unexpected data after the top-level value at byte %d", s.i)
+	}
+	return nil
 }
 
-// parseJSON builds the node tree of exactly one JSON value, rejecting
-// duplicate object keys (which encoding/json silently merges) and excessive
-// nesting, and reporting syntax errors with their byte offset.
-func parseJSON(body []byte) (*node, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	root, err := parseValue(dec, "", 0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, domain.InvalidArgument("malformed JSON: unexpected data after the top-level value at byte %d", dec.InputOffset())
-	}
-	return root, nil
+// deadlineCheckEvery is how many values the checker reads between two looks
+// at the request deadline.
+const deadlineCheckEvery = 1024
+
+// shapeChecker scans a JSON document (RFC 8259) byte by byte against the Go
+// type it will be decoded into: objects carry only the fields the type
+// declares, scalars have its JSON type, object keys are unique and at most
+// maxJSONKeyBytes long, nesting stays within maxJSONDepth, and members of
+// Fluss DataType documents are known. null is accepted everywhere (it
+// leaves the Go zero value). It stops at the first violation, so a document
+// with a bad member costs only the bytes up to it, and it allocates only for
+// object keys.
+//
+// The field path of a message ("columns[2].data_type.precision") is kept as
+// a stack of segments and turned into text only when an error is reported,
+// so the cost per member is constant whatever the length of its keys.
+type shapeChecker struct {
+	b      []byte
+	i      int
+	ctx    context.Context
+	values int
+	path   []pathSegment
 }
 
-func parseValue(dec *json.Decoder, path string, depth int) (*node, error) {
+// pathSegment is one step of a field path: an object member, a map entry
+// (quoted in messages) or an array index.
+type pathSegment struct {
+	key   string
+	index int
+	kind  byte // '.' member, '"' map key, '[' index
+}
+
+// expect is what a value must look like: a Go type, or a part of a Fluss
+// DataType document (dataType: a data type object at nesting typeDepth;
+// rowFields: the "fields" array of a ROW type; rowField: one of its
+// elements), or anything (any).
+type expect struct {
+	t         reflect.Type
+	dataType  bool
+	rowFields bool
+	rowField  bool
+	typeDepth int
+	any       bool
+}
+
+func (s *shapeChecker) push(seg pathSegment) { s.path = append(s.path, seg) }
+func (s *shapeChecker) pop()                 { s.path = s.path[:len(s.path)-1] }
+
+// maxPathKeyInMessage bounds how much of one key a message repeats.
+const maxPathKeyInMessage = 64
+
+// pathString renders the current path, shortening long keys.
+func (s *shapeChecker) pathString() string {
+	var b strings.Builder
+	for _, seg := range s.path {
+		key := seg.key
+		if len(key) > maxPathKeyInMessage {
+			key = truncateUTF8(key, maxPathKeyInMessage) + "…"
+		}
+		switch seg.kind {
+		case '[':
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(seg.index))
+			b.WriteByte(']')
+		case '"':
+			b.WriteByte('.')
+			b.WriteString(strconv.Quote(key))
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(key)
+		}
+	}
+	return b.String()
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+func (s *shapeChecker) errorf(format string, args ...any) error {
+	return domain.InvalidArgument("%s: "+format, append([]any{orRoot(s.pathString())}, args...)...)
+}
+
+// syntax reports malformed JSON at the current byte.
+func (s *shapeChecker) syntax(what string) error {
+	if s.i >= len(s.b) {
+		return domain.InvalidArgument("malformed JSON: unexpected end of input at byte %d", s.i)
+	}
+	return domain.InvalidArgument("malformed JSON at byte %d: %s", s.i, what)
+}
+
+func (s *shapeChecker) skipSpace() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, 0 at the end.
+func (s *shapeChecker) peek() byte {
+	s.skipSpace()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// jsonKind is the kind of a JSON value by its first byte, for messages.
+func jsonKind(c byte) string {
+	switch {
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+// value checks the next value against e.
+func (s *shapeChecker) value(e expect, depth int) error {
 	if depth > maxJSONDepth {
-		return nil, domain.InvalidArgument("%s: JSON nests deeper than %d levels", orRoot(path), maxJSONDepth)
+		return s.errorf("JSON nests deeper than %d levels", maxJSONDepth)
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, syntaxError(dec, err)
-	}
-	switch v := tok.(type) {
-	case json.Delim:
-		if v == '{' {
-			return parseObject(dec, path, depth)
+	s.values++
+	if s.values%deadlineCheckEvery == 0 && s.ctx != nil {
+		if err := s.ctx.Err(); err != nil {
+			return err
 		}
-		if v == '[' {
-			return parseArray(dec, path, depth)
+	}
+	c := s.peek()
+	switch c {
+	case 0:
+		return s.syntax("")
+	case 'n':
+		return s.literal("null")
+	}
+	switch {
+	case e.any:
+		return s.skip(depth)
+	case e.dataType:
+		return s.dataType(e.typeDepth, depth)
+	case e.rowFields:
+		if c != '[' {
+			return s.mismatch("an array", c)
 		}
-		return nil, domain.InvalidArgument("malformed JSON at byte %d", dec.InputOffset())
-	case string:
-		return &node{kind: 's', text: v}, nil
-	case json.Number:
-		return &node{kind: 'n', text: v.String()}, nil
-	case bool:
-		return &node{kind: 'b', text: strconv.FormatBool(v)}, nil
-	default: // nil
-		return &node{kind: 'z'}, nil
-	}
-}
-
-func parseObject(dec *json.Decoder, path string, depth int) (*node, error) {
-	n := &node{kind: '{'}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, syntaxError(dec, err)
+		return s.elements(expect{rowField: true, typeDepth: e.typeDepth}, depth)
+	case e.rowField:
+		if c != '{' {
+			return s.mismatch("an object", c)
 		}
-		key, _ := tok.(string)
-		kpath := joinField(path, key)
-		if seen[key] {
-			return nil, domain.InvalidArgument("%s: duplicate key", kpath)
-		}
-		seen[key] = true
-		v, err := parseValue(dec, kpath, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		n.keys = append(n.keys, key)
-		n.items = append(n.items, v)
+		return s.members(depth, '.', func(key string) (expect, error) {
+			if !contains(dataFieldKeys, key) {
+				return expect{}, s.errorf("unknown field of a ROW field")
+			}
+			if key == "field_type" {
+				return expect{dataType: true, typeDepth: e.typeDepth + 1}, nil
+			}
+			return expect{any: true}, nil
+		})
 	}
-	if _, err := dec.Token(); err != nil { // '}'
-		return nil, syntaxError(dec, err)
-	}
-	return n, nil
-}
-
-func parseArray(dec *json.Decoder, path string, depth int) (*node, error) {
-	n := &node{kind: '['}
-	for i := 0; dec.More(); i++ {
-		v, err := parseValue(dec, fmt.Sprintf("%s[%d]", path, i), depth+1)
-		if err != nil {
-			return nil, err
-		}
-		n.items = append(n.items, v)
-	}
-	if _, err := dec.Token(); err != nil { // ']'
-		return nil, syntaxError(dec, err)
-	}
-	return n, nil
-}
-
-func syntaxError(dec *json.Decoder, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return domain.InvalidArgument("malformed JSON at byte %d: %s", se.Offset, se.Error())
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return domain.InvalidArgument("malformed JSON: unexpected end of input at byte %d", dec.InputOffset())
-	}
-	return domain.InvalidArgument("malformed JSON at byte %d: %v", dec.InputOffset(), err)
-}
-
-var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
-
-// checkShape checks n against the Go type t that it will be decoded into:
-// objects only carry the fields t declares, and scalars have t's JSON type.
-// null is accepted everywhere and leaves the Go zero value.
-func checkShape(n *node, t reflect.Type, path string) error {
-	if n.kind == 'z' {
-		return nil
+	t := e.t
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
 	if t == rawMessageType {
 		// The only raw documents in request bodies are data types.
-		return checkDataType(n, path, 0)
+		return s.dataType(0, depth)
 	}
 	switch t.Kind() {
-	case reflect.Pointer:
-		return checkShape(n, t.Elem(), path)
 	case reflect.Struct:
-		if n.kind != '{' {
-			return mismatch(path, "an object", n)
+		if c != '{' {
+			return s.mismatch("an object", c)
 		}
 		fields := jsonFields(t)
-		for i, key := range n.keys {
+		return s.members(depth, '.', func(key string) (expect, error) {
 			ft, ok := fields[key]
 			if !ok {
-				return domain.InvalidArgument("%s: unknown field", joinField(path, key))
+				return expect{}, s.errorf("unknown field")
 			}
-			if err := checkShape(n.items[i], ft, joinField(path, key)); err != nil {
-				return err
-			}
-		}
+			return expect{t: ft}, nil
+		})
 	case reflect.Slice:
-		if n.kind != '[' {
-			return mismatch(path, "an array", n)
+		if c != '[' {
+			return s.mismatch("an array", c)
 		}
-		for i, item := range n.items {
-			if err := checkShape(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
+		return s.elements(expect{t: t.Elem()}, depth)
 	case reflect.Map:
-		if n.kind != '{' {
-			return mismatch(path, "an object", n)
+		if c != '{' {
+			return s.mismatch("an object", c)
 		}
-		for i, key := range n.keys {
-			if err := checkShape(n.items[i], t.Elem(), path+"."+strconv.Quote(key)); err != nil {
-				return err
-			}
-		}
+		return s.members(depth, '"', func(string) (expect, error) { return expect{t: t.Elem()}, nil })
 	case reflect.String:
-		if n.kind != 's' {
-			return mismatch(path, "a string", n)
+		if c != '"' {
+			return s.mismatch("a string", c)
 		}
+		_, err := s.str(false)
+		return err
 	case reflect.Bool:
-		if n.kind != 'b' {
-			return mismatch(path, "a boolean", n)
+		if c == 't' {
+			return s.literal("true")
 		}
+		if c == 'f' {
+			return s.literal("false")
+		}
+		return s.mismatch("a boolean", c)
 	case reflect.Int, reflect.Int32, reflect.Int64:
-		if n.kind != 'n' {
-			return mismatch(path, "an integer", n)
+		if c != '-' && (c < '0' || c > '9') {
+			return s.mismatch("an integer", c)
 		}
-		v, err := strconv.ParseInt(n.text, 10, 64)
+		num, err := s.number()
+		if err != nil {
+			return err
+		}
+		v, perr := strconv.ParseInt(string(num), 10, 64)
 		limit := int64(math.MaxInt32)
 		if t.Kind() == reflect.Int64 {
 			limit = math.MaxInt64
 		}
-		if err != nil || v > limit || v < -limit-1 {
-			return domain.InvalidArgument("%s: expected an integer in range, got %s", orRoot(path), n.text)
+		if perr != nil || v > limit || v < -limit-1 {
+			return s.errorf("expected an integer in range, got %s", quoteHeader(string(num)))
 		}
+		return nil
 	}
+	return s.skip(depth)
+}
+
+// literal consumes true, false or null.
+func (s *shapeChecker) literal(word string) error {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return s.syntax("invalid literal")
+	}
+	s.i += len(word)
 	return nil
 }
+
+// number consumes a JSON number and returns its text.
+func (s *shapeChecker) number() ([]byte, error) {
+	start := s.i
+	digits := func() int {
+		n := 0
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.b) && s.b[s.i] == '0':
+		s.i++
+	case digits() == 0:
+		return nil, s.syntax("invalid number")
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			return nil, s.syntax("invalid number")
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			return nil, s.syntax("invalid number")
+		}
+	}
+	return s.b[start:s.i], nil
+}
+
+// str consumes a string whose opening quote is next; with decode it
+// returns its value (only object keys need it).
+func (s *shapeChecker) str(decode bool) (string, error) {
+	start := s.i
+	s.i++
+	escaped := false
+	for {
+		if s.i >= len(s.b) {
+			return "", s.syntax("")
+		}
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			if !decode {
+				return "", nil
+			}
+			if !escaped {
+				return string(s.b[start+1 : s.i-1]), nil
+			}
+			var v string
+			if err := json.Unmarshal(s.b[start:s.i], &v); err != nil {
+				s.i = start
+				return "", s.syntax("invalid string")
+			}
+			return v, nil
+		case c == '\\':
+			escaped = true
+			s.i++
+			if s.i >= len(s.b) {
+				return "", s.syntax("")
+			}
+			switch s.b[s.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i++
+			case 'u':
+				s.i++
+				for k := 0; k < 4; k++ {
+					if s.i >= len(s.b) || !isHex(s.b[s.i]) {
+						return "", s.syntax("invalid \\u escape in string")
+					}
+					s.i++
+				}
+			default:
+				return "", s.syntax("invalid escape in string")
+			}
+		case c < 0x20:
+			return "", s.syntax("control character in string")
+		default:
+			s.i++
+		}
+	}
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// members checks an object whose '{' is next; field says what each key's
+// value must be (or refuses the key). kind is '.' for struct members and
+// '"' for map keys.
+func (s *shapeChecker) members(depth int, kind byte, field func(key string) (expect, error)) error {
+	s.i++ // '{'
+	if s.peek() == '}' {
+		s.i++
+		return nil
+	}
+	var seen map[string]struct{}
+	for {
+		if s.peek() != '"' {
+			return s.syntax("expected a string key")
+		}
+		key, err := s.str(true)
+		if err != nil {
+			return err
+		}
+		if s.peek() != ':' {
+			return s.syntax("expected ':' after an object key")
+		}
+		s.i++
+		s.push(pathSegment{key: key, kind: kind})
+		if len(key) > maxJSONKeyBytes {
+			return s.errorf("object key of %d bytes is longer than the limit of %d bytes", len(key), maxJSONKeyBytes)
+		}
+		if seen == nil {
+			seen = map[string]struct{}{}
+		}
+		if _, dup := seen[key]; dup {
+			return s.errorf("duplicate key")
+		}
+		seen[key] = struct{}{}
+		e, err := field(key)
+		if err != nil {
+			return err
+		}
+		if err := s.value(e, depth+1); err != nil {
+			return err
+		}
+		s.pop()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return s.syntax("expected ',' or '}' after an object member")
+		}
+	}
+}
+
+// elements checks an array whose '[' is next.
+func (s *shapeChecker) elements(e expect, depth int) error {
+	s.i++ // '['
+	if s.peek() == ']' {
+		s.i++
+		return nil
+	}
+	s.push(pathSegment{kind: '['})
+	for i := 0; ; i++ {
+		s.path[len(s.path)-1].index = i
+		if err := s.value(e, depth+1); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			s.pop()
+			return nil
+		default:
+			return s.syntax("expected ',' or ']' after an array element")
+		}
+	}
+}
+
+// skip checks a value of any shape: only syntax, duplicate keys, key
+// lengths and nesting.
+func (s *shapeChecker) skip(depth int) error {
+	switch c := s.peek(); {
+	case c == '{':
+		return s.members(depth, '"', func(string) (expect, error) { return expect{any: true}, nil })
+	case c == '[':
+		return s.elements(expect{any: true}, depth)
+	case c == '"':
+		_, err := s.str(false)
+		return err
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		_, err := s.number()
+		return err
+	default:
+		return s.syntax("invalid character")
+	}
+}
+
+// dataType checks a Fluss DataType object that is next: its members are
+// known, nested types are objects, nesting stays within
+// domain.MaxTypeNesting; the domain reader checks the rest.
+func (s *shapeChecker) dataType(typeDepth, depth int) error {
+	if typeDepth > domain.MaxTypeNesting {
+		return s.errorf("data types nest deeper than %d levels", domain.MaxTypeNesting)
+	}
+	if c := s.peek(); c != '{' {
+		return s.mismatch("a data type object such as {\"type\":\"INTEGER\"}", c)
+	}
+	return s.members(depth, '.', func(key string) (expect, error) {
+		switch {
+		case !contains(dataTypeKeys, key):
+			return expect{}, s.errorf("unknown field of a data type")
+		case key == "element_type" || key == "key_type" || key == "value_type":
+			return expect{dataType: true, typeDepth: typeDepth + 1}, nil
+		case key == "fields":
+			return expect{rowFields: true, typeDepth: typeDepth}, nil
+		}
+		return expect{any: true}, nil
+	})
+}
+
+// mismatch reports a value of the wrong kind, starting with byte c; bytes
+// that start no JSON value are a syntax error.
+func (s *shapeChecker) mismatch(want string, c byte) error {
+	if !strings.ContainsRune(`{["tf-0123456789`, rune(c)) {
+		return s.syntax("invalid character")
+	}
+	return s.errorf("expected %s, got %s", want, jsonKind(c))
+}
+
+var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
 
 // jsonFields maps the JSON names of t's exported fields to their types.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
@@ -305,11 +703,6 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		out[name] = f.Type
 	}
 	return out
-}
-
-func mismatch(path, want string, n *node) error {
-	got := map[byte]string{'{': "an object", '[': "an array", 's': "a string", 'n': "a number", 'b': "a boolean"}[n.kind]
-	return domain.InvalidArgument("%s: expected %s, got %s", orRoot(path), want, got)
 }
 
 func joinField(path, key string) string {

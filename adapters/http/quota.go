@@ -122,9 +122,18 @@ func (a *api) quota(r routeSpec) fiber.Handler {
 		p, _ := c.Locals(localPrincipal).(domain.Principal)
 		key := "p:" + p.Name
 		if perTable {
-			key = "t:" + strconv.Quote(p.Name) + "/" + c.Params("cluster") + "/" + c.Params("database") + "/" + c.Params("table")
+			// The decoded names the handlers use: "u%73ers" is "users"
+			// and shares its budget.
+			var err error
+			if key, err = tableQuotaKey(c, p.Name); err != nil {
+				return err
+			}
 		}
-		delay := a.quotas.admit(key, len(c.Request().Body()))
+		size, err := a.decodedBodySize(c, r)
+		if err != nil {
+			return err
+		}
+		delay := a.quotas.admit(key, size)
 		if delay <= 0 {
 			return c.Next()
 		}
@@ -160,3 +169,22 @@ func (q *quotas) describe() string {
 
 // hasTable reports whether the route's path names a table.
 func (r routeSpec) hasTable() bool { return strings.HasPrefix(r.path, pathTable) }
+
+// tableQuotaKey is the per-table quota key of a request: the principal and
+// the decoded, validated cluster, database and table names.
+func tableQuotaKey(c *fiber.Ctx, principal string) (string, error) {
+	key := "t:" + strconv.Quote(principal)
+	for _, name := range []string{"cluster", "database", "table"} {
+		v, err := pathParam(c, name)
+		if err != nil {
+			return "", err
+		}
+		if name != "cluster" {
+			if verr := domain.ValidateName(name, v); verr != nil {
+				return "", verr
+			}
+		}
+		key += "/" + strconv.Quote(v)
+	}
+	return key, nil
+}

@@ -174,3 +174,13 @@ func tableOfPath(template, path string) domain.TablePath {
 	}
 	return tp
 }
+
+// match returns the operation serving method and path.
+func (t routeTable) match(method, path string) (routeSpec, bool) {
+	for _, r := range t {
+		if r.method == method && matches(r.path, path) {
+			return r, true
+		}
+	}
+	return routeSpec{}, false
+}

@@ -58,9 +58,27 @@ type Options struct {
 	RequestTimeout time.Duration
 	// MaxRequestBytes caps request bodies (gateway.rest.write.max-request-bytes).
 	MaxRequestBytes int64
-	// ReadTimeout bounds reading one request, and the keep-alive idle time
-	// (gateway.rest.header-read-timeout); fasthttp cannot bound the head alone.
+	// MaxMetadataRequestBytes caps the (decompressed) bodies of the catalog
+	// routes (gateway.rest.metadata.max-request-bytes); 0 is
+	// DefaultMaxMetadataRequestBytes, and it never exceeds MaxRequestBytes.
+	MaxMetadataRequestBytes int64
+	// ReadTimeout bounds reading one request (gateway.rest.header-read-timeout);
+	// fasthttp cannot bound the head alone.
 	ReadTimeout time.Duration
+	// WriteTimeout bounds writing one response (gateway.rest.write-timeout):
+	// a client that stops reading loses its connection. 0: none.
+	WriteTimeout time.Duration
+	// IdleTimeout bounds the wait for the next request on a keep-alive
+	// connection (gateway.rest.idle-timeout); 0 uses ReadTimeout.
+	IdleTimeout time.Duration
+	// MaxConnsPerAddress caps the open connections of one client IP address
+	// (gateway.rest.max-connections-per-address); more are refused at
+	// accept. 0: no cap.
+	MaxConnsPerAddress int
+	// SingleValueHeaders are headers a request may carry at most once (the
+	// trusted principal header, the act-as header); Authorization is always
+	// one of them. A repeated one answers 400 and closes the connection.
+	SingleValueHeaders []string
 	// Admission configures the concurrency budgets and the write rate limit.
 	Admission Admission
 	// Quota configures per-principal rate limits; the zero value has none.
@@ -116,6 +134,11 @@ type api struct {
 	routes    routeTable
 	started   time.Time
 	openapi   []byte
+
+	// app is the fiber application the connection-level hooks use.
+	app *fiber.App
+	// singleHeaders: see Options.SingleValueHeaders.
+	singleHeaders []string
 }
 
 // New builds the fiber application serving the REST API. It does not
@@ -152,6 +175,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		started:   time.Now(),
 		openapi:   doc,
 	}
+	a.singleHeaders = append([]string{fiber.HeaderAuthorization}, opts.SingleValueHeaders...)
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -163,12 +187,19 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		AppName:               "fluss-gateway",
 		BodyLimit:             bodyLimit,
 		ReadTimeout:           opts.ReadTimeout,
+		WriteTimeout:          opts.WriteTimeout,
+		IdleTimeout:           opts.IdleTimeout,
 		CaseSensitive:         true,
 		StrictRouting:         true,
 		Immutable:             true,
 		DisableStartupMessage: true,
 		ErrorHandler:          a.errorHandler,
 	})
+	a.app = app
+	srv := app.Server()
+	srv.ExpectHandler = a.expectContinue
+	srv.MaxConnsPerIP = opts.MaxConnsPerAddress
+	srv.Handler = a.knownMethods(srv.Handler)
 
 	otelOpts := []otelfiber.Option{
 		otelfiber.WithCustomAttributes(func(c *fiber.Ctx) []attribute.KeyValue {
@@ -198,6 +229,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	}
 
 	app.Use(a.requestContext)
+	app.Use(a.checkFraming)
 	app.Use(otelfiber.Middleware(otelOpts...))
 	app.Use(compressResponse)
 	app.Use(a.errorsAndPanics)

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -128,9 +129,24 @@ func TestPasswordTimingEqualisation(t *testing.T) {
 	t.Parallel()
 	h5, _ := bcrypt.GenerateFromPassword([]byte("x"), 5)
 	a := mustNew(t, Config{Method: MethodPassword, Users: map[string]string{"a": hash(t, "x"), "b": string(h5)}})
-	cost, err := bcrypt.Cost(a.(*passwordAuth).dummy)
-	if err != nil || cost != 5 {
-		t.Fatalf("dummy hash cost %d, %v; want the costliest configured hash (5)", cost, err)
+	pa := a.(*passwordAuth)
+	seen := map[int]int{}
+	for i := 0; i < 200; i++ {
+		name := fmt.Sprintf("unknown-%d", i)
+		cost, err := bcrypt.Cost(pa.dummyFor(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := bcrypt.Cost(pa.dummyFor(name))
+		if again != cost {
+			t.Fatalf("the dummy cost of %q changed from %d to %d", name, cost, again)
+		}
+		seen[cost]++
+	}
+	// An unknown name costs what one of the configured users costs, so its
+	// timing does not set it apart from the known names.
+	if len(seen) != 2 || seen[bcrypt.MinCost] == 0 || seen[5] == 0 {
+		t.Fatalf("dummy costs of unknown names %v; want both configured costs (%d and 5)", seen, bcrypt.MinCost)
 	}
 }
 

@@ -36,6 +36,17 @@ type Config struct {
 	// (`gateway.security.password.cache-ttl`). 0 means
 	// DefaultPasswordCacheTTL, a negative value disables the cache.
 	PasswordCacheTTL time.Duration
+	// MaxFailedLogins and FailedLoginWindow throttle failed Basic logins
+	// per source address and per user name: at most MaxFailedLogins
+	// failures per FailedLoginWindow, then 429 resource_exhausted with
+	// Retry-After until the budget refills
+	// (`gateway.security.password.max-failed-logins`,
+	// `gateway.security.password.failed-login-window`). Zero values mean
+	// DefaultMaxFailedLogins per DefaultFailedLoginWindow.
+	MaxFailedLogins   int
+	FailedLoginWindow time.Duration
+	// DisableLoginThrottle turns the failed-login throttle off.
+	DisableLoginThrottle bool
 	// Tokens maps the lower-case hex SHA-256 digest of a bearer token to its
 	// principal (`gateway.security.tokens`; ParseTokens reads the official
 	// `<token>:<principal>,...` syntax).

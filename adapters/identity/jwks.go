@@ -80,8 +80,13 @@ type keySource struct {
 
 	current atomic.Pointer[keySet]
 
-	mu          sync.Mutex // serialises reloads
+	mu          sync.Mutex // guards lastAttempt and inflight
 	lastAttempt time.Time
+	// inflight is closed when the running on-demand reload ends; nil when
+	// none runs.
+	inflight chan struct{}
+	// base ends detached reloads when the source closes.
+	base context.Context
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -107,28 +112,61 @@ func (s *keySource) reload(ctx context.Context) error {
 // `used` lacks. It reports whether a newer set is available: either this
 // call loaded it or a concurrent reload did. Reloads are at most every
 // refreshGap, so forged key ids cannot make the gateway hammer the issuer.
+//
+// The reload runs detached from the caller, bounded by the fetch timeout
+// alone: a caller whose own deadline is tiny (X-Fluss-Request-Timeout: 1ns)
+// stops waiting, but cannot make the reload fail and so spend the attempt
+// that a token signed with a freshly rotated key needs. Concurrent callers
+// share one reload.
 func (s *keySource) refreshForUnknownKey(ctx context.Context, used *keySet) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.current.Load() != used {
+		s.mu.Unlock()
 		return true
 	}
-	now := s.now()
-	if now.Sub(s.lastAttempt) < s.refreshGap {
+	done := s.inflight
+	if done == nil {
+		now := s.now()
+		if now.Sub(s.lastAttempt) < s.refreshGap {
+			s.mu.Unlock()
+			return false
+		}
+		s.lastAttempt = now
+		done = make(chan struct{})
+		s.inflight = done
+		go func() {
+			defer close(done)
+			err := s.reload(s.background())
+			if err != nil {
+				s.logFailure(err)
+			}
+			s.mu.Lock()
+			s.inflight = nil
+			s.mu.Unlock()
+		}()
+	}
+	s.mu.Unlock()
+	select {
+	case <-done:
+		return s.current.Load() != used
+	case <-ctx.Done():
 		return false
 	}
-	s.lastAttempt = now
-	if err := s.reload(ctx); err != nil {
-		s.logFailure(err)
-		return false
+}
+
+// background is the context of detached reloads: it ends when the source
+// is closed.
+func (s *keySource) background() context.Context {
+	if s.base != nil {
+		return s.base
 	}
-	return true
+	return context.Background()
 }
 
 // start launches the periodic reload.
 func (s *keySource) start(interval time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s.stop = cancel
+	s.base, s.stop = ctx, cancel
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)
@@ -141,9 +179,8 @@ func (s *keySource) start(interval time.Duration) {
 			case <-t.C:
 				s.mu.Lock()
 				s.lastAttempt = s.now()
-				err := s.reload(ctx)
 				s.mu.Unlock()
-				if err != nil && ctx.Err() == nil {
+				if err := s.reload(ctx); err != nil && ctx.Err() == nil {
 					s.logFailure(err)
 				}
 			}
@@ -188,7 +225,7 @@ func httpLoader(client *http.Client, u string) func(context.Context) ([]byte, er
 		req.Header.Set("Accept", "application/jwk-set+json, application/json")
 		resp, err := client.Do(req)
 		if err != nil {
-			return nil, err
+			return nil, redactURLError(err)
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
@@ -252,4 +289,33 @@ func defaultJWKSClient() *http.Client {
 			return checkJWKSURL(req.URL.String())
 		},
 	}
+}
+
+// redactURLError keeps a failed fetch's operation and cause but not its URL,
+// whose query may carry a credential (?api_key=...): the error reaches
+// startup errors and logs.
+func redactURLError(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", ue.Op, redactURL(ue.URL), ue.Err)
+}
+
+// redactURL hides a URL's user info, query and fragment.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "******"
+	}
+	if u.User != nil {
+		u.User = url.User("******")
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		u.RawQuery, u.ForceQuery = "******", false
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = "******", ""
+	}
+	return u.String()
 }

@@ -105,7 +105,9 @@ func newJWT(ctx context.Context, cfg Config, realm string, p *problems) func() (
 		} else {
 			src.load = fileLoader(c.JWKSFile)
 		}
-		src.lastAttempt = src.now()
+		// The initial load does not count as an on-demand attempt: a key
+		// rotated right after start is fetched at once (and forged key ids
+		// then still cost one fetch per refresh gap).
 		if err := src.reload(ctx); err != nil {
 			return nil, &ConfigError{Key: srcKey, Problem: "cannot load the JWK Set: " + err.Error()}
 		}

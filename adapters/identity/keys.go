@@ -72,3 +72,9 @@ var DefaultJWTAlgorithms = []string{
 	"ES256", "ES384", "ES512",
 	"EdDSA",
 }
+
+// Keys of the failed-login throttle of password mode (gateway-go extensions).
+const (
+	KeyPasswordMaxFailedLogins   = "gateway.security.password.max-failed-logins"
+	KeyPasswordFailedLoginWindow = "gateway.security.password.failed-login-window"
+)

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,10 +30,17 @@ const maxBcryptPassword = 72
 type passwordAuth struct {
 	challenge string
 	users     map[string][]byte
-	// dummy is compared against for unknown users so that their timing
-	// matches known users (same cost as the costliest configured hash).
-	dummy []byte
-	cache *verifiedCache // nil when disabled
+	// dummies holds one hash per configured bcrypt cost, compared against
+	// for unknown users so that their timing matches known users: an
+	// unknown name gets the cost of a configured user chosen by a keyed
+	// digest of the name (stable per name, distributed as the configured
+	// costs are).
+	dummies map[int][]byte
+	costs   []int // the cost of every configured user, sorted
+	nameKey [32]byte
+	cache   *verifiedCache // nil when disabled
+	// throttle limits failed logins; nil when disabled.
+	throttle *loginThrottle
 }
 
 func newPassword(cfg Config, realm string, p *problems) func() (Authenticator, error) {
@@ -40,7 +48,7 @@ func newPassword(cfg Config, realm string, p *problems) func() (Authenticator, e
 		p.add(KeyUsers, "must configure at least one user when "+KeyAuthentication+" is password")
 	}
 	users := make(map[string][]byte, len(cfg.Users))
-	maxCost := bcrypt.MinCost
+	var costs []int
 	for name, hash := range cfg.Users {
 		switch {
 		case name == "" || strings.Contains(name, ":") || !validPrincipal(name):
@@ -56,23 +64,48 @@ func newPassword(cfg Config, realm string, p *problems) func() (Authenticator, e
 			p.add(KeyUsers, fmt.Sprintf("principal %q has a bcrypt cost of %d, above the supported %d", name, cost, maxBcryptCost))
 			continue
 		}
-		maxCost = max(maxCost, cost)
+		costs = append(costs, cost)
 		users[name] = []byte(hash)
 	}
 	if cfg.PasswordCacheTTL > 24*time.Hour {
 		p.add(KeyPasswordCacheTTL, "must not exceed 24h")
 	}
+	if cfg.MaxFailedLogins < 0 {
+		p.add(KeyPasswordMaxFailedLogins, "must not be negative")
+	}
 	return func() (Authenticator, error) {
-		var secret [16]byte
-		_, _ = rand.Read(secret[:])
-		dummy, err := bcrypt.GenerateFromPassword(secret[:], maxCost)
-		if err != nil {
-			return nil, &ConfigError{Key: KeyUsers, Problem: "cannot derive the timing-equalisation hash: " + err.Error()}
-		}
+		slices.Sort(costs)
 		a := &passwordAuth{
 			challenge: fmt.Sprintf(`Basic realm="%s", charset="UTF-8"`, realm),
 			users:     users,
-			dummy:     dummy,
+			dummies:   map[int][]byte{},
+			costs:     costs,
+		}
+		_, _ = rand.Read(a.nameKey[:])
+		if len(costs) == 0 {
+			a.costs = []int{bcrypt.DefaultCost}
+		}
+		for _, cost := range a.costs {
+			if a.dummies[cost] != nil {
+				continue
+			}
+			var secret [16]byte
+			_, _ = rand.Read(secret[:])
+			dummy, err := bcrypt.GenerateFromPassword(secret[:], cost)
+			if err != nil {
+				return nil, &ConfigError{Key: KeyUsers, Problem: "cannot derive the timing-equalisation hash: " + err.Error()}
+			}
+			a.dummies[cost] = dummy
+		}
+		maxFailed, window := cfg.MaxFailedLogins, cfg.FailedLoginWindow
+		if maxFailed == 0 {
+			maxFailed = DefaultMaxFailedLogins
+		}
+		if window == 0 {
+			window = DefaultFailedLoginWindow
+		}
+		if !cfg.DisableLoginThrottle {
+			a.throttle = newLoginThrottle(maxFailed, window)
 		}
 		ttl := cfg.PasswordCacheTTL
 		if ttl == 0 {
@@ -83,6 +116,15 @@ func newPassword(cfg Config, realm string, p *problems) func() (Authenticator, e
 		}
 		return a, nil
 	}
+}
+
+// dummyFor is the hash an unknown user name is compared against.
+func (a *passwordAuth) dummyFor(user string) []byte {
+	m := hmac.New(sha256.New, a.nameKey[:])
+	m.Write([]byte(user))
+	d := m.Sum(nil)
+	i := binary.BigEndian.Uint64(d[:8]) % uint64(len(a.costs))
+	return a.dummies[a.costs[i]]
 }
 
 func (a *passwordAuth) Authenticate(_ context.Context, c domain.Credentials) (domain.Principal, error) {
@@ -98,8 +140,16 @@ func (a *passwordAuth) Authenticate(_ context.Context, c domain.Credentials) (do
 	if !ok || user == "" {
 		return domain.Principal{}, unauthenticated(ErrMalformedCredentials, "malformed Basic credentials: expected user:password")
 	}
+	addr := c.RemoteAddr
+	if ip, ok := sourceAddr(addr); ok {
+		addr = ip.String()
+	}
+	if err := a.throttle.check(addr, user); err != nil {
+		return domain.Principal{}, err
+	}
 	invalid := unauthenticated(ErrInvalidCredentials, "invalid user name or password")
 	if len(pass) > maxBcryptPassword {
+		a.throttle.failed(addr, user)
 		return domain.Principal{}, invalid
 	}
 	if a.cache != nil && a.cache.hit(user, pass) {
@@ -109,10 +159,12 @@ func (a *passwordAuth) Authenticate(_ context.Context, c domain.Credentials) (do
 	if !known {
 		// Same work as for a known user: timing must not reveal which
 		// user names exist.
-		_ = bcrypt.CompareHashAndPassword(a.dummy, []byte(pass))
+		_ = bcrypt.CompareHashAndPassword(a.dummyFor(user), []byte(pass))
+		a.throttle.failed(addr, user)
 		return domain.Principal{}, invalid
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(pass)) != nil {
+		a.throttle.failed(addr, user)
 		return domain.Principal{}, invalid
 	}
 	if a.cache != nil {

@@ -58,6 +58,24 @@ type REST struct {
 	RequestTimeout time.Duration
 	// MaxRequestBytes caps request bodies; larger ones answer 413.
 	MaxRequestBytes int64
+	// MaxMetadataRequestBytes caps the bodies of the catalog routes
+	// (`gateway.rest.metadata.max-request-bytes`, a gateway-go key); it is
+	// clamped to MaxRequestBytes.
+	MaxMetadataRequestBytes int64
+	// WriteTimeout bounds writing one response (`gateway.rest.write-timeout`,
+	// a gateway-go key): a client that stops reading loses its connection.
+	WriteTimeout time.Duration
+	// IdleTimeout bounds the wait for the next request on a keep-alive
+	// connection (`gateway.rest.idle-timeout`, a gateway-go key).
+	IdleTimeout time.Duration
+	// MaxConnectionsPerAddress caps the open connections of one client IP
+	// address (`gateway.rest.max-connections-per-address`, a gateway-go key).
+	MaxConnectionsPerAddress int
+	// LingerTimeout bounds how long a connection the gateway closes keeps
+	// reading (and discarding) what the client still sends, so that the
+	// client can read the answer, a 413 for example, instead of a reset
+	// (`gateway.rest.linger-timeout`, a gateway-go key).
+	LingerTimeout time.Duration
 	// MaxDeliveryTime bounds how long a write may spend delivering its rows
 	// to Fluss (`gateway.rest.write.max-delivery-time`, a gateway-go key).
 	// Delivery always ends a margin (a quarter of the request's time, at
@@ -163,6 +181,10 @@ type Security struct {
 	// PasswordCacheTTL is how long a verified Basic credential is
 	// remembered (keyed by an HMAC, never stored); negative disables it.
 	PasswordCacheTTL time.Duration
+	// MaxFailedLogins (0: no throttle) failed Basic logins per source
+	// address and per user name are allowed per FailedLoginWindow.
+	MaxFailedLogins   int
+	FailedLoginWindow time.Duration
 	// Tokens is the token-mode table `<token>:<principal>` or
 	// `sha256:<hex>:<principal>`, comma-separated.
 	Tokens Secret
@@ -314,6 +336,12 @@ func Default() Config {
 			MaxRequestBytes:   32 << 20,
 			AdmissionMaxWait:  time.Second,
 			DocsEnabled:       true,
+
+			MaxMetadataRequestBytes:  1 << 20,
+			WriteTimeout:             30 * time.Second,
+			IdleTimeout:              60 * time.Second,
+			MaxConnectionsPerAddress: 256,
+			LingerTimeout:            2 * time.Second,
 			TLS: TLS{
 				MinVersion:     "1.2",
 				ClientAuth:     ClientAuthNone,
@@ -331,6 +359,8 @@ func Default() Config {
 			Authentication:     AuthTrust,
 			Realm:              DefaultRealm,
 			PasswordCacheTTL:   identity.DefaultPasswordCacheTTL,
+			MaxFailedLogins:    10,
+			FailedLoginWindow:  time.Minute,
 			MTLSPrincipalField: identity.DefaultMTLSPrincipalField,
 			JWT: JWT{
 				PrincipalClaim:  identity.DefaultPrincipalClaim,

@@ -251,7 +251,7 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 			return "1.3", "1.2"
 		case key == KeyTLSClientAuth:
 			return "request", "require"
-		case key == KeyTLSReloadInterval || key == KeyPasswordCacheTTL || strings.HasPrefix(key, "gateway.security.jwt.") && !strings.Contains(key, "jwks-") && strings.Contains(key, "skew"):
+		case key == KeyTLSReloadInterval || key == KeyPasswordCacheTTL || key == KeyPasswordFailedLoginWindow || strings.HasPrefix(key, "gateway.security.jwt.") && !strings.Contains(key, "jwks-") && strings.Contains(key, "skew"):
 			return "11s", "22s"
 		case key == KeyReadinessGrace:
 			return "1s", "0s"

@@ -49,6 +49,15 @@ const (
 	KeyDocsEnabled = "gateway.rest.docs.enabled"
 )
 
+// REST listener hardening keys (gateway-go extensions).
+const (
+	KeyMetadataMaxRequestBytes = "gateway.rest.metadata.max-request-bytes"
+	KeyRESTWriteTimeout        = "gateway.rest.write-timeout"
+	KeyRESTIdleTimeout         = "gateway.rest.idle-timeout"
+	KeyRESTMaxConnsPerAddress  = "gateway.rest.max-connections-per-address"
+	KeyRESTLingerTimeout       = "gateway.rest.linger-timeout"
+)
+
 // scalar is one configured value: YAML scalar text with its resolved tag
 // (!!str, !!int, !!bool, !!float, !!null), or an environment or command-line
 // string with an empty tag.
@@ -271,6 +280,11 @@ var globalEntries = append([]entry[Config]{
 	countEntry("gateway.rest.metadata.max-concurrent-requests", func(c *Config) *int { return &c.Limits.MetadataMaxConcurrentRequests }),
 	durationEntry("gateway.rest.admission.max-wait", func(c *Config) *time.Duration { return &c.REST.AdmissionMaxWait }),
 	boolEntry(KeyDocsEnabled, func(c *Config) *bool { return &c.REST.DocsEnabled }),
+	sizeEntry(KeyMetadataMaxRequestBytes, func(c *Config) *int64 { return &c.REST.MaxMetadataRequestBytes }),
+	durationEntry(KeyRESTWriteTimeout, func(c *Config) *time.Duration { return &c.REST.WriteTimeout }),
+	durationEntry(KeyRESTIdleTimeout, func(c *Config) *time.Duration { return &c.REST.IdleTimeout }),
+	countEntry(KeyRESTMaxConnsPerAddress, func(c *Config) *int { return &c.REST.MaxConnectionsPerAddress }),
+	durationEntry(KeyRESTLingerTimeout, func(c *Config) *time.Duration { return &c.REST.LingerTimeout }),
 	boolEntry("gateway.metrics.enabled", func(c *Config) *bool { return &c.Metrics.Enabled }),
 	{
 		key: "gateway.metrics.exporters",

@@ -52,6 +52,12 @@ const (
 	KeyTLSReloadInterval = "gateway.rest.tls.reload-interval"
 )
 
+// Keys of the failed-login throttle of password mode (gateway-go extensions).
+const (
+	KeyPasswordMaxFailedLogins   = "gateway.security.password.max-failed-logins"
+	KeyPasswordFailedLoginWindow = "gateway.security.password.failed-login-window"
+)
+
 // maxJWTClockSkew bounds gateway.security.jwt.clock-skew.
 const maxJWTClockSkew = 10 * time.Minute
 
@@ -111,21 +117,18 @@ var securityEntries = []entry[Config]{
 			return optionalDuration(c.Security.PasswordCacheTTL)
 		},
 	},
+	countEntry(KeyPasswordMaxFailedLogins, func(c *Config) *int { return &c.Security.MaxFailedLogins }),
+	durationEntry(KeyPasswordFailedLoginWindow, func(c *Config) *time.Duration { return &c.Security.FailedLoginWindow }),
 	listEntry(KeyTrustedHeaderCIDRs, func(c *Config) *[]string { return &c.Security.TrustedHeaderCIDRs }),
 	stringEntry(KeyJWTIssuer, func(c *Config) *string { return &c.Security.JWT.Issuer }),
 	stringEntry(KeyJWTAudience, func(c *Config) *string { return &c.Security.JWT.Audience }),
 	stringEntry(KeyJWTJWKSFile, func(c *Config) *string { return &c.Security.JWT.JWKSFile }),
 	{
-		// The URL may carry credentials in its user info: the dump hides them.
-		key:   KeyJWTJWKSURL,
-		apply: func(c *Config, v scalar) (err error) { c.Security.JWT.JWKSURL, err = v.str(); return err },
-		render: func(c *Config) string {
-			raw := c.Security.JWT.JWKSURL
-			if u, err := url.Parse(raw); err == nil && u.User != nil {
-				return u.Redacted()
-			}
-			return raw
-		},
+		// The URL may carry credentials in its user info or its query
+		// (?api_key=...): the dump hides both.
+		key:    KeyJWTJWKSURL,
+		apply:  func(c *Config, v scalar) (err error) { c.Security.JWT.JWKSURL, err = v.str(); return err },
+		render: func(c *Config) string { return RedactURL(c.Security.JWT.JWKSURL) },
 	},
 	stringEntry(KeyJWTPrincipalClaim, func(c *Config) *string { return &c.Security.JWT.PrincipalClaim }),
 	listEntry(KeyJWTAlgorithms, func(c *Config) *[]string { return &c.Security.JWT.Algorithms }),
@@ -195,6 +198,9 @@ func (c *Config) validateSecurityExtensions(add func(string, ...any)) {
 	s := c.Security
 	if !validRealm(s.Realm) {
 		add("%s must be printable ASCII without quotes or backslashes", KeyRealm)
+	}
+	if s.FailedLoginWindow <= 0 || s.FailedLoginWindow > 24*time.Hour {
+		add("%s must be between 1ms and 24h", KeyPasswordFailedLoginWindow)
 	}
 	if s.PasswordCacheTTL > 24*time.Hour {
 		add("%s must not exceed 24h", KeyPasswordCacheTTL)
@@ -351,4 +357,24 @@ func checkJWKSURL(raw string) error {
 		return errors.New("plain http is accepted only for loopback hosts; use https")
 	}
 	return errors.New("expected an https URL")
+}
+
+// RedactURL hides the parts of a URL that may carry credentials: the user
+// info, the query and the fragment. A URL that does not parse is hidden
+// whole.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "******"
+	}
+	if u.User != nil {
+		u.User = url.User("******")
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		u.RawQuery, u.ForceQuery = "******", false
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = "******", ""
+	}
+	return u.String()
 }

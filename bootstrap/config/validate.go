@@ -25,6 +25,9 @@ func (c *Config) Validate() error {
 	checkDuration(add, "gateway.rest.header-read-timeout", c.REST.HeaderReadTimeout)
 	checkDuration(add, KeyRequestTimeout, c.REST.RequestTimeout)
 	checkDuration(add, "gateway.rest.admission.max-wait", c.REST.AdmissionMaxWait)
+	checkDuration(add, KeyRESTWriteTimeout, c.REST.WriteTimeout)
+	checkDuration(add, KeyRESTIdleTimeout, c.REST.IdleTimeout)
+	checkDuration(add, KeyRESTLingerTimeout, c.REST.LingerTimeout)
 	if c.REST.MaxDeliveryTime != 0 {
 		checkDuration(add, KeyMaxDeliveryTime, c.REST.MaxDeliveryTime)
 		if c.REST.MaxDeliveryTime > c.REST.RequestTimeout && c.REST.RequestTimeout > 0 {
@@ -41,6 +44,8 @@ func (c *Config) Validate() error {
 		n   int64
 	}{
 		{"gateway.rest.write.max-request-bytes", c.REST.MaxRequestBytes},
+		{KeyMetadataMaxRequestBytes, c.REST.MaxMetadataRequestBytes},
+		{KeyRESTMaxConnsPerAddress, int64(c.REST.MaxConnectionsPerAddress)},
 		{"gateway.rest.write.max-rows", int64(c.Limits.WriteMaxRows)},
 		{"gateway.rest.write.max-concurrent-requests", int64(c.Limits.WriteMaxConcurrentRequests)},
 		{"gateway.rest.write.rate-limit.requests-per-second", int64(c.Limits.WriteRateLimitRequestsPerSecond)},

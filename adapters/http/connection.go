@@ -1,0 +1,197 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Connection-level defences of the REST listener (issue 14): lingering
+// close, refusal of ambiguous framing and authentication before an
+// `Expect: 100-continue` body is read.
+
+// DefaultLingerBytes bounds what a lingering close reads and discards.
+const DefaultLingerBytes = 64 << 20
+
+// LingeringListener wraps ln so that closing one of its connections first
+// shuts down the sending side (the client sees the answer and then the end
+// of the stream), then reads and discards what the client still sends, for
+// at most timeout and maxBytes, before closing the socket in the
+// background. Without it a server that answers before it has read the whole
+// request (413 on a body over the limit, 401 on an Expect: 100-continue
+// request) closes a socket with unread data, the kernel sends a reset, and
+// the client typically reports "connection reset" instead of the answer
+// (RFC 9112 section 9.6). timeout <= 0 returns ln.
+func LingeringListener(ln net.Listener, timeout time.Duration, maxBytes int64) net.Listener {
+	if timeout <= 0 {
+		return ln
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultLingerBytes
+	}
+	return &lingeringListener{Listener: ln, timeout: timeout, maxBytes: maxBytes}
+}
+
+type lingeringListener struct {
+	net.Listener
+	timeout  time.Duration
+	maxBytes int64
+}
+
+func (l *lingeringListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tcp, ok := c.(*net.TCPConn)
+	if !ok {
+		return c, nil
+	}
+	return &lingeringConn{TCPConn: tcp, timeout: l.timeout, maxBytes: l.maxBytes}, nil
+}
+
+type lingeringConn struct {
+	*net.TCPConn
+	timeout  time.Duration
+	maxBytes int64
+	once     sync.Once
+}
+
+// Close shuts the sending side down and drains the receiving side in the
+// background; it never blocks the server's goroutine.
+func (c *lingeringConn) Close() error {
+	var err error
+	c.once.Do(func() {
+		werr := c.TCPConn.CloseWrite()
+		if werr != nil {
+			err = c.TCPConn.Close()
+			return
+		}
+		go func() {
+			_ = c.TCPConn.SetReadDeadline(time.Now().Add(c.timeout))
+			_, _ = io.CopyN(io.Discard, c.TCPConn, c.maxBytes)
+			_ = c.TCPConn.Close()
+		}()
+	})
+	return err
+}
+
+// framingProblem reports why a request's head could be framed differently
+// by another HTTP parser (a proxy in front): Content-Length together with
+// Transfer-Encoding, obsolete line folding, or a header that must appear
+// once appearing more than once. fasthttp itself refuses differing or
+// repeated Content-Length and any Transfer-Encoding other than chunked.
+func framingProblem(h *fasthttp.RequestHeader, single []string) string {
+	raw := h.RawHeaders()
+	if bytes.Contains(raw, []byte("\n ")) || bytes.Contains(raw, []byte("\n\t")) {
+		return "header lines folded onto continuation lines are not accepted"
+	}
+	var contentLength, transferEncoding bool
+	counts := map[string]int{}
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		name, _, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		n := strings.ToLower(string(bytes.TrimSpace(name)))
+		switch n {
+		case "content-length":
+			contentLength = true
+		case "transfer-encoding":
+			transferEncoding = true
+		}
+		counts[n]++
+	}
+	if contentLength && transferEncoding {
+		return "Content-Length and Transfer-Encoding must not both be sent"
+	}
+	for _, name := range single {
+		if counts[strings.ToLower(name)] > 1 {
+			return "the " + name + " header must not be sent more than once"
+		}
+	}
+	return ""
+}
+
+// checkFraming refuses requests with ambiguous framing: 400 and the
+// connection is closed after the answer, so nothing that follows on it
+// (a request hidden in a body) is served.
+func (a *api) checkFraming(c *fiber.Ctx) error {
+	if msg := framingProblem(&c.Request().Header, a.singleHeaders); msg != "" {
+		c.Context().SetConnectionClose()
+		return domain.InvalidArgument("malformed request: %s", msg)
+	}
+	return c.Next()
+}
+
+// localPreauthenticated holds the principal established before the body of
+// an Expect: 100-continue request was read.
+const localPreauthenticated = "fluss-gateway.preauthenticated"
+
+// expectContinue decides an `Expect: 100-continue` request before its body
+// is read: ambiguous framing is refused with 400, and a caller that fails
+// authentication gets its 401 (or 403) at once, so an unauthenticated client
+// cannot make the gateway read up to the body limit. The connection is
+// closed after such an answer (the client may have started sending the body
+// anyway; the lingering close discards it). Accepted requests continue
+// (100) and authenticate only once: the principal is kept for the chain.
+func (a *api) expectContinue(ctx *fasthttp.RequestCtx) int {
+	c := a.app.AcquireCtx(ctx)
+	defer a.app.ReleaseCtx(c)
+	if msg := framingProblem(&ctx.Request.Header, a.singleHeaders); msg != "" {
+		a.answerEarly(c, domain.InvalidArgument("malformed request: %s", msg))
+		return fasthttp.StatusBadRequest
+	}
+	r, ok := a.routes.match(string(ctx.Method()), string(ctx.Path()))
+	if !ok || r.open || r.public || a.identity == nil {
+		return fasthttp.StatusContinue
+	}
+	authCtx, cancel := context.WithTimeout(context.Background(), a.opts.RequestTimeout)
+	defer cancel()
+	c.SetUserContext(authCtx)
+	// The chain gets its own context (deadline middleware).
+	defer c.SetUserContext(context.Background())
+	p, err := a.authenticateRequest(c)
+	if err != nil {
+		a.setChallenge(c, err)
+		a.answerEarly(c, err)
+		return c.Response().StatusCode()
+	}
+	ctx.SetUserValue(localPreauthenticated, p)
+	return fasthttp.StatusContinue
+}
+
+// answerEarly writes the error envelope and the access line of a request
+// answered before its body was read.
+func (a *api) answerEarly(c *fiber.Ctx, err error) {
+	assignRequestID(c)
+	a.writeError(c, err)
+	a.accessLog(c)
+}
+
+// knownMethods answers requests whose method fiber does not know (methods
+// are case-sensitive: "get" is not GET) with the 405 envelope, a request id
+// and an access line; fiber itself would answer a bare text 400.
+func (a *api) knownMethods(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		switch string(ctx.Method()) {
+		case fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut, fiber.MethodDelete,
+			fiber.MethodConnect, fiber.MethodOptions, fiber.MethodTrace, fiber.MethodPatch:
+			next(ctx)
+			return
+		}
+		c := a.app.AcquireCtx(ctx)
+		defer a.app.ReleaseCtx(c)
+		a.answerEarly(c, newHTTPError(fiber.StatusMethodNotAllowed, codeMethodNotAllowed,
+			"method %q is not allowed for %s (methods are case-sensitive)", quoteHeader(string(ctx.Method())), quoteHeader(c.Path())))
+	}
+}
