@@ -53,7 +53,8 @@ func flussConfig(cluster config.Cluster, inst *telemetry.Instrumentation) fluss.
 	}
 	if inst != nil {
 		cfg.Hooks = []any{inst.FlussHooks(cluster.ID)}
-		cfg.Writer.Metrics = inst.WriterHooks(cluster.ID)
+		hooks := inst.WriterHooks(cluster.ID)
+		cfg.Writer.Metrics, cfg.Writer.Pressure, cfg.Writer.Tracer = hooks, hooks, hooks
 	}
 	return cfg
 }
