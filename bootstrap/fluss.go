@@ -47,6 +47,7 @@ func flussConfig(cluster config.Cluster, inst *telemetry.Instrumentation) fluss.
 	// gateway.cluster.<id>.write.auto-create-partitions (default true): when
 	// false, rows for a missing partition fail with partition_not_found.
 	cfg.Writer.DisableDynamicPartitions = !cluster.AutoCreatePartitions
+	cfg.Writer.MaxThrottle = cluster.MaxThrottle
 	if cluster.EffectiveSecurityProtocol() == config.ProtocolSASL {
 		cfg.Username = cluster.ServiceAccount
 		cfg.Password = cluster.ServiceSecret.Reveal()
