@@ -51,9 +51,13 @@ var (
 	envErr  error
 )
 
-// needCluster returns the cluster, skipping the test when the environment
-// does not name one (failing it when FLUSS_FAULTS_REQUIRED=1).
-func needCluster(t *testing.T) *faultEnv {
+// needCluster returns the cluster of three tablet servers, skipping the test
+// when the environment does not name one (failing it when
+// FLUSS_FAULTS_REQUIRED=1).
+func needCluster(t *testing.T) *faultEnv { t.Helper(); return needServers(t, 3) }
+
+// needServers is needCluster for a cluster of at least n tablet servers.
+func needServers(t *testing.T, n int) *faultEnv {
 	t.Helper()
 	boot, state := os.Getenv("FLUSS_BOOTSTRAP"), os.Getenv("FLUSS_STATE_DIR")
 	if boot == "" || state == "" {
@@ -73,12 +77,10 @@ func needCluster(t *testing.T) *faultEnv {
 			e.servers = append(e.servers, newProc(state, fmt.Sprintf("ts%d", i)))
 		}
 		e.coord = newProc(state, "cs")
-		if len(e.servers) < 3 {
-			envErr = fmt.Errorf("need 3 tablet servers, found %d pid files in %s/run", len(e.servers), state)
-		}
 		envVal = e
 	})
 	require.NoError(t, envErr)
+	require.GreaterOrEqual(t, len(envVal.servers), n, "tablet server pid files in %s/run", state)
 	return envVal
 }
 
@@ -375,9 +377,16 @@ func (e *faultEnv) database(t *testing.T, prefix string) string {
 // createTable creates a table with replication factor 3.
 func (e *faultEnv) createTable(t *testing.T, db, table string, pk bool, buckets int) {
 	t.Helper()
+	e.createTableRF(t, db, table, pk, buckets, 3)
+}
+
+// createTableRF creates a table {id BIGINT NOT NULL, worker INT, payload
+// STRING} with the given replication factor.
+func (e *faultEnv) createTableRF(t *testing.T, db, table string, pk bool, buckets, rf int) {
+	t.Helper()
 	schema := `[{"name":"id","type":"bigint NOT NULL"},{"name":"worker","type":"int"},{"name":"payload","type":"string"}]`
 	args := []string{"create-table", db, table, "--schema", schema, "--buckets", strconv.Itoa(buckets),
-		"--properties", `{"table.replication.factor":"3"}`}
+		"--properties", fmt.Sprintf(`{"table.replication.factor":"%d"}`, rf)}
 	if pk {
 		args = append(args, "--primary-key", "id")
 	}
