@@ -478,6 +478,11 @@ func (w *Writer) expire(req *request, cause error) {
 					c, m := code, msg+" while the row waited for a retry"
 					if bt.state == batchBuilding {
 						m = msg + " before the row was sent"
+					} else if bt.lastCode == wire.CodeOutOfOrderSequenceException || bt.lastCode == wire.CodeUnknownWriterIDException {
+						// A pipelined batch answered before its predecessor
+						// landed: the writer's own sequencing, not the row's
+						// failure. The deadline is the verdict.
+						m += " (the last attempt was answered " + bt.lastMsg + ")"
 					} else if bt.lastCode != 0 {
 						c, m = entryCode(bt.lastCode, bt.lastMsg), m+": "+bt.lastMsg
 					}

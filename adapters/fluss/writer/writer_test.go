@@ -839,3 +839,41 @@ func TestThrottlePastDeadlineFailsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelinedOutOfOrderAtDeadlineIsTimeout: a batch sent while its
+// predecessor is still in the air is answered OUT_OF_ORDER_SEQUENCE (the
+// server had not appended the predecessor yet) and waits to be resent after
+// it; when its request's deadline passes first, its rows are `timeout`,
+// applied "no" (never appended), not `out_of_order_sequence`, which is the
+// writer's own sequencing and nothing a caller can act on.
+func TestPipelinedOutOfOrderAtDeadlineIsTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{Linger: time.Millisecond}, pkTable(10, 1))
+	var calls atomic.Int32
+	release := make(chan struct{})
+	e.fake.BeforeWrite = func(ctx context.Context, _ int32, _ wire.APIKey, _ int64) error {
+		if calls.Add(1) == 1 {
+			<-release // the first batch (seq 0) is slow
+		}
+		return nil
+	}
+	e.fake.BucketError = func(_ int32, _ metatest.BucketRef, seq int32) wire.ErrorCode {
+		if seq == 1 {
+			return wire.CodeOutOfOrderSequenceException // pipelined ahead of seq 0
+		}
+		return 0
+	}
+	first := make(chan []domain.EntryResult)
+	go func() {
+		res, _ := e.w.Write(ctxTimeout(t, 5*time.Second), &domain.WriteBatch{Table: pkPath, Entries: []domain.WriteEntry{upsert(1, "a", 1)}})
+		first <- res
+	}()
+	require.Eventually(t, func() bool { return calls.Load() == 1 }, 2*time.Second, time.Millisecond)
+	res := e.write(t, ctxTimeout(t, 300*time.Millisecond), pkPath, upsert(2, "b", 2))
+	close(release)
+	assert.Equal(t, CodeTimeout, res[0].Code, "%+v", res[0])
+	assert.Equal(t, domain.AppliedNo, res[0].Applied)
+	assert.Contains(t, res[0].Message, "OUT_OF_ORDER_SEQUENCE")
+	r1 := <-first
+	assert.True(t, r1[0].OK(), "%+v", r1[0])
+}
