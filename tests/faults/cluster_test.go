@@ -313,6 +313,13 @@ func (e *faultEnv) heal(t *testing.T) {
 		_ = p.signal(syscall.SIGCONT)
 	}
 	restarted := false
+	if !e.coord.alive() {
+		time.Sleep(11 * time.Second)
+		if err := e.coord.restart(); err != nil {
+			t.Errorf("heal: %v", err)
+		}
+		restarted = true
+	}
 	for _, p := range e.servers {
 		if !p.alive() {
 			// Its ZooKeeper session must expire before it can register again.
@@ -400,6 +407,11 @@ type scanned struct {
 	inserts map[int64]int
 	records int
 	byType  map[string]int
+	// byIDType counts records per id and change type; notes counts +I/+U
+	// records whose `note` column is "n-<id>" (the mixed workload's partial
+	// update).
+	byIDType map[int64]map[string]int
+	notes    map[int64]int
 }
 
 // scanIDs scans the whole log (changelog of a primary-key table) with the
@@ -414,7 +426,7 @@ func (e *faultEnv) scanIDs(t *testing.T, db, table string) scanned {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	s := scanned{inserts: make(map[int64]int), byType: make(map[string]int)}
+	s := scanned{inserts: make(map[int64]int), byType: make(map[string]int), byIDType: make(map[int64]map[string]int), notes: make(map[int64]int)}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var firstErr string
@@ -427,7 +439,8 @@ func (e *faultEnv) scanIDs(t *testing.T, db, table string) scanned {
 			ChangeType string `json:"change_type"`
 			Error      string `json:"error"`
 			Row        struct {
-				ID int64 `json:"id"`
+				ID   int64   `json:"id"`
+				Note *string `json:"note"`
 			} `json:"row"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil || r.Error != "" {
@@ -438,6 +451,15 @@ func (e *faultEnv) scanIDs(t *testing.T, db, table string) scanned {
 		}
 		s.records++
 		s.byType[r.ChangeType]++
+		m := s.byIDType[r.Row.ID]
+		if m == nil {
+			m = make(map[string]int, 1)
+			s.byIDType[r.Row.ID] = m
+		}
+		m[r.ChangeType]++
+		if r.Row.Note != nil && *r.Row.Note == "n-"+strconv.FormatInt(r.Row.ID, 10) && (r.ChangeType == "+U" || r.ChangeType == "+I") {
+			s.notes[r.Row.ID]++
+		}
 		switch r.ChangeType {
 		case "+I", "+U", "+A":
 			s.inserts[r.Row.ID]++

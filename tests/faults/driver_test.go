@@ -288,7 +288,7 @@ type tally struct {
 	requests int
 	msgs     map[string]string // first message per applied/code
 	late     int               // writes that returned more than lateSlack after their deadline
-	maxOver  time.Duration // largest return time past the deadline
+	maxOver  time.Duration     // largest return time past the deadline
 	lat      []time.Duration
 }
 

@@ -23,6 +23,11 @@
 #                         FLUSS_BP_METRICS_URL (default: metrics off)
 #   FLUSS_FAULTS_LOG      where the output is kept ($repo/.cache/faults-last.log)
 #   FLUSS_EXTRA_CONF      extra server.yaml lines for the cluster (fluss-cluster.sh)
+#   FLUSS_FAULTS_EXTENDED=1  the extended form: also TestFaultsKillCoordinator, a partitioned
+#                         primary-key table written with upserts, partial updates and deletes
+#                         under every fault (mixed_test.go), 20 kills / freezes / coordinator
+#                         kills, a 4 s ZooKeeper session (so a killed server can re-register
+#                         after 6 s), UP 3s, DOWN 6s, FREEZE 7s; CPU heavy, ~10 minutes
 #   knobs of the tests: FLUSS_FAULTS_CYCLES, _UP, _DOWN, _DEADLINE, _RATE,
 #   _WORKERS, _BATCH, _FREEZES, _FREEZE, _ONLY (see kills_test.go)
 set -euo pipefail
@@ -66,6 +71,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+if [[ ${FLUSS_FAULTS_EXTENDED:-0} == 1 ]]; then
+  export FLUSS_EXTRA_CONF="zookeeper.client.session-timeout: 4 s${FLUSS_EXTRA_CONF:+
+$FLUSS_EXTRA_CONF}"
+fi
 echo "==> fault-test cluster: Fluss ${FLUSS_VERSION:-0.9.1-incubating}, $FLUSS_TABLET_SERVERS tablet servers, replication factor $FLUSS_REPLICATION_FACTOR, port $FLUSS_PORT, state $FLUSS_STATE_DIR"
 $CLUSTER fetch
 out=$($CLUSTER start)
@@ -99,11 +108,19 @@ if [[ $VIA == http ]]; then
   export FLUSS_FAULTS_GATEWAY_URL="http://127.0.0.1:$GW_PORT"
 fi
 
-echo "==> fault tests (-run '$PATTERN', writes via $VIA)"
+echo "==> fault tests (-run '$PATTERN', writes via $VIA, extended ${FLUSS_FAULTS_EXTENDED:-0})"
 export FLUSS_FAULTS_REQUIRED=1
+if [[ ${FLUSS_FAULTS_EXTENDED:-0} == 1 ]]; then
+  export FLUSS_FAULTS_CYCLES=${FLUSS_FAULTS_CYCLES:-20}
+  export FLUSS_FAULTS_FREEZES=${FLUSS_FAULTS_FREEZES:-20}
+  export FLUSS_FAULTS_COORD_KILLS=${FLUSS_FAULTS_COORD_KILLS:-20}
+  export FLUSS_FAULTS_UP=${FLUSS_FAULTS_UP:-3s}
+  export FLUSS_FAULTS_DOWN=${FLUSS_FAULTS_DOWN:-6s}
+  export FLUSS_FAULTS_FREEZE=${FLUSS_FAULTS_FREEZE:-7s}
+fi
 export FLUSS_FAULTS_CYCLES=${FLUSS_FAULTS_CYCLES:-5}
 export FLUSS_FAULTS_UP=${FLUSS_FAULTS_UP:-5s}
 export FLUSS_FAULTS_DOWN=${FLUSS_FAULTS_DOWN:-11s}
-$GO test -tags faults -count=1 -v -timeout 15m -run "$PATTERN" ./tests/faults/ 2>&1 |
+$GO test -tags faults -count=1 -v -timeout 40m -run "$PATTERN" ./tests/faults/ 2>&1 |
   grep --line-buffered -v -E '^=== (RUN|PAUSE|CONT|NAME)' | tee "$LOG"
 exit "${PIPESTATUS[0]}"
