@@ -316,6 +316,9 @@ func (t *tally) record(ids []int64, vs []verdict, err error, took, deadline time
 			key = strings.SplitN(key, ":", 2)[0]
 		}
 		t.reqErrs[key] += len(ids)
+		if t.msgs["request/"+key] == "" {
+			t.msgs["request/"+key] = err.Error()
+		}
 		for _, id := range ids {
 			t.set(id, clsNo)
 		}

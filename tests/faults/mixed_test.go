@@ -276,6 +276,9 @@ func (m *mixedRun) verify(t *testing.T, sc scanned) {
 		t.Logf("FAULTS %s %s: %d entries in %d requests; success=%d | applied no=%d (%s) | applied unknown=%d (%s) | request refused=%d (%s) | broken=%d (%s); later than deadline+%s: %d",
 			t.Name(), what, len(tl.cls), tl.requests, tl.success, sum(tl.no), fmtCounts(tl.no), sum(tl.unknown), fmtCounts(tl.unknown),
 			sum(tl.reqErrs), fmtCounts(tl.reqErrs), sum(tl.broken), fmtCounts(tl.broken), lateSlack, tl.late)
+		for k, m := range tl.msgs {
+			t.Logf("  %s: first message of %s: %s", what, k, truncate(m, 300))
+		}
 		assert.Zero(t, sum(tl.broken), "%s: broken verdicts", what)
 		assert.Zero(t, tl.late, "%s: answers later than the deadline + %s", what, lateSlack)
 	}
