@@ -619,8 +619,8 @@ func (w *Writer) failThrottledLocked(b *bucket, now time.Time) {
 			}
 		}
 		if late {
-			msg := ""
-			if bt.lastCode != 0 {
+			msg := "" // another last code (a pipelined OUT_OF_ORDER_SEQUENCE) is not the reason
+			if bt.lastCode == wire.CodeStorageBackpressureException {
 				msg = bt.lastMsg
 			}
 			w.failBatchLocked(bt, throttleVerdict(b, retryAt.Sub(now), msg), true, now)
