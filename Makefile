@@ -5,7 +5,7 @@ CLUSTER := deployments/local/fluss-cluster.sh
 GATEWAY_CONFIG ?= configs/local.yaml
 GOLANGCI_VERSION ?= v2.15.0
 
-.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native fuzz-campaign
+.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native fuzz-campaign test-backpressure
 
 all: build
 
@@ -48,6 +48,10 @@ test-otel:
 ## test-faults: SIGKILL/restart tablet servers of a 3-server cluster under sustained writes
 test-faults:
 	bash tests/faults/run.sh
+
+## test-backpressure: cooperative KV backpressure on a real Fluss 1.0 tablet server (1.0-SNAPSHOT jars)
+test-backpressure:
+	bash tests/faults/backpressure.sh
 
 ## load: a bounded load run on loopback at 2x the sustainable rate
 load:

@@ -349,12 +349,44 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 	if s.opts.Metrics != nil {
 		s.opts.Metrics.RecordEntries(ctx, cmd.Path, results)
 	}
+	if err := throttled(results); err != nil {
+		return WriteResult{}, err
+	}
 	return res, nil
 }
 
 // definition resolves key's table through the session's definitions.
 func (s *RecordService) definition(key tableKey, session domain.Session) definition {
 	return definition{key: key, defs: definitionsOf(session), snaps: s.snaps}
+}
+
+// EntryCodeStorageBackpressure is the entry code of a row the tablet server's
+// KV storage backpressure (Fluss 1.0) kept from being written in time.
+const EntryCodeStorageBackpressure = "storage_backpressure"
+
+// throttled returns the whole-request error of a write none of whose entries
+// could be delivered before the deadline because the writer throttled their
+// buckets on KV storage backpressure (every entry storage_backpressure,
+// retryable, applied "no"): 429 resource_exhausted, with RetryAfterMillis the
+// longest remaining throttle of the request's buckets (EntryResult.RetryAfter,
+// the writer's throttle state), so a client retrying after it does not meet
+// the same throttle. Nothing was written, so no per-entry verdict is lost. A
+// write with any other verdict keeps its per-entry answer.
+func throttled(results []domain.EntryResult) error {
+	var wait time.Duration
+	for _, r := range results {
+		if r.OK() || r.Code != EntryCodeStorageBackpressure || r.Applied != domain.AppliedNo || !r.Retryable {
+			return nil
+		}
+		wait = max(wait, r.RetryAfter)
+	}
+	if len(results) == 0 {
+		return nil
+	}
+	ms := max(int64((wait+time.Millisecond-1)/time.Millisecond), 1)
+	return &domain.Error{Kind: domain.KindResourceExhausted, Retryable: true, RetryAfterMillis: ms,
+		Message: fmt.Sprintf("KV storage backpressure: the tablet servers' throttle keeps all %d entries from being written before the deadline; "+
+			"nothing was written; the throttle ends in %d ms", len(results), ms)}
 }
 
 // deliveryContext bounds the writer: MaxDeliveryTime after start, and

@@ -527,3 +527,45 @@ func TestValidatePrefixColumns(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want)
 	}
 }
+
+// TestWriteThrottledIs429: a write whose every entry was held back by KV
+// storage backpressure (storage_backpressure, retryable, applied "no") is a
+// whole-request resource_exhausted whose RetryAfterMillis is the longest
+// remaining throttle; one entry with another verdict keeps the per-entry
+// answer.
+func TestWriteThrottledIs429(t *testing.T) {
+	t.Parallel()
+	bp := func(d time.Duration) domain.EntryResult {
+		return domain.EntryResult{Code: EntryCodeStorageBackpressure, Retryable: true, Applied: domain.AppliedNo, RetryAfter: d}
+	}
+	for _, tc := range []struct {
+		name    string
+		results []domain.EntryResult
+		retryMs int64 // 0: no whole-request error
+	}{
+		{"all throttled", []domain.EntryResult{bp(1200 * time.Millisecond), bp(2400*time.Millisecond + 300*time.Microsecond)}, 2401},
+		{"one succeeded", []domain.EntryResult{bp(time.Second), {}}, 0},
+		{"one unknown", []domain.EntryResult{bp(time.Second), {Code: EntryCodeStorageBackpressure, Retryable: true, Applied: domain.AppliedUnknown}}, 0},
+		{"one timeout", []domain.EntryResult{bp(time.Second), {Code: "timeout", Retryable: true, Applied: domain.AppliedNo}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vc := &versionedCatalog{tableID: 7, schemaID: 3}
+			dc := &dataClusters{catalog: vc.catalog(), writer: writerFunc(func(context.Context, *domain.WriteBatch) ([]domain.EntryResult, error) {
+				return tc.results, nil
+			})}
+			s := NewRecordService(dc, RecordOptions{})
+			res, err := s.Write(context.Background(), Scope{Cluster: "c1"}, WriteCommand{Path: usersPath, Decoder: rowsDecoder(len(tc.results))})
+			if tc.retryMs == 0 {
+				require.NoError(t, err)
+				assert.Len(t, res.Results, len(tc.results))
+				return
+			}
+			de := domain.AsError(err)
+			require.NotNil(t, de, "%v", err)
+			assert.Equal(t, domain.KindResourceExhausted, de.Kind)
+			assert.True(t, de.Retryable)
+			assert.Equal(t, tc.retryMs, de.RetryAfterMillis)
+			assert.Contains(t, de.Message, "nothing was written")
+		})
+	}
+}

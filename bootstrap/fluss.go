@@ -44,13 +44,15 @@ func flussConfig(cluster config.Cluster, inst *telemetry.Instrumentation) fluss.
 	// gateway.cluster.<id>.write.auto-create-partitions (default true): when
 	// false, rows for a missing partition fail with partition_not_found.
 	cfg.Writer.DisableDynamicPartitions = !cluster.AutoCreatePartitions
+	cfg.Writer.MaxThrottle = cluster.MaxThrottle
 	if cluster.EffectiveSecurityProtocol() == config.ProtocolSASL {
 		cfg.Username = cluster.ServiceAccount
 		cfg.Password = cluster.ServiceSecret.Reveal()
 	}
 	if inst != nil {
 		cfg.Hooks = []any{inst.FlussHooks(cluster.ID)}
-		cfg.Writer.Metrics = inst.WriterHooks(cluster.ID)
+		hooks := inst.WriterHooks(cluster.ID)
+		cfg.Writer.Metrics, cfg.Writer.Pressure, cfg.Writer.Tracer = hooks, hooks, hooks
 	}
 	return cfg
 }

@@ -1,6 +1,9 @@
 package domain
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // WriteOp is the operation of one write entry.
 type WriteOp uint8
@@ -29,6 +32,10 @@ type EntryResult struct {
 	Message   string
 	Retryable bool
 	Applied   Applied
+	// RetryAfter, when > 0, is how long the writer expects the row's bucket
+	// to stay throttled by storage backpressure (Fluss 1.0): a retry sooner
+	// would wait for the same throttle. Set with Code storage_backpressure.
+	RetryAfter time.Duration
 }
 
 // OK reports whether the entry succeeded.

@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: unit tests, then the integration tests under tests/
-# against a real local Apache Fluss cluster (ZooKeeper, coordinator, tablet
-# server from Maven Central jars) that this script starts and stops itself.
+# against real local Apache Fluss clusters that this script starts and stops
+# itself, on both Fluss versions the gateway supports:
+#
+#   0.9.1-incubating  (Maven Central)  integration suite, ACL suite, telemetry,
+#                                      bounded fault suite
+#   1.0-SNAPSHOT      (FLUSS_SNAPSHOT_DIR, ../shared/fluss-snapshot beside the clone)
+#                                      integration suite, ACL suite, real KV
+#                                      backpressure (make test-backpressure),
+#                                      bounded fault suite
 #
 #   bash tests/run.sh                     # everything (what `make test` and CI run)
 #   bash tests/run.sh --integration-only  # skip unit tests
-#   bash tests/run.sh --keep-cluster      # reuse a running cluster, leave it running
+#   bash tests/run.sh --keep-cluster      # reuse a running cluster (one version:
+#                                         # FLUSS_VERSION), leave it running; no fault
+#                                         # or backpressure suites
 #
-# Environment: FLUSS_VERSION, FLUSS_TABLET_SERVERS (see deployments/local/fluss-cluster.sh).
+# Environment: FLUSS_TEST_VERSIONS (the versions to run, "0.9.1-incubating 1.0-SNAPSHOT"),
+# FLUSS_TEST_FAULTS (1: run the bounded fault suite and the backpressure suite; 0: skip),
+# FLUSS_TEST_OTEL (1: run the telemetry suite, on the first version; 0: skip),
+# FLUSS_VERSION, FLUSS_TABLET_SERVERS, FLUSS_SNAPSHOT_DIR (see deployments/local/fluss-cluster.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -24,54 +36,108 @@ done
 
 GO=${GO:-go}
 status=0
+if [[ $keep == 1 ]]; then
+  versions=${FLUSS_VERSION:-0.9.1-incubating}
+  faults=0
+else
+  versions=${FLUSS_TEST_VERSIONS:-0.9.1-incubating 1.0-SNAPSHOT}
+  faults=${FLUSS_TEST_FAULTS:-1}
+fi
+
+# Wall-clock time of each phase, printed at the end.
+timings=()
+t_phase=0
+phase() { t_phase=$(date +%s); echo "==> $*"; }
+took() { timings+=("$(printf '%4ds  %s' $(($(date +%s) - t_phase)) "$*")"); }
 
 if [[ $unit == 1 ]]; then
-  echo "==> unit tests"
+  phase "unit tests"
   $GO vet ./...
   $GO test -count=1 -race ./... || status=1
+  took "unit tests (go vet, go test -race)"
 fi
 
-echo "==> local Fluss cluster"
-bash deployments/local/fluss-cluster.sh fetch
+phase "peer client (independent Fluss client used to check our writes)"
+bash tests/peer/setup.sh
+export FLUSS_PEER="$ROOT/tests/peer/peer.sh"
+took "peer client setup"
+
 started_here=0
-if ! bash deployments/local/fluss-cluster.sh status >/dev/null 2>&1; then
-  started_here=1
-fi
 acl_started=0
-cleanup() {
+stop_clusters() {
   if [[ $acl_started == 1 ]]; then
     echo "==> stopping the ACL Fluss cluster"
     bash tests/integration/acl-cluster.sh stop || true
+    acl_started=0
   fi
   if [[ $keep == 0 && $started_here == 1 ]]; then
     echo "==> stopping local Fluss cluster"
     bash deployments/local/fluss-cluster.sh stop || true
+    started_here=0
   fi
 }
-trap cleanup EXIT
-out=$(bash deployments/local/fluss-cluster.sh start)
-echo "$out"
-eval "$(echo "$out" | grep -E '^FLUSS_[A-Z_]+=' | sed 's/^/export /')"
-: "${FLUSS_BOOTSTRAP:?cluster script did not print FLUSS_BOOTSTRAP}"
+trap stop_clusters EXIT
 
-echo "==> second local Fluss cluster with the authorizer (ACL tests)"
-acl_started=1
-acl_out=$(bash tests/integration/acl-cluster.sh start)
-echo "$acl_out"
-eval "$(echo "$acl_out" | grep -E '^FLUSS_ACL_[A-Z_]+=' | sed 's/^/export /')"
+# integration VERSION: the main and the ACL cluster of VERSION, the integration
+# suite against them (and, once, the telemetry suite), then both clusters stopped.
+integration() {
+  export FLUSS_VERSION=$1
+  phase "Fluss $FLUSS_VERSION: local cluster"
+  bash deployments/local/fluss-cluster.sh fetch
+  if ! bash deployments/local/fluss-cluster.sh status >/dev/null 2>&1; then
+    started_here=1
+  fi
+  local out acl_out
+  out=$(bash deployments/local/fluss-cluster.sh start)
+  echo "$out"
+  eval "$(echo "$out" | grep -E '^FLUSS_[A-Z_]+=' | sed 's/^/export /')"
+  : "${FLUSS_BOOTSTRAP:?cluster script did not print FLUSS_BOOTSTRAP}"
 
-echo "==> peer client (independent Fluss client used to check our writes)"
-bash tests/peer/setup.sh
-export FLUSS_PEER="$ROOT/tests/peer/peer.sh"
+  echo "==> Fluss $FLUSS_VERSION: second local cluster with the authorizer (ACL tests)"
+  acl_started=1
+  acl_out=$(bash tests/integration/acl-cluster.sh start)
+  echo "$acl_out"
+  eval "$(echo "$acl_out" | grep -E '^FLUSS_ACL_[A-Z_]+=' | sed 's/^/export /')"
+  took "Fluss $FLUSS_VERSION: start the clusters"
 
-echo "==> integration tests against $FLUSS_BOOTSTRAP"
-export FLUSS_INTEGRATION_REQUIRED=1
-$GO test -count=1 -tags integration -timeout 30m ./tests/... || status=1
+  phase "Fluss $FLUSS_VERSION: integration tests against $FLUSS_BOOTSTRAP"
+  export FLUSS_INTEGRATION_REQUIRED=1
+  $GO test -count=1 -tags integration -timeout 30m ./tests/... || status=1
+  took "Fluss $FLUSS_VERSION: integration tests"
 
-echo "==> telemetry into a real OpenTelemetry Collector"
-# The collector binary is cached outside the clone (per machine), so only the
-# first run on a machine pays its ~4 minute build.
-export OTELCOL_CACHE_DIR=${OTELCOL_CACHE_DIR:-$HOME/.cache/fluss-gateway-go/otelcol}
-bash tests/otel/run.sh || status=1
+  if [[ ${otel_done:-0} == 0 && ${FLUSS_TEST_OTEL:-1} == 1 ]]; then
+    otel_done=1
+    phase "telemetry into a real OpenTelemetry Collector (Fluss $FLUSS_VERSION)"
+    # The collector binary is cached outside the clone (per machine), so only the
+    # first run on a machine pays its ~4 minute build.
+    export OTELCOL_CACHE_DIR=${OTELCOL_CACHE_DIR:-$HOME/.cache/fluss-gateway-go/otelcol}
+    bash tests/otel/run.sh || status=1
+    took "telemetry suite"
+  fi
+  phase "Fluss $FLUSS_VERSION: stopping the clusters"
+  stop_clusters
+  unset FLUSS_BOOTSTRAP FLUSS_SASL_BOOTSTRAP FLUSS_ZK FLUSS_ACL_BOOTSTRAP FLUSS_ACL_SASL_BOOTSTRAP FLUSS_ACL_ZK
+  took "Fluss $FLUSS_VERSION: stop the clusters"
+}
 
+for v in $versions; do
+  integration "$v"
+done
+
+if [[ $faults == 1 ]]; then
+  for v in $versions; do
+    if [[ $v == 1.* ]]; then
+      phase "Fluss $v: cooperative KV backpressure (make test-backpressure)"
+      FLUSS_BP_VERSION=$v bash tests/faults/backpressure.sh || status=1
+      took "Fluss $v: backpressure suite"
+    fi
+    phase "Fluss $v: fault suite, bounded (2 kill cycles, 1 freeze)"
+    FLUSS_VERSION=$v FLUSS_FAULTS_CYCLES=${FLUSS_FAULTS_CYCLES:-2} FLUSS_FAULTS_FREEZES=${FLUSS_FAULTS_FREEZES:-1} \
+      FLUSS_FAULTS_LOG="$ROOT/.cache/faults-$v.log" bash tests/faults/run.sh || status=1
+    took "Fluss $v: bounded fault suite"
+  done
+fi
+
+echo "==> time per phase"
+printf '%s\n' "${timings[@]}"
 exit $status

@@ -91,8 +91,14 @@ const (
 	SpanAttrRequestSize  = attribute.Key("fluss.request.size")
 	SpanAttrResponseSize = attribute.Key("fluss.response.size")
 	SpanAttrLinksDropped = attribute.Key("fluss.links.dropped")
-	SpanAttrServerAddr   = attribute.Key("server.address")
-	SpanAttrServerPort   = attribute.Key("server.port")
+	// SpanAttrKvPressure is the highest per-bucket KV backpressure signal of
+	// a PutKv answer (Fluss 1.0 `pressure`, 1 for a code 72); absent when 0.
+	SpanAttrKvPressure = attribute.Key("fluss.kv.pressure")
+	// SpanAttrKvThrottle is the longest bucket throttle (ms) that answer
+	// caused in the writer; absent when 0.
+	SpanAttrKvThrottle = attribute.Key("fluss.kv.throttle_ms")
+	SpanAttrServerAddr = attribute.Key("server.address")
+	SpanAttrServerPort = attribute.Key("server.port")
 )
 
 // Histogram bucket boundaries.

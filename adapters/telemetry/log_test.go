@@ -83,10 +83,6 @@ type (
 		EntriesDone(table domain.TablePath, ok int, failed map[string]int)
 		BufferUsage(used, capacity int64)
 	}
-	writerTracing interface {
-		KvPressure(table domain.TablePath, bucket int32, pressure float64, throttle time.Duration)
-		StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int, links []trace.SpanContext) (context.Context, func(errorCode int32, failedBuckets int, err error))
-	}
 )
 
 var (
@@ -94,5 +90,4 @@ var (
 	_ rpcDisconnectHook = (*FlussHooks)(nil)
 	_ rpcRequestHook    = (*FlussHooks)(nil)
 	_ writerMetrics     = (*WriterHooks)(nil)
-	_ writerTracing     = (*WriterHooks)(nil)
 )

@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/writer"
 )
 
 func spanContext(t *testing.T, traceHex, spanHex string) trace.SpanContext {
@@ -60,15 +62,19 @@ func TestWriterBackendSpan(t *testing.T) {
 
 	req1 := spanContext(t, "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331")
 	req2 := spanContext(t, "1af7651916cd43dd8448eb211c80319c", "c7ad6b7169203331")
-	links := []trace.SpanContext{req1, req2, req1, {}} // duplicate and invalid are dropped
+	in := func(sc trace.SpanContext) context.Context {
+		return trace.ContextWithSpanContext(context.Background(), sc)
+	}
+	// duplicate and invalid are dropped
+	links := []context.Context{in(req1), in(req2), in(req1), context.Background()}
 
 	ctx, done := w.StartBackendRequest(context.Background(), "PUT_KV", 3, 2, 17, links)
 	f.OnFlussRequest(ctx, "127.0.0.1:9124", "PUT_KV", 2, 2048, 64, 3*time.Millisecond, nil)
-	done(0, 0, nil)
+	done(writer.BackendOutcome{Pressure: 0.5, Throttle: 750 * time.Millisecond})
 
-	ctx, done = w.StartBackendRequest(context.Background(), "ProduceLog", 4, 1, 5, []trace.SpanContext{req2})
+	ctx, done = w.StartBackendRequest(context.Background(), "ProduceLog", 4, 1, 5, []context.Context{in(req2)})
 	f.OnFlussRequest(ctx, "127.0.0.1:9125", "PRODUCE_LOG", 0, 512, 32, time.Millisecond, nil)
-	done(12, 1, nil)
+	done(writer.BackendOutcome{ErrorCode: 12, FailedBuckets: 1})
 
 	spans := h.spans.Ended()
 	require.Len(t, spans, 2, "the request hook annotates the backend span instead of starting another")
@@ -92,6 +98,8 @@ func TestWriterBackendSpan(t *testing.T) {
 	assert.Equal(t, "127.0.0.1", a[SpanAttrServerAddr].AsString())
 	assert.Equal(t, int64(9124), a[SpanAttrServerPort].AsInt64())
 	assert.NotContains(t, a, SpanAttrErrorCode)
+	assert.Equal(t, 0.5, a[SpanAttrKvPressure].AsFloat64())
+	assert.Equal(t, int64(750), a[SpanAttrKvThrottle].AsInt64())
 	assert.Equal(t, codes.Unset, put.Status().Code)
 
 	produce := spans[1]

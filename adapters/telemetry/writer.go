@@ -8,21 +8,15 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/writer"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
 // WriterHooks observes the Fluss writer (adapters/fluss/writer) of one
-// cluster. Its method set uses standard, domain and OTel API types only, so the
-// writer declares the interfaces it calls without importing telemetry; the
-// first four methods are writer.Metrics as it stands.
-//
-//	BatchesSent(table domain.TablePath, batches, rows, bytes int)
-//	Retried(table domain.TablePath, batches int, code string)
-//	EntriesDone(table domain.TablePath, ok int, failed map[string]int)
-//	BufferUsage(used, capacity int64)
-//	KvPressure(table domain.TablePath, bucket int32, pressure float64, throttle time.Duration)
-//	StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int,
-//	        links []trace.SpanContext) (context.Context, func(errorCode int32, failedBuckets int, err error))
+// cluster: it is the writer's Options.Metrics (writer.Metrics),
+// Options.Pressure (writer.PressureObserver) and Options.Tracer
+// (writer.RequestTracer), whose signatures use standard and domain types
+// only, so the writer imports no telemetry library.
 //
 // None blocks; all may be called with the writer's locks held.
 type WriterHooks struct {
@@ -135,14 +129,31 @@ func (w *WriterHooks) KvPressure(table domain.TablePath, _ int32, pressure float
 
 // StartBackendRequest starts the span of one request to one tablet server
 // (StartBackendSpan with fluss.node.id, fluss.bucket.count, fluss.row.count
-// and fluss.cluster). links are the span contexts of the REST requests whose
-// rows the request carries (trace.SpanContextFromContext of each request's
-// context, captured when its rows were enqueued). Pass the returned context to
-// the rpc call and call the returned function once with the outcome.
-func (w *WriterHooks) StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int, links []trace.SpanContext) (context.Context, func(errorCode int32, failedBuckets int, err error)) {
-	ctx, span := w.in.StartBackendSpan(ctx, api, links,
+// and fluss.cluster). links are the contexts of the REST requests whose rows
+// the request carries; their span contexts become the span's links. The rpc
+// call uses the returned context; the returned function ends the span with
+// the outcome: error code, failed buckets, and the answer's KV backpressure
+// (fluss.kv.pressure, fluss.kv.throttle_ms).
+func (w *WriterHooks) StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int, links []context.Context) (context.Context, func(writer.BackendOutcome)) {
+	scs := make([]trace.SpanContext, 0, len(links))
+	for _, l := range links {
+		scs = append(scs, trace.SpanContextFromContext(l))
+	}
+	ctx, span := w.in.StartBackendSpan(ctx, api, scs,
 		w.spanCluster, SpanAttrNodeID.Int(int(nodeID)), SpanAttrBucketCount.Int(buckets), SpanAttrRowCount.Int(rows))
-	return ctx, func(errorCode int32, failedBuckets int, err error) {
-		EndBackendSpan(span, errorCode, failedBuckets, err)
+	return ctx, func(o writer.BackendOutcome) {
+		if o.Pressure > 0 {
+			span.SetAttributes(SpanAttrKvPressure.Float64(o.Pressure))
+		}
+		if o.Throttle > 0 {
+			span.SetAttributes(SpanAttrKvThrottle.Int64(o.Throttle.Milliseconds()))
+		}
+		EndBackendSpan(span, o.ErrorCode, o.FailedBuckets, o.Err)
 	}
 }
+
+var (
+	_ writer.Metrics          = (*WriterHooks)(nil)
+	_ writer.PressureObserver = (*WriterHooks)(nil)
+	_ writer.RequestTracer    = (*WriterHooks)(nil)
+)

@@ -306,6 +306,11 @@ type Cluster struct {
 	// of a partitioned table; when false such rows fail with
 	// `partition_not_found`.
 	AutoCreatePartitions bool
+	// MaxThrottle (`write.kv-backpressure.max-throttle`, a gateway-go
+	// extension, default 3 s as the Java client's
+	// client.writer.kv-backpressure.max-throttle) bounds the writer's
+	// per-bucket throttle on Fluss 1.0 KV backpressure (MaxThrottle × p²).
+	MaxThrottle time.Duration
 }
 
 // Defaults, as in the official gateway.
@@ -400,6 +405,7 @@ func DefaultCluster(id string) Cluster {
 		// AutoCreatePartitions follows the Java client's default
 		// (client.writer.dynamic-create-partition.enabled).
 		AutoCreatePartitions: true,
+		MaxThrottle:          3 * time.Second,
 	}
 }
 

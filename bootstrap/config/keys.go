@@ -43,6 +43,7 @@ const (
 	clusterKeyConnIdle  = "connection.idle-timeout"
 	clusterKeyConnectTO = "connect-timeout"
 	clusterKeyAutoPart  = "write.auto-create-partitions"
+	clusterKeyThrottle  = "write.kv-backpressure.max-throttle"
 	// KeyReadinessGrace is a gateway-go extension key.
 	KeyReadinessGrace = "gateway.shutdown.readiness-grace"
 	// KeyDocsEnabled switches the API reference page GET /docs (gateway-go key).
@@ -392,6 +393,7 @@ var clusterEntries = []entry[Cluster]{
 		render: func(c *Cluster) string { return string(c.Backend) },
 	},
 	boolEntry(clusterKeyAutoPart, func(c *Cluster) *bool { return &c.AutoCreatePartitions }),
+	durationEntry(clusterKeyThrottle, func(c *Cluster) *time.Duration { return &c.MaxThrottle }),
 }
 
 // ClusterKey returns the full key of a per-cluster option, for messages.

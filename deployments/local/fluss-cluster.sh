@@ -6,6 +6,14 @@
 #
 # Environment (all optional):
 #   FLUSS_VERSION         fluss-server/fluss-client version     (0.9.1-incubating)
+#                         0.9.1-incubating: jars from Maven Central;
+#                         1.0-SNAPSHOT: jars from FLUSS_SNAPSHOT_DIR (not on Maven Central),
+#                         checked against the sha256 in its README.md, copied into FLUSS_HOME
+#   FLUSS_SNAPSHOT_DIR    where the 1.0-SNAPSHOT jars are        ($repo/../shared/fluss-snapshot)
+#   FLUSS_EXTRA_CONF      extra server.yaml lines ("key: value", newline-separated), appended
+#                         to the coordinator's and every tablet server's server.yaml (later
+#                         lines win, so they override the script's own settings)
+#   FLUSS_EXTRA_CONF_FILE a file of such lines, appended after FLUSS_EXTRA_CONF
 #   LOG4J_VERSION         log4j2 backend version                 (2.25.4)
 #   FLUSS_HOME            jar cache                              ($repo/.cache/fluss)
 #   FLUSS_STATE_DIR       configs, data, logs, pid files         ($repo/.cache/fluss-state)
@@ -32,6 +40,9 @@ REPO="$(cd "$HERE/../.." && pwd)"
 V="${FLUSS_VERSION:-0.9.1-incubating}"
 LOG4J="${LOG4J_VERSION:-2.25.4}"
 HOME_DIR="${FLUSS_HOME:-$REPO/.cache/fluss}"
+SNAP_DIR="${FLUSS_SNAPSHOT_DIR:-$REPO/../shared/fluss-snapshot}"
+EXTRA_CONF="${FLUSS_EXTRA_CONF:-}"
+EXTRA_CONF_FILE="${FLUSS_EXTRA_CONF_FILE:-}"
 STATE="${FLUSS_STATE_DIR:-$REPO/.cache/fluss-state}"
 N="${FLUSS_TABLET_SERVERS:-1}"
 ZK_PORT="${FLUSS_ZK_PORT:-12181}"
@@ -72,10 +83,42 @@ mvn_copy() { # groupId:artifactId:version destdir
   [[ -s "$file" ]] || die "expected $file after fetching $gav"
 }
 
+# A -SNAPSHOT version is not on Maven Central: its jars come from SNAP_DIR (read-only,
+# e.g. shared/ beside the clone), whose README.md lists "| <jar> | <sha256> |". Each jar
+# is verified after the copy into the cache (copied to a temporary name and renamed, so a
+# concurrent start never sees half a jar).
+snapshot_sha() { # jar-name -> sha256 from $SNAP_DIR/README.md
+  awk -F'|' -v j="$1" '{gsub(/[ `]/, "", $2); gsub(/[ `]/, "", $3)} $2 == j && $3 ~ /^[0-9a-f]+$/ && length($3) == 64 {print $3; exit}' \
+    "$SNAP_DIR/README.md"
+}
+
+snapshot_copy() { # jar-name destdir
+  local jar=$1 dest=$2 want have src="$SNAP_DIR/$1"
+  [[ -s "$dest/$jar" ]] && return 0
+  [[ -s "$src" ]] || die "$jar not found in $SNAP_DIR (set FLUSS_SNAPSHOT_DIR to the directory with the $V jars)"
+  [[ -r "$SNAP_DIR/README.md" ]] || die "$SNAP_DIR/README.md (with the jars' sha256) not found"
+  want="$(snapshot_sha "$jar")"
+  [[ -n "$want" ]] || die "no sha256 for $jar in $SNAP_DIR/README.md"
+  mkdir -p "$dest"
+  say "copying $jar from $SNAP_DIR"
+  cp "$src" "$dest/.$jar.tmp.$$"
+  have="$(sha256sum "$dest/.$jar.tmp.$$" | cut -d' ' -f1)"
+  if [[ "$have" != "$want" ]]; then
+    rm -f "$dest/.$jar.tmp.$$"
+    die "sha256 of $src is $have, $SNAP_DIR/README.md says $want"
+  fi
+  mv -f "$dest/.$jar.tmp.$$" "$dest/$jar"
+}
+
 fetch() {
   command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
-  mvn_copy "org.apache.fluss:fluss-server:$V" "$LIB"
-  mvn_copy "org.apache.fluss:fluss-client:$V" "$CLIENT"
+  if [[ "$V" == *-SNAPSHOT ]]; then
+    snapshot_copy "fluss-server-$V.jar" "$LIB"
+    snapshot_copy "fluss-client-$V.jar" "$CLIENT"
+  else
+    mvn_copy "org.apache.fluss:fluss-server:$V" "$LIB"
+    mvn_copy "org.apache.fluss:fluss-client:$V" "$CLIENT"
+  fi
   local j; for j in "${LOG4J_JARS[@]}"; do mvn_copy "org.apache.logging.log4j:$j:$LOG4J" "$LIB"; done
   say "jars in $HOME_DIR/$V: $(cd "$HOME_DIR/$V" && ls lib client | grep -c '\.jar$') ok"
 }
@@ -104,7 +147,15 @@ security.sasl.enabled.mechanisms: PLAIN
 security.sasl.plain.jaas.config: org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";
 super.users: User:admin
 authorizer.enabled: $([[ "$AUTHZ" == 1 ]] && echo true || echo false)
+server.data-disk.write-limit-ratio: 1.0
 EOF
+}
+
+# FLUSS_EXTRA_CONF, then FLUSS_EXTRA_CONF_FILE, appended last: a later line wins in
+# Fluss's parser, so they override the lines above.
+extra_conf() {
+  if [[ -n "$EXTRA_CONF" ]]; then printf '%s\n' "$EXTRA_CONF"; fi
+  if [[ -n "$EXTRA_CONF_FILE" ]]; then cat "$EXTRA_CONF_FILE"; echo; fi
 }
 
 write_configs() {
@@ -136,6 +187,7 @@ EOF
     echo "bind.listeners: INTERNAL://$HOST:0, CLIENT://$HOST:$PORT, SASL_CLIENT://$HOST:$SASL_PORT"
     echo "default.bucket.number: 1"
     echo "default.replication.factor: $RF"
+    extra_conf
   } > "$STATE/conf/cs/server.yaml"
   local i
   for ((i = 0; i < N; i++)); do
@@ -148,6 +200,7 @@ EOF
       echo "kv.rocksdb.writebuffer.size: 8 mb"
       echo "kv.rocksdb.writebuffer.count: 2"
       echo "server.buffer.memory-size: 128 mb"
+      extra_conf
     } > "$STATE/conf/ts$i/server.yaml"
   done
 }
@@ -249,6 +302,7 @@ start() {
   if ((total > 0)) || [[ -n "$(marked_pids)" ]]; then
     say "found a partly running cluster, stopping it first"; FLUSS_KEEP_STATE=0 stop
   fi
+  if [[ -n "$EXTRA_CONF_FILE" && ! -r "$EXTRA_CONF_FILE" ]]; then die "FLUSS_EXTRA_CONF_FILE $EXTRA_CONF_FILE is not readable"; fi
   have_jars || fetch
   local p; for p in "$ZK_PORT" "$PORT" "$SASL_PORT"; do
     port_open "$p" && die "port $p on $HOST is already in use (set FLUSS_ZK_PORT/FLUSS_PORT/FLUSS_SASL_PORT)"

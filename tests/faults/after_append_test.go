@@ -13,9 +13,8 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-// TestAnsweredAfterAppendIsNotAppliedNo reproduces a writer bug (KNOWN TO
-// FAIL until adapters/fluss/writer is fixed; see the report of the "Honest
-// outcomes" issue).
+// TestAnsweredAfterAppendIsNotAppliedNo is the regression test of a writer
+// bug, since fixed (writer.mayHaveBeenAppended).
 //
 // A Fluss 0.9.1 leader appends a PutKv/ProduceLog batch to its log first and
 // only then, for acks=all, waits for the followers in a DelayedWrite

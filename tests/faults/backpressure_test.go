@@ -286,7 +286,7 @@ func TestBackpressureRetriedWithinDeadline(t *testing.T) {
 	})
 	obs := &pressureLog{}
 	const throttle = 300 * time.Millisecond
-	w := openFake(t, f, 1, writer.Options{MaxThrottle: throttle, Metrics: obs})
+	w := openFake(t, f, 1, writer.Options{MaxThrottle: throttle, Pressure: obs})
 	res, took := writeWithin(t, w, kvRows(1, 10), 5*time.Second)
 	for i, r := range res {
 		assert.True(t, r.OK(), "entry %d: %+v", i, r)
@@ -410,28 +410,31 @@ func TestBackpressureThrottlesLaterWrites(t *testing.T) {
 	}
 }
 
-// TestPressureFieldIgnoredOn091: Fluss 1.0 adds an optional float
-// `pressure` (field 6) to PbPutKvRespForBucket; a pressure in (0, 1) should
-// throttle the bucket for MaxThrottle × pressure² (Fluss 1.0 client rule).
-// The 0.9.1 protocol the gateway speaks does not declare the field
-// (adapters/fluss/proto/fluss_api.proto), so a successful answer carrying
-// pressure 0.9 is parsed with the field as unknown bytes and does NOT
-// throttle. This test pins that behaviour; when the proto gains the field,
-// flip the assertion.
-func TestPressureFieldIgnoredOn091(t *testing.T) {
+// TestPressureFieldThrottles: Fluss 1.0 adds an optional float `pressure`
+// (field 6) to PbPutKvRespForBucket; a pressure p in (0, 1) throttles the
+// bucket for MaxThrottle × p² (Fluss 1.0 client rule), so the next write to
+// the bucket waits 2 s × 0.81 = 1.62 s. The fake sends the field as raw
+// bytes, as a 1.0 server does.
+func TestPressureFieldThrottles(t *testing.T) {
 	t.Parallel()
 	f := newKVFake(t, 1)
 	pressure := protowire.AppendTag(nil, 6, protowire.Fixed32Type)
 	pressure = binary.LittleEndian.AppendUint32(pressure, math.Float32bits(0.9))
 	f.setAnswer(func(kvAttempt, int) (int32, []byte) { return 0, pressure })
 	obs := &pressureLog{}
-	w := openFake(t, f, 1, writer.Options{MaxThrottle: 2 * time.Second, Metrics: obs})
+	w := openFake(t, f, 1, writer.Options{MaxThrottle: 2 * time.Second, Pressure: obs})
 	_, took1 := writeWithin(t, w, kvRows(1, 5), 5*time.Second)
-	_, took2 := writeWithin(t, w, kvRows(10, 5), 5*time.Second)
-	assert.Empty(t, obs.get(), "0.9.1 protocol: no pressure field, no throttle")
-	assert.Less(t, took2, time.Second, "the second write was not throttled (would be 2 s × 0.81 with Fluss 1.0 pressure)")
-	t.Logf("success answers with pressure=0.9 in unknown field 6: writes took %s and %s, no KvPressure call (field absent from the 0.9.1 proto)",
-		took1.Round(time.Millisecond), took2.Round(time.Millisecond))
+	res, took2 := writeWithin(t, w, kvRows(10, 5), 5*time.Second)
+	for _, r := range res {
+		assert.True(t, r.OK(), "%+v", r)
+	}
+	calls := obs.get()
+	require.NotEmpty(t, calls)
+	assert.InDelta(t, 0.9, calls[0].pressure, 1e-6)
+	assert.Equal(t, 1620*time.Millisecond, calls[0].throttle)
+	assert.GreaterOrEqual(t, took2, 1500*time.Millisecond, "the second write waited for the 1.62 s throttle")
+	t.Logf("success answers with pressure=0.9: writes took %s and %s (throttle %s)",
+		took1.Round(time.Millisecond), took2.Round(time.Millisecond), calls[0].throttle)
 }
 
 // TestDeadlineUnreachableCluster: a fresh client whose bootstrap address

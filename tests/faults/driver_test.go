@@ -32,6 +32,7 @@ type verdict struct {
 	code      string
 	applied   domain.Applied
 	retryable bool
+	msg       string
 }
 
 // sink writes rows {id, worker, payload} into one table and returns one
@@ -88,8 +89,16 @@ func envOr(k, def string) string {
 	return def
 }
 
+// payloadBytes, when > 0, pads every payload to that many bytes (the
+// backpressure test fills RocksDB memtables with it).
+var payloadBytes int
+
 func payload(id int64) []byte {
-	return []byte("payload-" + strconv.FormatInt(id, 10) + "-0123456789abcdef0123456789abcdef")
+	p := []byte("payload-" + strconv.FormatInt(id, 10) + "-0123456789abcdef0123456789abcdef")
+	for len(p) < payloadBytes {
+		p = append(p, "-0123456789abcdefghijklmnopqrstuvwxyz"[:min(37, payloadBytes-len(p))]...)
+	}
+	return p
 }
 
 type writerSink struct {
@@ -124,7 +133,7 @@ func (s *writerSink) write(ctx context.Context, db, table string, op domain.Writ
 	}
 	out := make([]verdict, len(res))
 	for i, r := range res {
-		out[i] = verdict{ok: r.OK(), code: r.Code, applied: r.Applied, retryable: r.Retryable}
+		out[i] = verdict{ok: r.OK(), code: r.Code, applied: r.Applied, retryable: r.Retryable, msg: r.Message}
 	}
 	return out, nil
 }
@@ -187,8 +196,9 @@ func (s *httpSink) write(ctx context.Context, db, table string, op domain.WriteO
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		// A whole-request error: nothing was written (the API's contract),
-		// e.g. 429 admission refused, 504 deadline before submission.
-		return nil, fmt.Errorf("http %d: %s", resp.StatusCode, truncate(string(raw), 300))
+		// e.g. 429 admission refused or throttled by KV backpressure, 504
+		// deadline before submission.
+		return nil, &httpError{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: truncate(string(raw), 300)}
 	}
 	var r struct {
 		Successes []struct {
@@ -199,6 +209,7 @@ func (s *httpSink) write(ctx context.Context, db, table string, op domain.WriteO
 			ErrorCode string `json:"error_code"`
 			Retryable bool   `json:"retryable"`
 			Applied   string `json:"applied"`
+			Message   string `json:"message"`
 		} `json:"failures"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
@@ -217,7 +228,7 @@ func (s *httpSink) write(ctx context.Context, db, table string, op domain.WriteO
 			byID[f.ID] = verdict{code: "BUG_two_verdicts"}
 			continue
 		}
-		byID[f.ID] = verdict{code: f.ErrorCode, applied: domain.Applied(f.Applied), retryable: f.Retryable}
+		byID[f.ID] = verdict{code: f.ErrorCode, applied: domain.Applied(f.Applied), retryable: f.Retryable, msg: f.Message}
 	}
 	out := make([]verdict, len(ids))
 	for i, id := range ids {
@@ -229,6 +240,15 @@ func (s *httpSink) write(ctx context.Context, db, table string, op domain.WriteO
 	}
 	return out, nil
 }
+
+// httpError is a whole-request HTTP error answer.
+type httpError struct {
+	status     int
+	retryAfter string // the Retry-After header, "" when absent
+	body       string
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("http %d: %s", e.status, e.body) }
 
 func (s *httpSink) close() { s.client.CloseIdleConnections() }
 
@@ -266,14 +286,15 @@ type tally struct {
 	broken   map[string]int
 	reqErrs  map[string]int
 	requests int
-	late     int           // writes that returned more than lateSlack after their deadline
-	maxOver  time.Duration // largest return time past the deadline
+	msgs     map[string]string // first message per applied/code
+	late     int               // writes that returned more than lateSlack after their deadline
+	maxOver  time.Duration     // largest return time past the deadline
 	lat      []time.Duration
 }
 
 func newTally() *tally {
 	return &tally{cls: make(map[int64]class), doneAt: make(map[int64]float32), start: time.Now(), no: map[string]int{}, unknown: map[string]int{},
-		broken: map[string]int{}, reqErrs: map[string]int{}}
+		broken: map[string]int{}, reqErrs: map[string]int{}, msgs: map[string]string{}}
 }
 
 func (t *tally) record(ids []int64, vs []verdict, err error, took, deadline time.Duration) {
@@ -295,6 +316,9 @@ func (t *tally) record(ids []int64, vs []verdict, err error, took, deadline time
 			key = strings.SplitN(key, ":", 2)[0]
 		}
 		t.reqErrs[key] += len(ids)
+		if t.msgs["request/"+key] == "" {
+			t.msgs["request/"+key] = err.Error()
+		}
 		for _, id := range ids {
 			t.set(id, clsNo)
 		}
@@ -302,6 +326,9 @@ func (t *tally) record(ids []int64, vs []verdict, err error, took, deadline time
 	}
 	for i, id := range ids {
 		v := vs[i]
+		if k := string(v.applied) + "/" + v.code; !v.ok && t.msgs[k] == "" {
+			t.msgs[k] = v.msg
+		}
 		switch {
 		case v.ok:
 			t.success++

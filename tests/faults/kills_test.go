@@ -184,12 +184,23 @@ func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault fu
 		runs = append(runs, r)
 	}
 
+	var mixed *mixedRun
+	if extended() && os.Getenv("FLUSS_FAULTS_GATEWAY_URL") != "" {
+		mixed = newMixedRun(t, e, db)
+		t.Logf("pk_mixed: upserts, partial updates and deletes into the partitioned %s.%s through the gateway: %d workers x %d rows, deadline %s",
+			db, mixed.table, mixed.workers, mixed.batch, mixed.deadline)
+	}
+
 	start := time.Now()
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, r := range runs {
 		wg.Add(1)
 		go func() { defer wg.Done(); r.wl.run(ctx, r.s, r.tl) }()
+	}
+	if mixed != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); mixed.run(ctx) }()
 	}
 	events := fault(start)
 	time.Sleep(up) // a last healthy stretch
@@ -219,6 +230,9 @@ func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault fu
 				e.explainMissing(t, r.tl, db, r.wl.table, r.wl.op == domain.OpUpsert, res.missingSuccess, start)
 			}
 		})
+	}
+	if mixed != nil {
+		t.Run("pk_mixed", func(t *testing.T) { mixed.verify(t, e.scanIDs(t, db, mixed.table)) })
 	}
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fault tests (`make test-faults`): starts a local Fluss cluster of its own —
 # ZooKeeper, coordinator and 3 tablet servers, default replication factor 3 —
-# on ports that do not collide with the default cluster (29123/29124/22181,
+# on ports that do not collide with the default cluster (29123/29124/29181,
 # state in .cache/fluss-faults), starts the gateway binary against it, runs
 # the tests of tests/faults with the `faults` build tag, and stops both on
 # exit. The tests SIGKILL/SIGSTOP tablet servers of THIS cluster only (pid
@@ -13,9 +13,21 @@
 # Environment:
 #   FLUSS_FAULTS_VIA      http (default): write through the gateway's records
 #                         route; writer: through adapters/fluss.Open(...).Writer()
-#   FLUSS_FAULTS_PORT / _SASL_PORT / _ZK_PORT / _GATEWAY_PORT  (29123/29124/22181/28080)
+#   FLUSS_FAULTS_PORT / _SASL_PORT / _ZK_PORT / _GATEWAY_PORT  (29123/29124/29181/28080)
 #   FLUSS_FAULTS_STATE_DIR  cluster state ($repo/.cache/fluss-faults)
 #   FLUSS_FAULTS_KEEP_CLUSTER=1  leave the cluster (and gateway) running
+#   FLUSS_VERSION         Fluss version of the cluster (0.9.1-incubating; 1.0-SNAPSHOT,
+#                         see deployments/local/fluss-cluster.sh)
+#   FLUSS_FAULTS_TABLET_SERVERS / _REPLICATION_FACTOR  (3 / 3)
+#   FLUSS_FAULTS_METRICS_PORT  serve the gateway's Prometheus metrics there and export
+#                         FLUSS_BP_METRICS_URL (default: metrics off)
+#   FLUSS_FAULTS_LOG      where the output is kept ($repo/.cache/faults-last.log)
+#   FLUSS_EXTRA_CONF      extra server.yaml lines for the cluster (fluss-cluster.sh)
+#   FLUSS_FAULTS_EXTENDED=1  the extended form: also TestFaultsKillCoordinator, a partitioned
+#                         primary-key table written with upserts, partial updates and deletes
+#                         under every fault (mixed_test.go), 20 kills / freezes / coordinator
+#                         kills, a 4 s ZooKeeper session (so a killed server can re-register
+#                         after 6 s), UP 3s, DOWN 6s, FREEZE 7s; CPU heavy, ~10 minutes
 #   knobs of the tests: FLUSS_FAULTS_CYCLES, _UP, _DOWN, _DEADLINE, _RATE,
 #   _WORKERS, _BATCH, _FREEZES, _FREEZE, _ONLY (see kills_test.go)
 set -euo pipefail
@@ -26,11 +38,14 @@ PATTERN=${1:-'TestFaults|TestDeadline'}
 
 export FLUSS_PORT=${FLUSS_FAULTS_PORT:-29123}
 export FLUSS_SASL_PORT=${FLUSS_FAULTS_SASL_PORT:-29124}
-export FLUSS_ZK_PORT=${FLUSS_FAULTS_ZK_PORT:-22181}
+export FLUSS_ZK_PORT=${FLUSS_FAULTS_ZK_PORT:-29181}
 export FLUSS_STATE_DIR=${FLUSS_FAULTS_STATE_DIR:-$ROOT/.cache/fluss-faults}
-export FLUSS_TABLET_SERVERS=3
-export FLUSS_REPLICATION_FACTOR=3
+export FLUSS_TABLET_SERVERS=${FLUSS_FAULTS_TABLET_SERVERS:-3}
+export FLUSS_REPLICATION_FACTOR=${FLUSS_FAULTS_REPLICATION_FACTOR:-3}
 GW_PORT=${FLUSS_FAULTS_GATEWAY_PORT:-28080}
+METRICS_PORT=${FLUSS_FAULTS_METRICS_PORT:-}
+LOG=${FLUSS_FAULTS_LOG:-$ROOT/.cache/faults-last.log}
+mkdir -p "$(dirname "$LOG")"
 VIA=${FLUSS_FAULTS_VIA:-http}
 CLUSTER="bash deployments/local/fluss-cluster.sh"
 
@@ -56,7 +71,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "==> fault-test cluster: 3 tablet servers, replication factor 3, port $FLUSS_PORT, state $FLUSS_STATE_DIR"
+if [[ ${FLUSS_FAULTS_EXTENDED:-0} == 1 ]]; then
+  export FLUSS_EXTRA_CONF="zookeeper.client.session-timeout: 4 s${FLUSS_EXTRA_CONF:+
+$FLUSS_EXTRA_CONF}"
+fi
+echo "==> fault-test cluster: Fluss ${FLUSS_VERSION:-0.9.1-incubating}, $FLUSS_TABLET_SERVERS tablet servers, replication factor $FLUSS_REPLICATION_FACTOR, port $FLUSS_PORT, state $FLUSS_STATE_DIR"
 $CLUSTER fetch
 out=$($CLUSTER start)
 echo "$out"
@@ -69,8 +88,13 @@ export FLUSS_PEER="$ROOT/tests/peer/peer.sh"
 if [[ $VIA == http ]]; then
   echo "==> gateway on 127.0.0.1:$GW_PORT"
   $GO build -o "$FLUSS_STATE_DIR/fluss-gateway" ./bootstrap/cmd/gateway
+  metrics=(FLUSS_GATEWAY__METRICS__ENABLED=false)
+  if [[ -n $METRICS_PORT ]]; then
+    metrics=(FLUSS_GATEWAY__METRICS__ENABLED=true FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN=127.0.0.1:$METRICS_PORT)
+    export FLUSS_BP_METRICS_URL="http://127.0.0.1:$METRICS_PORT/metrics"
+  fi
+  env "${metrics[@]}" \
   FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:$GW_PORT \
-  FLUSS_GATEWAY__METRICS__ENABLED=false \
   FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$FLUSS_BOOTSTRAP \
   FLUSS_GATEWAY__REST__WRITE__REQUEST_TIMEOUT=30s \
     "$FLUSS_STATE_DIR/fluss-gateway" --config configs/local.yaml > "$FLUSS_STATE_DIR/log/gateway.log" 2>&1 &
@@ -84,11 +108,19 @@ if [[ $VIA == http ]]; then
   export FLUSS_FAULTS_GATEWAY_URL="http://127.0.0.1:$GW_PORT"
 fi
 
-echo "==> fault tests (-run '$PATTERN', writes via $VIA)"
+echo "==> fault tests (-run '$PATTERN', writes via $VIA, extended ${FLUSS_FAULTS_EXTENDED:-0})"
 export FLUSS_FAULTS_REQUIRED=1
+if [[ ${FLUSS_FAULTS_EXTENDED:-0} == 1 ]]; then
+  export FLUSS_FAULTS_CYCLES=${FLUSS_FAULTS_CYCLES:-20}
+  export FLUSS_FAULTS_FREEZES=${FLUSS_FAULTS_FREEZES:-20}
+  export FLUSS_FAULTS_COORD_KILLS=${FLUSS_FAULTS_COORD_KILLS:-20}
+  export FLUSS_FAULTS_UP=${FLUSS_FAULTS_UP:-3s}
+  export FLUSS_FAULTS_DOWN=${FLUSS_FAULTS_DOWN:-6s}
+  export FLUSS_FAULTS_FREEZE=${FLUSS_FAULTS_FREEZE:-7s}
+fi
 export FLUSS_FAULTS_CYCLES=${FLUSS_FAULTS_CYCLES:-5}
 export FLUSS_FAULTS_UP=${FLUSS_FAULTS_UP:-5s}
 export FLUSS_FAULTS_DOWN=${FLUSS_FAULTS_DOWN:-11s}
-$GO test -tags faults -count=1 -v -timeout 15m -run "$PATTERN" ./tests/faults/ 2>&1 |
-  grep --line-buffered -v -E '^=== (RUN|PAUSE|CONT|NAME)' | tee "$FLUSS_STATE_DIR/../faults-last.log"
+$GO test -tags faults -count=1 -v -timeout 40m -run "$PATTERN" ./tests/faults/ 2>&1 |
+  grep --line-buffered -v -E '^=== (RUN|PAUSE|CONT|NAME)' | tee "$LOG"
 exit "${PIPESTATUS[0]}"

@@ -99,13 +99,19 @@ func TestFlussMetadataAndVersions(t *testing.T) {
 	ts, err := c.NodeConn(ctx, cl.TabletServers[0])
 	require.NoError(t, err)
 	assert.Equal(t, rpc.ServerTablet, ts.ServerType())
-	// Fluss 0.9.1: PUT_KV 0..1, LOOKUP 0..1; the client uses the highest.
+	// Fluss 0.9.1: PUT_KV 0..1, Fluss 1.0: 0..2 (v2: error 72 and the
+	// per-bucket pressure); LOOKUP 0..1 on both; the client uses the highest.
+	wantPutKv := int16(1)
+	if fluss10() {
+		wantPutKv = 2
+	}
 	v, ok := ts.Version(wire.KeyPutKv)
 	require.True(t, ok)
-	assert.Equal(t, int16(1), v)
+	assert.Equal(t, wantPutKv, v, "Fluss %s", flussVersion())
 	r, ok := ts.Advertised(wire.KeyPutKv)
 	require.True(t, ok)
-	t.Logf("tablet server advertises PUT_KV %d..%d", r.Min, r.Max)
+	assert.Equal(t, wantPutKv, r.Max)
+	t.Logf("Fluss %s tablet server advertises PUT_KV %d..%d", flussVersion(), r.Min, r.Max)
 	v, ok = ts.Version(wire.KeyLookup)
 	require.True(t, ok)
 	assert.Equal(t, int16(1), v)

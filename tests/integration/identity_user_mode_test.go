@@ -11,14 +11,15 @@ import (
 	gwboot "github.com/fluss-gateway/fluss-gateway-go/bootstrap"
 )
 
-// TestUserModeRefusedByFluss091 starts the whole gateway process (Main) with
-// a cluster in identity mode user against the real Fluss 0.9.1 SASL
-// listener: the start probe authenticates as the service account with
-// another authorization id, 0.9.1 answers AUTHENTICATE_EXCEPTION (46)
-// because it accepts no authorization id different from the username
-// (impersonation is apache/fluss PR #3857), and the gateway refuses to start
-// saying so, without printing a credential.
-func TestUserModeRefusedByFluss091(t *testing.T) {
+// TestUserModeRefusedByFluss starts the whole gateway process (Main) with a
+// cluster in identity mode user against the real Fluss SASL listener (0.9.1
+// and 1.0-SNAPSHOT: tests/run.sh runs it on both): the start probe
+// authenticates as the service account with another authorization id; both
+// versions answer AUTHENTICATE_EXCEPTION (46) because they accept no
+// authorization id different from the username (impersonation is
+// apache/fluss PR #3857, still open at the 1.0-SNAPSHOT commit 545c55390),
+// and the gateway refuses to start saying so, without printing a credential.
+func TestUserModeRefusedByFluss(t *testing.T) {
 	sasl := saslBootstrap(t)
 	var stdout, stderr bytes.Buffer
 	code := gwboot.Main(nil, []string{
@@ -43,5 +44,5 @@ func TestUserModeRefusedByFluss091(t *testing.T) {
 	assert.Contains(t, out, "PR #3857")
 	assert.NotContains(t, out, "admin-secret")
 	assert.NotContains(t, out, "tok-alice")
-	t.Logf("startup refusal: %s", out)
+	t.Logf("Fluss %s: startup refusal: %s", flussVersion(), out)
 }

@@ -321,19 +321,32 @@ async def cmd_offsets(conn, args):
 
 
 async def cmd_scan(conn, args):
-    """Change log from the earliest offset up to the end offset seen at start; JSON lines."""
+    """Change log from the earliest offset up to the end offset seen at start; JSON lines.
+
+    A partitioned table is read partition by partition bucket (the partitions
+    listed at start); each line then also carries "partition_id"."""
     admin = conn.get_admin()
     path = table_path(args)
     info = await admin.get_table_info(path)
-    if info.is_partitioned():
-        raise UsageError("scan of partitioned tables is not implemented in the peer")
     buckets = [args.bucket] if args.bucket is not None else list(range(info.num_buckets))
-    end = await admin.list_offsets(path, buckets, fluss.OffsetSpec.latest())
-    todo = {b: end[b] for b in buckets if end[b] > 0}
+    # todo/end are keyed by (partition id or None, bucket).
+    end = {}
+    if info.is_partitioned():
+        for p in await admin.list_partition_infos(path):
+            latest = await admin.list_partition_offsets(path, p.partition_name, buckets, fluss.OffsetSpec.latest())
+            for b in buckets:
+                end[(p.partition_id, b)] = latest[b]
+    else:
+        latest = await admin.list_offsets(path, buckets, fluss.OffsetSpec.latest())
+        for b in buckets:
+            end[(None, b)] = latest[b]
+    todo = {k: e for k, e in end.items() if e > 0}
     table = await conn.get_table(path)
     scanner = await table.new_scan().create_log_scanner()
-    if todo:
-        scanner.subscribe_buckets({b: fluss.EARLIEST_OFFSET for b in todo})
+    if todo and info.is_partitioned():
+        scanner.subscribe_partition_buckets({k: fluss.EARLIEST_OFFSET for k in todo})
+    elif todo:
+        scanner.subscribe_buckets({b: fluss.EARLIEST_OFFSET for (_, b) in todo})
     loop = asyncio.get_running_loop()
     deadline = loop.time() + args.scan_timeout
     while todo:
@@ -341,19 +354,22 @@ async def cmd_scan(conn, args):
             raise TimeoutError(f"scan did not reach end offsets {todo} in {args.scan_timeout}s")
         records = await scanner.poll(500)
         for tb, recs in records.items():
-            b = tb.bucket_id
+            k = (tb.partition_id, tb.bucket_id)
             for rec in sorted(recs, key=lambda r: r.offset):
-                if b not in todo or rec.offset >= end[b]:
+                if k not in todo or rec.offset >= end[k]:
                     continue
-                print(json.dumps({
-                    "bucket": b,
+                line = {
+                    "bucket": tb.bucket_id,
                     "offset": rec.offset,
                     "timestamp": rec.timestamp,
                     "change_type": rec.change_type.short_string(),
                     "row": to_json_value(rec.row),
-                }))
-                if rec.offset + 1 >= end[b]:
-                    del todo[b]
+                }
+                if tb.partition_id is not None:
+                    line["partition_id"] = tb.partition_id
+                print(json.dumps(line))
+                if rec.offset + 1 >= end[k]:
+                    del todo[k]
     sys.stdout.flush()
     return None
 

@@ -3459,8 +3459,11 @@ func (x *PutKvResponse) GetBucketsResp() []*PbPutKvRespForBucket {
 }
 
 // log_end_offset is the changelog offset of the next record after this write.
-// (Fluss 1.0 adds an optional float "pressure" as field 6; 0.9.1 never sends
-// it and it is not declared here.)
+// pressure (Fluss 1.0, apache/fluss PR #3463) is the bucket's KV write pressure
+// in (0, 1): (L0 files - kv.backpressure.l0-slowdown-trigger) / (RocksDB
+// level0 slowdown trigger - that trigger), at least 0.8 after RocksDB refused
+// a no-slowdown write, at most 0.999; sent only when above 0. 0.9.1 servers
+// never send it.
 type PbPutKvRespForBucket struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PartitionId   *int64                 `protobuf:"varint,1,opt,name=partition_id,json=partitionId" json:"partition_id,omitempty"`
@@ -3468,6 +3471,7 @@ type PbPutKvRespForBucket struct {
 	ErrorCode     *int32                 `protobuf:"varint,3,opt,name=error_code,json=errorCode" json:"error_code,omitempty"`
 	ErrorMessage  *string                `protobuf:"bytes,4,opt,name=error_message,json=errorMessage" json:"error_message,omitempty"`
 	LogEndOffset  *int64                 `protobuf:"varint,5,opt,name=log_end_offset,json=logEndOffset" json:"log_end_offset,omitempty"`
+	Pressure      *float32               `protobuf:"fixed32,6,opt,name=pressure" json:"pressure,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3533,6 +3537,13 @@ func (x *PbPutKvRespForBucket) GetErrorMessage() string {
 func (x *PbPutKvRespForBucket) GetLogEndOffset() int64 {
 	if x != nil && x.LogEndOffset != nil {
 		return *x.LogEndOffset
+	}
+	return 0
+}
+
+func (x *PbPutKvRespForBucket) GetPressure() float32 {
+	if x != nil && x.Pressure != nil {
+		return *x.Pressure
 	}
 	return 0
 }
@@ -5118,14 +5129,15 @@ const file_fluss_api_proto_rawDesc = "" +
 	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x18\n" +
 	"\arecords\x18\x03 \x02(\fR\arecords\"U\n" +
 	"\rPutKvResponse\x12D\n" +
-	"\fbuckets_resp\x18\x01 \x03(\v2!.flussgw.api.PbPutKvRespForBucketR\vbucketsResp\"\xc0\x01\n" +
+	"\fbuckets_resp\x18\x01 \x03(\v2!.flussgw.api.PbPutKvRespForBucketR\vbucketsResp\"\xdc\x01\n" +
 	"\x14PbPutKvRespForBucket\x12!\n" +
 	"\fpartition_id\x18\x01 \x01(\x03R\vpartitionId\x12\x1b\n" +
 	"\tbucket_id\x18\x02 \x02(\x05R\bbucketId\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x03 \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\x12$\n" +
-	"\x0elog_end_offset\x18\x05 \x01(\x03R\flogEndOffset\"\xd2\x01\n" +
+	"\x0elog_end_offset\x18\x05 \x01(\x03R\flogEndOffset\x12\x1a\n" +
+	"\bpressure\x18\x06 \x01(\x02R\bpressure\"\xd2\x01\n" +
 	"\rLookupRequest\x12\x19\n" +
 	"\btable_id\x18\x01 \x02(\x03R\atableId\x12B\n" +
 	"\vbuckets_req\x18\x02 \x03(\v2!.flussgw.api.PbLookupReqForBucketR\n" +

@@ -82,9 +82,10 @@ func TestVersionNegotiation(t *testing.T) {
 		ok        bool
 	}{
 		{"0.9.1 PutKv", nil, wire.KeyPutKv, 1, true},
-		{"1.0 PutKv 0..2 capped at client max", map[wire.APIKey]wire.VersionRange{wire.KeyPutKv: {Min: 0, Max: 2}}, wire.KeyPutKv, 1, true},
+		{"1.0 PutKv 0..2", map[wire.APIKey]wire.VersionRange{wire.KeyPutKv: {Min: 0, Max: 2}}, wire.KeyPutKv, 2, true},
+		{"newer server PutKv 0..3 capped at client max", map[wire.APIKey]wire.VersionRange{wire.KeyPutKv: {Min: 0, Max: 3}}, wire.KeyPutKv, 2, true},
 		{"old server PutKv 0..0", map[wire.APIKey]wire.VersionRange{wire.KeyPutKv: {Min: 0, Max: 0}}, wire.KeyPutKv, 0, true},
-		{"no overlap", map[wire.APIKey]wire.VersionRange{wire.KeyPutKv: {Min: 2, Max: 3}}, wire.KeyPutKv, 0, false},
+		{"no overlap", map[wire.APIKey]wire.VersionRange{wire.KeyPutKv: {Min: 3, Max: 4}}, wire.KeyPutKv, 0, false},
 		{"not listed", nil, wire.KeyLookup, 0, false},
 	}
 	for _, tc := range tests {

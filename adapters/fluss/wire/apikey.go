@@ -75,9 +75,16 @@ const (
 	KeyReleaseKvSnapshotLease     APIKey = 1057
 	KeyDropKvSnapshotLease        APIKey = 1058
 	KeyGetTableStats              APIKey = 1059
+	// Fluss 1.0 (apache/fluss ApiKeys.java at 545c55390); never sent by the
+	// gateway, named for log output.
+	KeyAlterDatabase          APIKey = 1060
+	KeyScanKv                 APIKey = 1061
+	KeyGetClusterHealth       APIKey = 1062
+	KeyListRemoteLogManifests APIKey = 1063
+	KeyListKvSnapshots        APIKey = 1064
 )
 
-// apiNames holds the upper-case Fluss names of all keys known in 0.9.1.
+// apiNames holds the upper-case Fluss names of all keys known in 0.9.1 and 1.0.
 var apiNames = map[APIKey]string{
 	KeyAPIVersions:                "API_VERSIONS",
 	KeyCreateDatabase:             "CREATE_DATABASE",
@@ -139,6 +146,11 @@ var apiNames = map[APIKey]string{
 	KeyReleaseKvSnapshotLease:     "RELEASE_KV_SNAPSHOT_LEASE",
 	KeyDropKvSnapshotLease:        "DROP_KV_SNAPSHOT_LEASE",
 	KeyGetTableStats:              "GET_TABLE_STATS",
+	KeyAlterDatabase:              "ALTER_DATABASE",
+	KeyScanKv:                     "SCAN_KV",
+	KeyGetClusterHealth:           "GET_CLUSTER_HEALTH",
+	KeyListRemoteLogManifests:     "LIST_REMOTE_LOG_MANIFESTS",
+	KeyListKvSnapshots:            "LIST_KV_SNAPSHOTS",
 }
 
 // String returns the Fluss name of the key (for example "PUT_KV"), or
@@ -173,9 +185,13 @@ func Negotiate(client, server VersionRange) (version int16, ok bool) {
 // it sends. The maxima are what the gateway's codecs understand:
 //
 //   - PUT_KV v1: CompactedKeyEncoder keys when the bucket key differs from the
-//     primary key. v2 (Fluss 1.0) additionally means "client handles error 72
-//     STORAGE_BACKPRESSURE_EXCEPTION and the pressure field"; raise the maximum
-//     only once the writer implements that. 0.9.1 servers advertise 0..1.
+//     primary key. v2 (Fluss 1.0, apache/fluss PR #3463): same request and
+//     response bodies; the client understands error 72
+//     STORAGE_BACKPRESSURE_EXCEPTION, which a 1.0 server otherwise downgrades
+//     to the retriable KV_STORAGE_EXCEPTION (ReplicaManager#putToLocalKv) that
+//     this writer must treat as "may have been written". The writer throttles
+//     on 72 and on the per-bucket `pressure` (sent on any version).
+//     0.9.1 servers advertise 0..1, 1.0 servers 0..2.
 //   - LOOKUP / PREFIX_LOOKUP v1: same key-encoding rule as PUT_KV v1.
 //   - everything else: v0, the only version Fluss defines.
 var clientVersions = map[APIKey]VersionRange{
@@ -199,7 +215,7 @@ var clientVersions = map[APIKey]VersionRange{
 	KeyDropPartition:      {0, 0},
 	KeyProduceLog:         {0, 0},
 	KeyFetchLog:           {0, 0},
-	KeyPutKv:              {0, 1},
+	KeyPutKv:              {0, 2},
 	KeyLookup:             {0, 1},
 	KeyPrefixLookup:       {0, 1},
 	KeyListOffsets:        {0, 0},
@@ -236,7 +252,7 @@ var server091Versions = map[APIKey]VersionRange{
 // for key: {0,1} for PUT_KV, LOOKUP and PREFIX_LOOKUP, {0,0} for every other
 // known key. ok is false for keys unknown to 0.9.1.
 func Server091Versions(key APIKey) (VersionRange, bool) {
-	if _, known := apiNames[key]; !known {
+	if _, known := apiNames[key]; !known || key > KeyGetTableStats {
 		return VersionRange{}, false
 	}
 	if r, ok := server091Versions[key]; ok {

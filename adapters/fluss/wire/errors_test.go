@@ -86,9 +86,17 @@ func TestAPIKeys(t *testing.T) {
 	assert.Equal(t, "PUT_KV", KeyPutKv.String())
 	assert.Equal(t, "API_2000", APIKey(2000).String())
 
+	assert.Equal(t, "SCAN_KV", KeyScanKv.String())
+
 	r, ok := ClientVersions(KeyPutKv)
 	require.True(t, ok)
-	assert.Equal(t, VersionRange{0, 1}, r)
+	assert.Equal(t, VersionRange{0, 2}, r, "PUT_KV v2: error 72 and pressure understood")
+	v, ok := Negotiate(r, VersionRange{0, 1})
+	assert.True(t, ok)
+	assert.Equal(t, int16(1), v, "0.9.1 server")
+	v, ok = Negotiate(r, VersionRange{0, 2})
+	assert.True(t, ok)
+	assert.Equal(t, int16(2), v, "1.0 server")
 	_, ok = ClientVersions(KeyUpdateMetadata)
 	assert.False(t, ok, "private keys are never sent")
 

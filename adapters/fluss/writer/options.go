@@ -61,8 +61,13 @@ type Options struct {
 	// while some entry of the batch still waits for its verdict.
 	RetryBackoff    time.Duration
 	RetryBackoffMax time.Duration
-	// MaxThrottle is how long a bucket is blocked after a storage
-	// backpressure rejection (code 72) or a pressure of 1 (Fluss 1.0).
+	// MaxThrottle bounds the cooperative KV backpressure throttle (Fluss 1.0,
+	// apache/fluss PR #3463; Java client.writer.kv-backpressure.max-throttle):
+	// a PutKv answer whose bucket carries pressure p in (0, 1) blocks the
+	// bucket for MaxThrottle × p², a STORAGE_BACKPRESSURE rejection (code 72)
+	// for MaxThrottle. Rows whose request deadline ends before the throttle
+	// do not wait for it: they fail at once with `storage_backpressure`,
+	// applied "no", and EntryResult.RetryAfter set to the throttle's end.
 	MaxThrottle time.Duration
 	// OrphanTimeout: a batch whose entries have all timed out keeps being
 	// retried (to keep the bucket's sequence intact) for at most this long;
@@ -78,6 +83,10 @@ type Options struct {
 	Arrow ArrowFactory
 	// Metrics receives counters; nil means none.
 	Metrics Metrics
+	// Pressure is told of every backpressure signal; nil means none.
+	Pressure PressureObserver
+	// Tracer wraps every PutKv and ProduceLog; nil means none.
+	Tracer RequestTracer
 	// Now returns the current time (time.Now); tests replace it.
 	Now func() time.Time
 }
@@ -133,9 +142,13 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Metrics receives the writer's counters; a telemetry adapter implements it
-// (this package imports no telemetry library). Calls are made with internal
-// locks released or from the sender goroutine and must not block.
+// The writer's hooks are the Options fields Metrics, Pressure and Tracer, one
+// interface each, implemented by the telemetry adapter
+// (adapters/telemetry.WriterHooks implements all three). Their signatures use
+// standard and domain types only: this package imports no telemetry library.
+
+// Metrics receives the writer's counters. Calls are made with internal locks
+// released or from the sender goroutine and must not block.
 type Metrics interface {
 	// BatchesSent counts one request sent: its batches, rows and bytes.
 	BatchesSent(table domain.TablePath, batches, rows, bytes int)
@@ -148,22 +161,39 @@ type Metrics interface {
 	BufferUsage(used, capacity int64)
 }
 
-// PressureObserver is an optional extension of Metrics: it is told when a
-// bucket is throttled (storage backpressure; pressure 1 for code 72). It may
-// be called with the writer's lock held and must not block.
+// PressureObserver (Options.Pressure) is told of every cooperative
+// backpressure signal of a bucket: the pressure of a PutKv answer in (0, 1),
+// or 1 for a STORAGE_BACKPRESSURE rejection (code 72), and the throttle the
+// writer applied for it (MaxThrottle × pressure², MaxThrottle for 1). It is
+// called with the writer's lock held and must not block.
 type PressureObserver interface {
 	KvPressure(table domain.TablePath, bucket int32, pressure float64, throttle time.Duration)
 }
 
-// RequestTracer is an optional extension of Metrics: it wraps every PutKv and
-// ProduceLog the sender issues. links are the contexts of the Write calls
-// whose rows the request carries (at most 32), so a tracer can link the
-// backend span to the HTTP requests' spans. The returned function is called
-// with the request-level Fluss error code (0 when answered without one), the
-// number of buckets answered with an error, and the call error.
+// RequestTracer (Options.Tracer) wraps every PutKv and ProduceLog the sender
+// issues. links are the contexts of the Write calls whose rows the request
+// carries (at most 32, each once), so a tracer can link the backend span to
+// the HTTP requests' spans. The returned context is used for the call; the
+// returned function is called once with the outcome.
 type RequestTracer interface {
 	StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int,
-		links []context.Context) (context.Context, func(errorCode int32, failedBuckets int, err error))
+		links []context.Context) (context.Context, func(BackendOutcome))
+}
+
+// BackendOutcome is the outcome of one PutKv or ProduceLog.
+type BackendOutcome struct {
+	// ErrorCode is the request-level Fluss error code (0: answered, or not
+	// a Fluss error).
+	ErrorCode int32
+	// FailedBuckets counts the buckets answered with an error code.
+	FailedBuckets int
+	// Err is the call's error (nil when answered).
+	Err error
+	// Pressure is the highest per-bucket backpressure signal of the answer:
+	// the PutKv `pressure` field, 1 for a code 72; 0 for none.
+	Pressure float64
+	// Throttle is the longest bucket throttle the answer caused.
+	Throttle time.Duration
 }
 
 type nopMetrics struct{}

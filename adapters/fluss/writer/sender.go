@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
@@ -274,52 +273,28 @@ func (w *Writer) failResult(bt *batch, code wire.ErrorCode, msg string) domain.E
 func (w *Writer) send(sr *sendReq) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.opts.RequestTimeout)
 	defer cancel()
-	spanDone := func(int32, int, error) {}
-	if h, ok := w.opts.Metrics.(spanHook); ok {
-		var links []trace.SpanContext
-		var last *request
-		for _, bt := range sr.batches {
-			for _, r := range bt.recs {
-				if r.req != last {
-					last = r.req
-					links = append(links, trace.SpanContextFromContext(r.req.ctx))
-				}
-			}
-		}
-		api := wire.KeyProduceLog.String()
-		if sr.kv {
-			api = wire.KeyPutKv.String()
-		}
-		ctx, spanDone = h.StartBackendRequest(ctx, api, sr.node.ID, len(sr.batches), sr.rows, links)
+	api := wire.KeyProduceLog
+	if sr.kv {
+		api = wire.KeyPutKv
+	}
+	var out BackendOutcome
+	if w.opts.Tracer != nil {
+		var finish func(BackendOutcome)
+		ctx, finish = w.opts.Tracer.StartBackendRequest(ctx, api.String(), sr.node.ID, len(sr.batches), sr.rows, w.links(sr))
+		defer func() { finish(out) }()
 	}
 	timeoutMs := int32(w.opts.RequestTimeout / time.Millisecond)
 	dest := meta.Dest{Kind: meta.ToNode, Node: sr.node.ID, Addr: sr.node.Addr()}
 	w.opts.Metrics.BatchesSent(sr.path, len(sr.batches), sr.rows, sr.bytes)
 	type bucketResp struct {
-		part    *int64
-		bucket  int32
-		code    *int32
-		message string
+		part     *int64
+		bucket   int32
+		code     *int32
+		message  string
+		pressure float32
 	}
 	var resps []bucketResp
 	var err error
-	api := wire.KeyProduceLog
-	if sr.kv {
-		api = wire.KeyPutKv
-	}
-	if tr, ok := w.opts.Metrics.(RequestTracer); ok {
-		var finish func(int32, int, error)
-		ctx, finish = tr.StartBackendRequest(ctx, api.String(), sr.node.ID, len(sr.batches), sr.rows, w.links(sr))
-		defer func() {
-			failed := 0
-			for _, r := range resps {
-				if r.code != nil && *r.code != 0 {
-					failed++
-				}
-			}
-			finish(int32(meta.ErrorCode(err)), failed, err)
-		}()
-	}
 	if sr.kv {
 		req := &flusspb.PutKvRequest{
 			Acks: proto.Int32(int32(w.opts.Acks)), TableId: proto.Int64(sr.tableID),
@@ -333,12 +308,13 @@ func (w *Writer) send(sr *sendReq) {
 		var resp flusspb.PutKvResponse
 		if err = w.call.Call(ctx, dest, wire.KeyPutKv, req, &resp); err == nil {
 			for _, r := range resp.GetBucketsResp() {
-				resps = append(resps, bucketResp{r.PartitionId, r.GetBucketId(), r.ErrorCode, r.GetErrorMessage()})
+				resps = append(resps, bucketResp{r.PartitionId, r.GetBucketId(), r.ErrorCode, r.GetErrorMessage(), r.GetPressure()})
 			}
 		}
 	} else {
 		req := &flusspb.ProduceLogRequest{
-			Acks: proto.Int32(int32(w.opts.Acks)), TableId: proto.Int64(sr.tableID), TimeoutMs: proto.Int32(timeoutMs),
+			Acks: proto.Int32(int32(w.opts.Acks)), TableId: proto.Int64(sr.tableID),
+			TimeoutMs: proto.Int32(timeoutMs),
 		}
 		for _, bt := range sr.batches {
 			req.BucketsReq = append(req.BucketsReq, &flusspb.PbProduceLogReqForBucket{
@@ -348,22 +324,18 @@ func (w *Writer) send(sr *sendReq) {
 		var resp flusspb.ProduceLogResponse
 		if err = w.call.Call(ctx, dest, wire.KeyProduceLog, req, &resp); err == nil {
 			for _, r := range resp.GetBucketsResp() {
-				resps = append(resps, bucketResp{r.PartitionId, r.GetBucketId(), r.ErrorCode, r.GetErrorMessage()})
+				resps = append(resps, bucketResp{r.PartitionId, r.GetBucketId(), r.ErrorCode, r.GetErrorMessage(), 0})
 			}
 		}
 	}
 
-	var firstCode int32
-	failed := 0
+	out.Err = err
+	out.ErrorCode = int32(meta.ErrorCode(err))
 	for _, r := range resps {
 		if r.code != nil && *r.code != 0 {
-			failed++
-			if firstCode == 0 {
-				firstCode = *r.code
-			}
+			out.FailedBuckets++
 		}
 	}
-	spanDone(firstCode, failed, err)
 	retried := make(map[string]int)
 	invalid := make(map[physKey]bool)
 	w.mu.Lock()
@@ -389,10 +361,22 @@ func (w *Writer) send(sr *sendReq) {
 					msg = code.Description()
 				}
 				w.batchFailedLocked(bt, code, fmt.Sprintf("%s (code %d): %s", code, int32(code), msg), mayHaveBeenAppended(code), retriableCode(code), now, retried, invalid)
+				if code == wire.CodeStorageBackpressureException {
+					out.Pressure = 1
+					out.Throttle = max(out.Throttle, w.opts.MaxThrottle)
+				}
 			default:
 				if bt.state == batchInAir {
 					w.completeBatchLocked(bt)
 				}
+			}
+			// The pressure field (Fluss 1.0) throttles the bucket whatever
+			// the answer, as the Java Sender does; a 72 already did.
+			if i >= 0 && resps[i].pressure > 0 && (resps[i].code == nil || *resps[i].code != int32(wire.CodeStorageBackpressureException)) {
+				p := float64(resps[i].pressure)
+				d := w.throttleLocked(bt.b, p, now)
+				out.Pressure = max(out.Pressure, p)
+				out.Throttle = max(out.Throttle, d)
 			}
 		}
 	}
@@ -547,30 +531,100 @@ func (w *Writer) batchFailedLocked(bt *batch, code wire.ErrorCode, msg string, a
 	}
 	bt.state = batchWaitRetry
 	bt.retryAt = now.Add(w.backoff(bt.attempts))
+	retried[entryCode(code, msg)]++
 	if code == wire.CodeStorageBackpressureException {
 		w.throttleLocked(b, 1, now)
 	}
-	retried[entryCode(code, msg)]++
 }
 
-// throttleLocked is the backpressure hook: it blocks the bucket for
-// floor(MaxThrottle × pressure²), the whole MaxThrottle for pressure >= 1
-// (Fluss 1.0 client rule; code 72 counts as pressure 1). A PutKv v2 response's
-// per-bucket `pressure` (absent from the 0.9.1 protocol) would call it on
-// success too.
-func (w *Writer) throttleLocked(b *bucket, pressure float64, now time.Time) {
+// throttleLocked applies one cooperative backpressure signal to a bucket
+// (Fluss 1.0 client rule, RecordAccumulator#updateThrottle): it blocks the
+// bucket for floor(MaxThrottle × pressure²) ms, the whole MaxThrottle for
+// pressure >= 1 (code 72 counts as 1), never shortening a block already in
+// place. Rows that cannot be sent before their request's deadline because of
+// the block fail at once (failThrottledLocked). It returns the block applied.
+func (w *Writer) throttleLocked(b *bucket, pressure float64, now time.Time) time.Duration {
 	if pressure <= 0 {
-		return
+		return 0
 	}
 	d := w.opts.MaxThrottle
 	if pressure < 1 {
-		d = time.Duration(float64(w.opts.MaxThrottle/time.Millisecond)*pressure*pressure) * time.Millisecond
+		// float32 arithmetic, as Java's (long) (maxThrottleMs * p * p) with
+		// a float p: the same milliseconds for the same wire value.
+		p := float32(pressure)
+		d = time.Duration(int64(float32(w.opts.MaxThrottle.Milliseconds())*p*p)) * time.Millisecond
 	}
 	if until := now.Add(d); d > 0 && until.After(b.blockedUntil) {
 		b.blockedUntil = until
 	}
-	if po, ok := w.opts.Metrics.(PressureObserver); ok {
-		po.KvPressure(b.path, b.key.bucket, pressure, d)
+	if w.opts.Pressure != nil {
+		w.opts.Pressure.KvPressure(b.path, b.key.bucket, pressure, d)
+	}
+	if d > 0 {
+		w.failThrottledLocked(b, now)
+	}
+	return d
+}
+
+// throttleVerdict is the verdict of a row held back by its bucket's throttle
+// until after its request's deadline: never sent (or rejected with code 72,
+// which a PutKv v2 server answers before writing anything), retryable after
+// the throttle.
+func throttleVerdict(b *bucket, wait time.Duration, msg string) domain.EntryResult {
+	if msg == "" {
+		msg = "the tablet server signalled KV storage backpressure"
+	}
+	return domain.EntryResult{Code: entryCode(wire.CodeStorageBackpressureException, ""),
+		Message: fmt.Sprintf("%s; bucket %d is throttled for %s more, past the request deadline; the row was not written",
+			msg, b.key.bucket, wait.Round(time.Millisecond)),
+		Retryable: true, Applied: domain.AppliedNo, RetryAfter: wait}
+}
+
+// failThrottledLocked fails, with throttleVerdict, the rows of b that its
+// block keeps from being sent before their request's deadline: queued rows,
+// and batches waiting for a retry that were never possibly written (not
+// ambiguous) and whose every waiting row's deadline ends before the block.
+func (w *Writer) failThrottledLocked(b *bucket, now time.Time) {
+	until := b.blockedUntil
+	wait := until.Sub(now)
+	if wait <= 0 {
+		return
+	}
+	dropped := 0
+	for _, r := range b.queue[b.head:] {
+		if r.state == recQueued && r.req.hasDeadline && r.req.deadline.Before(until) {
+			r.state = recRemoved
+			b.live--
+			b.liveBytes -= int(r.size)
+			w.resolveLocked(r, throttleVerdict(b, wait, ""))
+			dropped++
+		}
+	}
+	if dropped > 0 {
+		b.compact()
+	}
+	for _, bt := range slices.Clone(b.inflight) {
+		if bt.state != batchWaitRetry || bt.ambiguous {
+			continue
+		}
+		retryAt := until
+		if bt.retryAt.After(retryAt) {
+			retryAt = bt.retryAt
+		}
+		late := true
+		for _, r := range bt.recs {
+			if r.state == recBatched && r.batch == bt && !r.req.finished && (!r.req.hasDeadline || !r.req.deadline.Before(retryAt)) {
+				late = false
+				break
+			}
+		}
+		if late {
+			msg := "" // another last code (a pipelined OUT_OF_ORDER_SEQUENCE) is not the reason
+			if bt.lastCode == wire.CodeStorageBackpressureException {
+				msg = bt.lastMsg
+			}
+			w.failBatchLocked(bt, throttleVerdict(b, retryAt.Sub(now), msg), true, now)
+		}
 	}
 }
 
@@ -701,8 +755,4 @@ func (w *Writer) failPhysLocked(pk physKey, de *domain.Error) {
 			}
 		}
 	}
-}
-
-type spanHook interface {
-	StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int, links []trace.SpanContext) (context.Context, func(errorCode int32, failedBuckets int, err error))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
@@ -96,18 +97,20 @@ func New(call meta.Caller, cache *meta.Cache, opts Options) *Writer {
 
 // request is one Write call in flight.
 type request struct {
-	ctx        context.Context // the Write call's context (tracing links)
-	codec      *codec
-	results    []domain.EntryResult
-	recs       []rec
-	arena      []byte
-	reserved   int64
-	pending    int  // records without a verdict
-	expiring   bool // expire is assigning verdicts; it finishes the request
-	finished   bool
-	done       chan struct{}
-	compat     string // batch compatibility: schema id and target columns
-	targetCols []int32
+	ctx         context.Context // the Write call's context (tracing links)
+	deadline    time.Time       // ctx's deadline, if hasDeadline
+	hasDeadline bool
+	codec       *codec
+	results     []domain.EntryResult
+	recs        []rec
+	arena       []byte
+	reserved    int64
+	pending     int  // records without a verdict
+	expiring    bool // expire is assigning verdicts; it finishes the request
+	finished    bool
+	done        chan struct{}
+	compat      string // batch compatibility: schema id and target columns
+	targetCols  []int32
 }
 
 // rec is one entry's record; it lives in request.recs.
@@ -166,6 +169,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 		return nil, err
 	}
 	req := &request{ctx: ctx, codec: c, results: results, recs: make([]rec, n), done: make(chan struct{})}
+	req.deadline, req.hasDeadline = ctx.Deadline()
 	defer w.report(c.path, results)
 	if wb.PartialUpdateColumns != nil {
 		if !c.pk {
@@ -419,6 +423,12 @@ func (w *Writer) enqueueLocked(r *rec, now time.Time, ec *enqueueCache) {
 	default:
 		b = w.bucketLocked(bucketKey{pk, bucketID}, c)
 	}
+	if r.req.hasDeadline && b.blockedUntil.After(r.req.deadline) {
+		// Throttled past the deadline: the row could not be sent in time.
+		r.state = recNone
+		w.resolveLocked(r, throttleVerdict(b, b.blockedUntil.Sub(now), ""))
+		return
+	}
 	r.at = now
 	r.b = b
 	b.queue = append(b.queue, r)
@@ -553,6 +563,12 @@ func (w *Writer) expire(req *request, cause error) {
 		switch r.state {
 		case recQueued:
 			w.removeQueuedLocked(r)
+			if b := r.b; code == CodeTimeout && b.blockedUntil.After(r.at) {
+				// The bucket was throttled while the row waited: say so,
+				// with the throttle's remaining time.
+				w.resolveLocked(r, throttleVerdict(b, max(b.blockedUntil.Sub(now), time.Millisecond), msg+" before the row was sent"))
+				continue
+			}
 			w.resolveLocked(r, domain.EntryResult{Code: code, Message: msg + " before the row was sent",
 				Retryable: true, Applied: domain.AppliedNo})
 		case recBatched:
@@ -573,10 +589,19 @@ func (w *Writer) expire(req *request, cause error) {
 					c, m := code, msg+" while the row waited for a retry"
 					if bt.state == batchBuilding {
 						m = msg + " before the row was sent"
+					} else if bt.lastCode == wire.CodeOutOfOrderSequenceException || bt.lastCode == wire.CodeUnknownWriterIDException {
+						// A pipelined batch answered before its predecessor
+						// landed: the writer's own sequencing, not the row's
+						// failure. The deadline is the verdict.
+						m += " (the last attempt was answered " + bt.lastMsg + ")"
 					} else if bt.lastCode != 0 {
 						c, m = entryCode(bt.lastCode, bt.lastMsg), m+": "+bt.lastMsg
 					}
-					w.failBatchLocked(bt, domain.EntryResult{Code: c, Message: m, Retryable: true, Applied: domain.AppliedNo}, true, now)
+					res := domain.EntryResult{Code: c, Message: m, Retryable: true, Applied: domain.AppliedNo}
+					if bt.lastCode == wire.CodeStorageBackpressureException {
+						res.RetryAfter = max(bt.b.blockedUntil.Sub(now), bt.retryAt.Sub(now), time.Millisecond)
+					}
+					w.failBatchLocked(bt, res, true, now)
 					continue
 				}
 			}

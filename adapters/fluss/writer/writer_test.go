@@ -727,13 +727,20 @@ type tracingMetrics struct {
 	started, finished atomic.Int32
 	links             atomic.Int32
 	pressure          atomic.Int32
+	mu2               sync.Mutex
+	outcomes          []BackendOutcome
 }
 
 func (m *tracingMetrics) StartBackendRequest(ctx context.Context, api string, node int32, buckets, rows int,
-	links []context.Context) (context.Context, func(int32, int, error)) {
+	links []context.Context) (context.Context, func(BackendOutcome)) {
 	m.started.Add(1)
 	m.links.Add(int32(len(links)))
-	return ctx, func(code int32, failed int, err error) { m.finished.Add(1) }
+	return ctx, func(o BackendOutcome) {
+		m.finished.Add(1)
+		m.mu2.Lock()
+		m.outcomes = append(m.outcomes, o)
+		m.mu2.Unlock()
+	}
 }
 
 func (m *tracingMetrics) KvPressure(domain.TablePath, int32, float64, time.Duration) {
@@ -743,7 +750,8 @@ func (m *tracingMetrics) KvPressure(domain.TablePath, int32, float64, time.Durat
 func TestOptionalHooks(t *testing.T) {
 	t.Parallel()
 	m := &tracingMetrics{countingMetrics: countingMetrics{failed: map[string]int{}, retried: map[string]int{}}}
-	e := newEnv(t, Options{Linger: time.Millisecond, MaxThrottle: 10 * time.Millisecond, RetryBackoff: time.Millisecond, Metrics: m}, pkTable(10, 1))
+	e := newEnv(t, Options{Linger: time.Millisecond, MaxThrottle: 10 * time.Millisecond, RetryBackoff: time.Millisecond,
+		Metrics: m, Pressure: m, Tracer: m}, pkTable(10, 1))
 	var first atomic.Bool
 	e.fake.BucketError = func(int32, metatest.BucketRef, int32) wire.ErrorCode {
 		if first.CompareAndSwap(false, true) {
@@ -757,6 +765,118 @@ func TestOptionalHooks(t *testing.T) {
 	assert.Equal(t, int32(2), m.finished.Load())
 	assert.Equal(t, int32(2), m.links.Load())
 	assert.Equal(t, int32(1), m.pressure.Load())
+	m.mu2.Lock()
+	defer m.mu2.Unlock()
+	require.Len(t, m.outcomes, 2)
+	assert.Equal(t, BackendOutcome{FailedBuckets: 1, Pressure: 1, Throttle: 10 * time.Millisecond}, m.outcomes[0])
+	assert.Equal(t, BackendOutcome{}, m.outcomes[1])
+}
+
+// TestPressureThrottles: a successful PutKv answer whose bucket carries the
+// Fluss 1.0 `pressure` p blocks the bucket for MaxThrottle × p²; the next
+// write to it waits for the block, and the hooks see p and the throttle.
+func TestPressureThrottles(t *testing.T) {
+	t.Parallel()
+	m := &tracingMetrics{countingMetrics: countingMetrics{failed: map[string]int{}, retried: map[string]int{}}}
+	e := newEnv(t, Options{Linger: time.Millisecond, MaxThrottle: time.Second, Metrics: m, Pressure: m, Tracer: m}, pkTable(10, 1))
+	e.fake.BucketPressure = func(int32, metatest.BucketRef) float32 { return 0.5 }
+	res := e.write(t, ctxTimeout(t, 5*time.Second), pkPath, upsert(1, "a", 1))
+	require.True(t, res[0].OK(), "%+v", res[0])
+	start := time.Now()
+	res = e.write(t, ctxTimeout(t, 5*time.Second), pkPath, upsert(2, "b", 2))
+	took := time.Since(start)
+	require.True(t, res[0].OK(), "%+v", res[0])
+	assert.GreaterOrEqual(t, took, 230*time.Millisecond, "1 s × 0.5² = 250 ms throttle")
+	assert.Less(t, took, 900*time.Millisecond)
+	assert.Equal(t, int32(2), m.pressure.Load())
+	m.mu2.Lock()
+	defer m.mu2.Unlock()
+	require.Len(t, m.outcomes, 2)
+	assert.InDelta(t, 0.5, m.outcomes[0].Pressure, 1e-6)
+	assert.Equal(t, 250*time.Millisecond, m.outcomes[0].Throttle)
+}
+
+// TestThrottlePastDeadlineFailsAtOnce: a bucket blocked for longer than a
+// request's remaining time does not make the request wait until its
+// deadline: its rows fail at once with storage_backpressure, retryable,
+// applied "no", RetryAfter the remaining block, and are never sent.
+func TestThrottlePastDeadlineFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{Linger: time.Millisecond, MaxThrottle: 3 * time.Second}, pkTable(10, 1))
+	var first atomic.Bool
+	e.fake.BucketError = func(int32, metatest.BucketRef, int32) wire.ErrorCode {
+		if first.CompareAndSwap(false, true) {
+			return wire.CodeStorageBackpressureException
+		}
+		return 0
+	}
+	// The first write (1 s deadline) is rejected with 72: the 3 s throttle
+	// ends after its deadline, so it fails at once instead of at 1 s.
+	start := time.Now()
+	res := e.write(t, ctxTimeout(t, time.Second), pkPath, upsert(1, "a", 1))
+	assert.Less(t, time.Since(start), 500*time.Millisecond)
+	assert.Equal(t, "storage_backpressure", res[0].Code, "%+v", res[0])
+	assert.True(t, res[0].Retryable)
+	assert.Equal(t, domain.AppliedNo, res[0].Applied)
+	assert.Greater(t, res[0].RetryAfter, 2*time.Second)
+	assert.LessOrEqual(t, res[0].RetryAfter, 3*time.Second)
+	// A second write with 1 s left is refused at enqueue, without a send.
+	sends := e.fake.Calls(wire.KeyPutKv)
+	res = e.write(t, ctxTimeout(t, time.Second), pkPath, upsert(2, "b", 2), upsert(3, "c", 3))
+	for _, r := range res {
+		assert.Equal(t, "storage_backpressure", r.Code, "%+v", r)
+		assert.Equal(t, domain.AppliedNo, r.Applied)
+		assert.Positive(t, r.RetryAfter)
+	}
+	assert.Equal(t, sends, e.fake.Calls(wire.KeyPutKv), "nothing sent for rows that cannot make their deadline")
+	// A write with a deadline past the throttle waits for it and succeeds.
+	res = e.write(t, ctxTimeout(t, 5*time.Second), pkPath, upsert(4, "d", 4))
+	assert.True(t, res[0].OK(), "%+v", res[0])
+	for _, b := range e.fake.Batches() {
+		for _, kv := range b.KV {
+			if b.Appended {
+				assert.Equal(t, int64(4), keyOf(t, kv.Key), "only the last write is applied")
+			}
+		}
+	}
+}
+
+// TestPipelinedOutOfOrderAtDeadlineIsTimeout: a batch sent while its
+// predecessor is still in the air is answered OUT_OF_ORDER_SEQUENCE (the
+// server had not appended the predecessor yet) and waits to be resent after
+// it; when its request's deadline passes first, its rows are `timeout`,
+// applied "no" (never appended), not `out_of_order_sequence`, which is the
+// writer's own sequencing and nothing a caller can act on.
+func TestPipelinedOutOfOrderAtDeadlineIsTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{Linger: time.Millisecond}, pkTable(10, 1))
+	var calls atomic.Int32
+	release := make(chan struct{})
+	e.fake.BeforeWrite = func(ctx context.Context, _ int32, _ wire.APIKey, _ int64) error {
+		if calls.Add(1) == 1 {
+			<-release // the first batch (seq 0) is slow
+		}
+		return nil
+	}
+	e.fake.BucketError = func(_ int32, _ metatest.BucketRef, seq int32) wire.ErrorCode {
+		if seq == 1 {
+			return wire.CodeOutOfOrderSequenceException // pipelined ahead of seq 0
+		}
+		return 0
+	}
+	first := make(chan []domain.EntryResult)
+	go func() {
+		res, _ := e.w.Write(ctxTimeout(t, 5*time.Second), &domain.WriteBatch{Table: pkPath, Entries: []domain.WriteEntry{upsert(1, "a", 1)}})
+		first <- res
+	}()
+	require.Eventually(t, func() bool { return calls.Load() == 1 }, 2*time.Second, time.Millisecond)
+	res := e.write(t, ctxTimeout(t, 300*time.Millisecond), pkPath, upsert(2, "b", 2))
+	close(release)
+	assert.Equal(t, CodeTimeout, res[0].Code, "%+v", res[0])
+	assert.Equal(t, domain.AppliedNo, res[0].Applied)
+	assert.Contains(t, res[0].Message, "OUT_OF_ORDER_SEQUENCE")
+	r1 := <-first
+	assert.True(t, r1[0].OK(), "%+v", r1[0])
 }
 
 func TestAutoPartitionedWrites(t *testing.T) {

@@ -100,6 +100,9 @@ type Cluster struct {
 	// BucketError, when it returns a non-zero code for a bucket, makes the
 	// fake answer that code for it without applying the batch.
 	BucketError func(node int32, b BucketRef, seq int32) wire.ErrorCode
+	// BucketPressure, when set, gives the Fluss 1.0 `pressure` of a
+	// PutKv bucket answer (0: field absent).
+	BucketPressure func(node int32, b BucketRef) float32
 	// AfterWrite runs after the batches were applied, before the answer is
 	// returned; a non-nil error replaces the answer (a lost response).
 	AfterWrite func(ctx context.Context, node int32) error
@@ -454,8 +457,14 @@ func (c *Cluster) write(ctx context.Context, to meta.Dest, key wire.APIKey, req,
 		}
 		if key == wire.KeyPutKv {
 			r := resp.(*flusspb.PutKvResponse)
+			var pressure *float32
+			if c.BucketPressure != nil {
+				if p := c.BucketPressure(to.Node, refs[i]); p > 0 {
+					pressure = proto.Float32(p)
+				}
+			}
 			r.BucketsResp = append(r.BucketsResp, &flusspb.PbPutKvRespForBucket{
-				PartitionId: br.part, BucketId: proto.Int32(br.bucket), ErrorCode: code, ErrorMessage: msg})
+				PartitionId: br.part, BucketId: proto.Int32(br.bucket), ErrorCode: code, ErrorMessage: msg, Pressure: pressure})
 		} else {
 			r := resp.(*flusspb.ProduceLogResponse)
 			r.BucketsResp = append(r.BucketsResp, &flusspb.PbProduceLogRespForBucket{
