@@ -66,13 +66,15 @@ gen:
 	bash adapters/fluss/proto/gen.sh
 
 ## lint: go vet and golangci-lint (with the depguard layer rules of .golangci.yml); the
-## pinned golangci-lint is built once into .cache/bin
-GOLANGCI := .cache/bin/golangci-lint-$(GOLANGCI_VERSION)
+## pinned golangci-lint is built once per machine into $(TOOLS_CACHE) (outside the clone,
+## like the collector and the deploy tools, so fresh clones on one machine share it)
+TOOLS_CACHE ?= $(HOME)/.cache/fluss-gateway-go/bin
+GOLANGCI := $(TOOLS_CACHE)/golangci-lint-$(GOLANGCI_VERSION)
 
 $(GOLANGCI):
-	@mkdir -p .cache/bin/install
-	GOBIN=$(CURDIR)/.cache/bin/install $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
-	mv .cache/bin/install/golangci-lint $@
+	@mkdir -p $(TOOLS_CACHE)/install
+	GOBIN=$(TOOLS_CACHE)/install $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
+	mv $(TOOLS_CACHE)/install/golangci-lint $@
 
 lint: $(GOLANGCI)
 	$(GO) vet ./...

@@ -445,17 +445,17 @@ func TestCreateTableRecreatesATableWhoseCreationWasLost(t *testing.T) {
 		PrimaryKey: []string{"id"},
 	}}
 	drops := func() int { return fc.Coordinator.Requests(wire.KeyDropTable) }
-	create := func(name string, ignore bool) (error, time.Duration) {
+	create := func(name string, ignore bool) (time.Duration, error) {
 		short, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		start := time.Now()
 		err := cat.CreateTable(short, domain.TablePath{Database: "db", Table: name}, desc, ignore)
-		return err, time.Since(start)
+		return time.Since(start), err
 	}
 
 	// Lost once: answered OK with the table created again (a new id).
 	fc.LoseCreations("db", "once", 1)
-	err, elapsed := create("once", false)
+	elapsed, err := create("once", false)
 	require.NoError(t, err)
 	assert.Equal(t, 1, drops(), "the lost table was dropped once")
 	assert.Greater(t, elapsed, 1200*time.Millisecond, "waited half the time left before repairing")
@@ -466,7 +466,7 @@ func TestCreateTableRecreatesATableWhoseCreationWasLost(t *testing.T) {
 	assert.Contains(t, logs.String(), "table=db.once")
 	logMu.Unlock()
 	// The same path through create-if-not-exists: it exists and has leaders.
-	err, _ = create("once", true)
+	_, err = create("once", true)
 	require.NoError(t, err)
 	again, err := cat.GetTable(ctx, domain.TablePath{Database: "db", Table: "once"})
 	require.NoError(t, err)
@@ -474,7 +474,7 @@ func TestCreateTableRecreatesATableWhoseCreationWasLost(t *testing.T) {
 
 	// Lost twice: one repair only, then 503 unavailable naming the table.
 	fc.LoseCreations("db", "twice", 2)
-	err, elapsed = create("twice", false)
+	elapsed, err = create("twice", false)
 	require.Error(t, err)
 	assert.Equal(t, domain.KindUnavailable, domain.KindOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "db.twice")
@@ -491,7 +491,7 @@ func TestCreateTableRecreatesATableWhoseCreationWasLost(t *testing.T) {
 	before, err := cat.GetTable(ctx, domain.TablePath{Database: "db", Table: "old"})
 	require.NoError(t, err)
 	fc.WithholdLeaders("db", "old", -1)
-	err, _ = create("old", true)
+	_, err = create("old", true)
 	assert.Equal(t, domain.KindUnavailable, domain.KindOf(err), "%v", err)
 	assert.Equal(t, 2, drops(), "no drop of a table this call did not create")
 	after, err := cat.GetTable(ctx, domain.TablePath{Database: "db", Table: "old"})
@@ -502,11 +502,12 @@ func TestCreateTableRecreatesATableWhoseCreationWasLost(t *testing.T) {
 	// Too little time to tell a lost creation from a slow one: only the wait
 	// (the existing test of a 1 s deadline sees the 503 without a drop).
 	fc.LoseCreations("db", "hurried", 1)
-	err, elapsed = func() (error, time.Duration) {
+	elapsed, err = func() (time.Duration, error) {
 		short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		return cat.CreateTable(short, domain.TablePath{Database: "db", Table: "hurried"}, desc, false), time.Since(start)
+		err := cat.CreateTable(short, domain.TablePath{Database: "db", Table: "hurried"}, desc, false)
+		return time.Since(start), err
 	}()
 	assert.Equal(t, domain.KindUnavailable, domain.KindOf(err), "%v", err)
 	assert.Less(t, elapsed, 1500*time.Millisecond)

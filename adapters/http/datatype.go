@@ -55,14 +55,6 @@ var typeRoots = []domain.TypeRoot{
 	domain.TypeBytes, domain.TypeBinary, domain.TypeArray, domain.TypeMap, domain.TypeRow,
 }
 
-// checkDataType checks a data type document in place during the body's shape
-// check, so that its errors carry the document path; depth 0 is a column's
-// `data_type`.
-func checkDataType(n *node, path string, depth int) error {
-	_, err := typeFromNode(n, path, depth)
-	return err
-}
-
 // decodeDataType decodes a column's `data_type` document. The result is
 // nullable; the column's `nullable` member decides the top level.
 func decodeDataType(raw json.RawMessage, path string) (domain.DataType, error) {

@@ -341,21 +341,16 @@ func pathParam(c *fiber.Ctx, name string) (string, error) {
 // repeated ones.
 func checkQuery(allowed []string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		var err error
 		seen := map[string]bool{}
-		c.Request().URI().QueryArgs().VisitAll(func(k, _ []byte) {
+		for k := range c.Request().URI().QueryArgs().All() {
 			key := string(k)
 			switch {
-			case err != nil:
 			case !contains(allowed, key):
-				err = domain.InvalidArgument("unknown query parameter %q", key)
+				return domain.InvalidArgument("unknown query parameter %q", key)
 			case seen[key]:
-				err = domain.InvalidArgument("%s: query parameter given more than once", key)
+				return domain.InvalidArgument("%s: query parameter given more than once", key)
 			}
 			seen[key] = true
-		})
-		if err != nil {
-			return err
 		}
 		return c.Next()
 	}

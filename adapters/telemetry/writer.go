@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/writer"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
@@ -134,14 +133,14 @@ func (w *WriterHooks) KvPressure(table domain.TablePath, _ int32, pressure float
 // call uses the returned context; the returned function ends the span with
 // the outcome: error code, failed buckets, and the answer's KV backpressure
 // (fluss.kv.pressure, fluss.kv.throttle_ms).
-func (w *WriterHooks) StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int, links []context.Context) (context.Context, func(writer.BackendOutcome)) {
+func (w *WriterHooks) StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int, links []context.Context) (context.Context, func(domain.BackendOutcome)) {
 	scs := make([]trace.SpanContext, 0, len(links))
 	for _, l := range links {
 		scs = append(scs, trace.SpanContextFromContext(l))
 	}
 	ctx, span := w.in.StartBackendSpan(ctx, api, scs,
 		w.spanCluster, SpanAttrNodeID.Int(int(nodeID)), SpanAttrBucketCount.Int(buckets), SpanAttrRowCount.Int(rows))
-	return ctx, func(o writer.BackendOutcome) {
+	return ctx, func(o domain.BackendOutcome) {
 		if o.Pressure > 0 {
 			span.SetAttributes(SpanAttrKvPressure.Float64(o.Pressure))
 		}
@@ -151,9 +150,3 @@ func (w *WriterHooks) StartBackendRequest(ctx context.Context, api string, nodeI
 		EndBackendSpan(span, o.ErrorCode, o.FailedBuckets, o.Err)
 	}
 }
-
-var (
-	_ writer.Metrics          = (*WriterHooks)(nil)
-	_ writer.PressureObserver = (*WriterHooks)(nil)
-	_ writer.RequestTracer    = (*WriterHooks)(nil)
-)

@@ -180,21 +180,9 @@ type RequestTracer interface {
 		links []context.Context) (context.Context, func(BackendOutcome))
 }
 
-// BackendOutcome is the outcome of one PutKv or ProduceLog.
-type BackendOutcome struct {
-	// ErrorCode is the request-level Fluss error code (0: answered, or not
-	// a Fluss error).
-	ErrorCode int32
-	// FailedBuckets counts the buckets answered with an error code.
-	FailedBuckets int
-	// Err is the call's error (nil when answered).
-	Err error
-	// Pressure is the highest per-bucket backpressure signal of the answer:
-	// the PutKv `pressure` field, 1 for a code 72; 0 for none.
-	Pressure float64
-	// Throttle is the longest bucket throttle the answer caused.
-	Throttle time.Duration
-}
+// BackendOutcome is the outcome of one request to a tablet server, as the
+// RequestTracer hook receives it (domain.BackendOutcome).
+type BackendOutcome = domain.BackendOutcome
 
 type nopMetrics struct{}
 
