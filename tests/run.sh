@@ -19,6 +19,7 @@
 # Environment: FLUSS_TEST_VERSIONS (the versions to run, "0.9.1-incubating 1.0-SNAPSHOT"),
 # FLUSS_TEST_FAULTS (1: run the bounded fault suite and the backpressure suite; 0: skip),
 # FLUSS_TEST_OTEL (1: run the telemetry suite, on the first version; 0: skip),
+# FLUSS_TEST_DEPLOY (1: run make test-deploy, on the first version; 0: skip),
 # FLUSS_VERSION, FLUSS_TABLET_SERVERS, FLUSS_SNAPSHOT_DIR (see deployments/local/fluss-cluster.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,10 +52,12 @@ phase() { t_phase=$(date +%s); echo "==> $*"; }
 took() { timings+=("$(printf '%4ds  %s' $(($(date +%s) - t_phase)) "$*")"); }
 
 if [[ $unit == 1 ]]; then
+  phase "static checks (gofmt, go mod tidy, go vet, golangci-lint with the depguard layer rules)"
+  make -s fmt-check tidy-check lint || status=1
+  took "static checks (make fmt-check tidy-check lint)"
   phase "unit tests"
-  $GO vet ./...
   $GO test -count=1 -race ./... || status=1
-  took "unit tests (go vet, go test -race)"
+  took "unit tests (go test -race)"
 fi
 
 phase "peer client (independent Fluss client used to check our writes)"
@@ -88,7 +91,11 @@ integration() {
     started_here=1
   fi
   local out acl_out
-  out=$(bash deployments/local/fluss-cluster.sh start)
+  # A short auto-partition check lets the retention test see Fluss drop
+  # partitions (gateway_autopartition_rules_test.go); the default is 10 min.
+  local extra="auto-partition.check.interval: 5 s"
+  out=$(FLUSS_EXTRA_CONF="$extra${FLUSS_EXTRA_CONF:+
+$FLUSS_EXTRA_CONF}" bash deployments/local/fluss-cluster.sh start)
   echo "$out"
   eval "$(echo "$out" | grep -E '^FLUSS_[A-Z_]+=' | sed 's/^/export /')"
   : "${FLUSS_BOOTSTRAP:?cluster script did not print FLUSS_BOOTSTRAP}"
@@ -102,7 +109,7 @@ integration() {
 
   phase "Fluss $FLUSS_VERSION: integration tests against $FLUSS_BOOTSTRAP"
   export FLUSS_INTEGRATION_REQUIRED=1
-  $GO test -count=1 -tags integration -timeout 30m ./tests/... || status=1
+  FLUSS_EXTRA_CONF="$extra" $GO test -count=1 -tags integration -timeout 15m ./tests/... || status=1
   took "Fluss $FLUSS_VERSION: integration tests"
 
   if [[ ${otel_done:-0} == 0 && ${FLUSS_TEST_OTEL:-1} == 1 ]]; then
@@ -113,6 +120,15 @@ integration() {
     export OTELCOL_CACHE_DIR=${OTELCOL_CACHE_DIR:-$HOME/.cache/fluss-gateway-go/otelcol}
     bash tests/otel/run.sh || status=1
     took "telemetry suite"
+  fi
+  if [[ ${deploy_done:-0} == 0 && ${FLUSS_TEST_DEPLOY:-1} == 1 ]]; then
+    deploy_done=1
+    phase "deploy artefacts (make test-deploy, against Fluss $FLUSS_VERSION)"
+    # helm, kubeconform and the schemas are cached per machine
+    # (~/.cache/fluss-gateway-go/deploy-tools); the running cluster serves
+    # the image smoke test and the dashboard check.
+    bash tests/deploy/test-deploy.sh || status=1
+    took "deploy artefacts"
   fi
   phase "Fluss $FLUSS_VERSION: stopping the clusters"
   stop_clusters
