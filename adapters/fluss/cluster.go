@@ -132,15 +132,16 @@ func newBackend(cfg Config, authzid string, peers func(func(*meta.Cache)), log *
 	caller := meta.RPCCaller{Client: client}
 	cache := meta.New(caller, cfg.Meta)
 	w := writer.New(caller, cache, cfg.Writer)
+	adm := admin.New(client)
 	return &backend{
 		client: client,
 		cache:  cache,
 		writer: w,
 		session: &session{
-			catalog: &invalidatingCatalog{Catalog: admin.New(client), cache: cache, peers: peers, log: log},
+			catalog: &invalidatingCatalog{Catalog: adm, cache: cache, peers: peers, log: log},
 			writer:  w,
 			lookup:  lookup.New(caller, cache, cfg.Lookup),
-			tables:  cacheDefinitions{cache},
+			tables:  cacheDefinitions{cache: cache, catalog: adm},
 		},
 	}, nil
 }
@@ -420,12 +421,19 @@ type session struct {
 func (s *session) Tables() domain.TableDefinitions { return s.tables }
 
 // cacheDefinitions serves domain.TableDefinitions from a metadata cache.
-type cacheDefinitions struct{ cache *meta.Cache }
+// GetMetadata leaves out the tables the principal may not DESCRIBE (Fluss's
+// authorizer filters them), so a table the cache cannot find is asked of
+// the catalog (GetTableInfo), whose answer tells a missing table (404) from
+// one the principal may not see (403 `unauthorized` naming DESCRIBE).
+type cacheDefinitions struct {
+	cache   *meta.Cache
+	catalog domain.Catalog
+}
 
 func (d cacheDefinitions) Table(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
 	t, err := d.cache.Table(ctx, path)
 	if err != nil {
-		return domain.TableInfo{}, err
+		return domain.TableInfo{}, d.why(ctx, path, err)
 	}
 	return t.Info, nil
 }
@@ -433,9 +441,21 @@ func (d cacheDefinitions) Table(ctx context.Context, path domain.TablePath) (dom
 func (d cacheDefinitions) Refresh(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
 	t, err := d.cache.Reload(ctx, path)
 	if err != nil {
-		return domain.TableInfo{}, err
+		return domain.TableInfo{}, d.why(ctx, path, err)
 	}
 	return t.Info, nil
+}
+
+// why returns the catalog's error for a table the metadata did not show
+// (authorization, or not found), else err.
+func (d cacheDefinitions) why(ctx context.Context, path domain.TablePath, err error) error {
+	if de := domain.AsError(err); d.catalog == nil || de == nil || de.Kind != domain.KindNotFound {
+		return err
+	}
+	if _, cerr := d.catalog.GetTable(ctx, path); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 func (s *session) Catalog() domain.Catalog  { return s.catalog }

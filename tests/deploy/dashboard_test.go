@@ -85,7 +85,7 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 
 	db := fmt.Sprintf("dash_%d", time.Now().UnixNano()%1_000_000_000)
 	dbs := base + "/v1/clusters/default/databases"
-	require.Equal(t, 201, status(dbs, "POST", `{"database_name":"`+db+`"}`), logs.String())
+	require.Equal(t, 201, status(dbs, "POST", `{"database":"`+db+`"}`), logs.String())
 	t.Cleanup(func() { status(dbs+"/"+db+"?cascade=true", "DELETE", "") })
 	require.Equal(t, 201, status(dbs+"/"+db+"/tables", "POST", `{"table_name":"kv","columns":[
 		{"name":"id","data_type":{"type":"BIGINT"}},{"name":"v","data_type":{"type":"STRING"}}],
