@@ -156,19 +156,31 @@ func TestDeadlineFrozenCluster(t *testing.T) {
 			assert.Positive(t, no, "rows still queued at the deadline are applied \"no\"")
 
 			// The cluster is back: the writer retries what it had sent
-			// (same writer id and sequences); a new write succeeds.
-			after := make([]int64, 100)
-			for i := range after {
-				after[i] = int64(10_000 + i)
-			}
-			var avs []verdict
+			// (same writer id and sequences); a new write succeeds. Each
+			// attempt writes rows of its own: resending the rows of an
+			// attempt whose verdicts were not all success would apply
+			// its "unknown" rows twice (the client's at-least-once, not
+			// the gateway's). Every attempt's verdicts are checked.
+			attempt := 0
 			require.Eventually(t, func() bool {
+				after := make([]int64, 100)
+				for i := range after {
+					after[i] = int64(10_000 + attempt*100 + i)
+				}
+				attempt++
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				avs, err = s.write(ctx, db, tc.name, tc.op, after, 2)
+				avs, err := s.write(ctx, db, tc.name, tc.op, after, 2)
 				if err != nil {
+					// No verdicts: the rows may or may not have landed.
+					unknown := make([]verdict, len(after))
+					for i := range unknown {
+						unknown[i] = verdict{code: "client_error", applied: domain.AppliedUnknown, msg: err.Error()}
+					}
+					tl.record(after, unknown, nil, 0, time.Minute)
 					return false
 				}
+				tl.record(after, avs, nil, 0, time.Minute)
 				for _, v := range avs {
 					if !v.ok {
 						return false
@@ -176,7 +188,6 @@ func TestDeadlineFrozenCluster(t *testing.T) {
 				}
 				return true
 			}, 90*time.Second, time.Second, "writes succeed again after SIGCONT")
-			tl.record(after, avs, nil, 0, time.Minute)
 			time.Sleep(3 * time.Second) // let retried "unknown" batches land
 			s.close()
 

@@ -31,6 +31,8 @@ func TestConformanceOnTheRealCluster(t *testing.T) {
 		Database: db,
 		Records:  true,
 		Fluss:    true,
+		// Fluss 1.0 alters table.log.ttl; 0.9.1 refuses it.
+		LogTTLAlterable: fluss10(),
 		After: func(t *testing.T, name string) {
 			switch name {
 			case "create database":

@@ -122,11 +122,19 @@ func TestGatewayAutoPartitionRetention(t *testing.T) {
 	// Fluss's retention then drops it. A value in another form (dashes)
 	// sorts before every yyyyMMddHH value, so Fluss drops it too: the
 	// duplicate-format partition the gateway used to create lost its rows.
+	// Fluss 1.0 refuses such partitions itself (its partition validation,
+	// 400 invalid_argument): then there is nothing for its retention to drop.
 	dashed := now.Format("2006-01-02-15")
+	var created []string
 	for _, v := range []string{old, dashed} {
 		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/partitions",
 			map[string]any{"partition": map[string]any{"dt": v}})
+		if fluss10() && status == http.StatusBadRequest {
+			assert.Equal(t, "invalid_argument", body["error"].(map[string]any)["code"], "%v", body)
+			continue
+		}
 		require.Equal(t, http.StatusCreated, status, "%v", body)
+		created = append(created, v)
 	}
 
 	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/records", map[string]any{"entries": []any{
@@ -144,8 +152,11 @@ func TestGatewayAutoPartitionRetention(t *testing.T) {
 	assert.Equal(t, "invalid_argument", f["dashed"]["error_code"])
 
 	deadline := time.Now().Add(60 * time.Second)
-	for names := partitionNames(t, g, db, "events"); slices.Contains(names, old) || slices.Contains(names, dashed); names = partitionNames(t, g, db, "events") {
-		require.True(t, time.Now().Before(deadline), "Fluss did not drop partitions %s and %s within 60 s: %v", old, dashed, names)
+	kept := func(names []string) bool {
+		return slices.ContainsFunc(created, func(v string) bool { return slices.Contains(names, v) })
+	}
+	for names := partitionNames(t, g, db, "events"); kept(names); names = partitionNames(t, g, db, "events") {
+		require.True(t, time.Now().Before(deadline), "Fluss did not drop partitions %v within 60 s: %v", created, names)
 		time.Sleep(time.Second)
 	}
 	if time.Now().UTC().Format("2006010215") != now.Format("2006010215") {
