@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
@@ -575,4 +577,16 @@ for _ in range(3):
 	for _, l := range lines {
 		assert.True(t, strings.HasPrefix(l, `413 {"error":{"code":"limit_exceeded"`), l)
 	}
+}
+
+// The start log line of the JWT method names the JWKS URL without its query
+// (it may carry ?api_key=...): url.Redacted alone hides only a password.
+func TestJWKSURLQueryIsMaskedInTheStartLog(t *testing.T) {
+	cfg := config.Default()
+	cfg.Security.Authentication = config.AuthJWT
+	cfg.Security.JWT.JWKSURL = "https://user:pw@idp.test/jwks?api_key=s3cr3t-k3y#frag"
+	line := fmt.Sprint(authAttrs(&cfg)...)
+	assert.NotContains(t, line, "s3cr3t-k3y")
+	assert.NotContains(t, line, "pw@")
+	assert.Contains(t, line, "idp.test/jwks?******")
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"sync/atomic"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/identity"
@@ -69,13 +68,6 @@ func NewIdentity(ctx context.Context, cfg *config.Config, log *slog.Logger) (ide
 }
 
 // authAttrs describes the active method without any credential.
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return "(unparsable URL)"
-}
-
 func authAttrs(cfg *config.Config) []any {
 	s := cfg.Security
 	attrs := []any{"method", string(s.Authentication)}
@@ -95,7 +87,7 @@ func authAttrs(cfg *config.Config) []any {
 	case config.AuthJWT:
 		src := s.JWT.JWKSFile
 		if src == "" {
-			src = redactURL(s.JWT.JWKSURL)
+			src = identity.RedactURL(s.JWT.JWKSURL)
 		}
 		attrs = append(attrs, "issuer", s.JWT.Issuer, "audience", s.JWT.Audience, "jwks", src, "principal_claim", s.JWT.PrincipalClaim)
 	case config.AuthMTLS:

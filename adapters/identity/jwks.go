@@ -299,11 +299,14 @@ func redactURLError(err error) error {
 	if !errors.As(err, &ue) {
 		return err
 	}
-	return fmt.Errorf("%s %s: %w", ue.Op, redactURL(ue.URL), ue.Err)
+	return fmt.Errorf("%s %s: %w", ue.Op, RedactURL(ue.URL), ue.Err)
 }
 
-// redactURL hides a URL's user info, query and fragment.
-func redactURL(raw string) string {
+// RedactURL hides the parts of a URL that may carry credentials: the user
+// info, the query (?api_key=...) and the fragment. A URL that does not parse
+// is hidden whole. Startup logs, --print-config and fetch errors show JWKS
+// URLs only through it.
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "******"

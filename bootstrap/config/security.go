@@ -359,22 +359,6 @@ func checkJWKSURL(raw string) error {
 	return errors.New("expected an https URL")
 }
 
-// RedactURL hides the parts of a URL that may carry credentials: the user
-// info, the query and the fragment. A URL that does not parse is hidden
-// whole.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "******"
-	}
-	if u.User != nil {
-		u.User = url.User("******")
-	}
-	if u.RawQuery != "" || u.ForceQuery {
-		u.RawQuery, u.ForceQuery = "******", false
-	}
-	if u.Fragment != "" {
-		u.Fragment, u.RawFragment = "******", ""
-	}
-	return u.String()
-}
+// RedactURL hides the parts of a URL that may carry credentials (see
+// identity.RedactURL).
+func RedactURL(raw string) string { return identity.RedactURL(raw) }
