@@ -161,13 +161,22 @@ func TestDeadlineFrozenCluster(t *testing.T) {
 			// attempt whose verdicts were not all success would apply
 			// its "unknown" rows twice (the client's at-least-once, not
 			// the gateway's). Every attempt's verdicts are checked.
+			// The ids of the attempts follow the frozen requests' (1000 up to
+			// 1000+requests*rows): an attempt's rows must be told apart from a
+			// frozen request's "unknown" rows that land after SIGCONT (40
+			// requests of 500 rows reach id 20999; attempts from 10000 were
+			// then read back twice, a frozen row and the attempt's).
+			afterBase := int64(1000 + requests*rows)
 			attempt := 0
 			require.Eventually(t, func() bool {
 				after := make([]int64, 100)
 				for i := range after {
-					after[i] = int64(10_000 + attempt*100 + i)
+					after[i] = afterBase + int64(attempt*100+i)
 				}
 				attempt++
+				if !assert.True(t, tl.unused(after), "attempt %d reuses ids of earlier writes", attempt) {
+					return true // stop: the read-back could not tell the writes apart
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				avs, err := s.write(ctx, db, tc.name, tc.op, after, 2)
@@ -201,6 +210,7 @@ func TestDeadlineFrozenCluster(t *testing.T) {
 			assert.Empty(t, res.missingSuccess, "rows reported success must be present")
 			assert.Empty(t, res.duplicates, "no row applied twice")
 			assert.Empty(t, res.strangers, "rows the test never wrote")
+			assert.Zero(t, tl.broken["id_written_twice_by_test"], "the test wrote no id twice")
 		})
 	}
 }

@@ -349,6 +349,20 @@ func (t *tally) record(ids []int64, vs []verdict, err error, took, deadline time
 	}
 }
 
+// unused reports whether no id of ids has a verdict yet: a test that writes
+// an id twice cannot tell its two writes apart in the read-back (set counts
+// such ids as broken "id_written_twice_by_test").
+func (t *tally) unused(ids []int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := t.cls[id]; ok {
+			return false
+		}
+	}
+	return true
+}
+
 func (t *tally) set(id int64, c class) {
 	if _, dup := t.cls[id]; dup {
 		t.broken["id_written_twice_by_test"]++
