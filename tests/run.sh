@@ -205,12 +205,6 @@ if [[ $faults == 1 ]]; then
       took "Fluss $v: backpressure suite"
     fi
     phase "Fluss $v: fault suite, bounded (2 kill cycles, 1 freeze)"
-    # KNOWN OPEN DEFECT, skipped here until fixed (make test-faults still runs
-    # it): after SIGCONT of a frozen 3-server cluster, a fresh 100-row log
-    # append answered by the gateway was found twice in the log
-    # (TestDeadlineFrozenCluster/log_append, "no row applied twice"); the
-    # closing note of 2026-12-01 describes it.
-    FLUSS_FAULTS_SKIP=${FLUSS_FAULTS_SKIP-TestDeadlineFrozenCluster/log_append} \
     FLUSS_VERSION=$v FLUSS_FAULTS_CYCLES=${FLUSS_FAULTS_CYCLES:-2} FLUSS_FAULTS_FREEZES=${FLUSS_FAULTS_FREEZES:-1} \
       FLUSS_FAULTS_LOG="$ROOT/.cache/faults-$v.log" bash tests/faults/run.sh || status=1
     took "Fluss $v: bounded fault suite"

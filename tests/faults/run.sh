@@ -21,7 +21,7 @@
 #   FLUSS_FAULTS_TABLET_SERVERS / _REPLICATION_FACTOR  (3 / 3)
 #   FLUSS_FAULTS_METRICS_PORT  serve the gateway's Prometheus metrics there and export
 #                         FLUSS_BP_METRICS_URL (default: metrics off)
-#   FLUSS_FAULTS_SKIP     a `go test -skip` pattern (tests/run.sh skips a known open defect)
+#   FLUSS_FAULTS_SKIP     a `go test -skip` pattern
 #   FLUSS_FAULTS_LOG      where the output is kept ($repo/.cache/faults-last.log)
 #   FLUSS_EXTRA_CONF      extra server.yaml lines for the cluster (fluss-cluster.sh)
 #   FLUSS_FAULTS_EXTENDED=1  the extended form: also TestFaultsKillCoordinator, a partitioned
