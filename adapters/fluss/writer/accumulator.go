@@ -411,8 +411,7 @@ func (w *Writer) finishBuildLocked(bt *batch, out *builtBatch, now time.Time) bo
 	if out.err != nil || len(bt.recs) == 0 {
 		res := domain.EntryResult{}
 		if out.err != nil {
-			code, retryable := domainCode(out.err)
-			res = domain.EntryResult{Code: code, Message: out.err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+			res = notWritten(out.err)
 		}
 		// Never sent: give the sequence back (bt is the highest sequence of
 		// its bucket, see takeLocked).
@@ -452,9 +451,9 @@ func (c *codec) arrowBuilder(f ArrowFactory) (ArrowBuilder, error) {
 
 // failRecsLocked fails records that never left the gateway.
 func (w *Writer) failRecsLocked(recs []*rec, err error) {
-	code, retryable := domainCode(err)
+	res := notWritten(err)
 	for _, r := range recs {
-		w.resolveLocked(r, domain.EntryResult{Code: code, Message: err.Error(), Retryable: retryable, Applied: domain.AppliedNo})
+		w.resolveLocked(r, res)
 	}
 }
 

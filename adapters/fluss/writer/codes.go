@@ -76,3 +76,11 @@ func domainCode(err error) (code string, retryable bool) {
 	}
 	return "internal", false
 }
+
+// notWritten is the verdict of an entry that failed before it was sent
+// (encoding, partition or metadata failures): err's entry code and
+// retryability (domainCode), its message, applied "no".
+func notWritten(err error) domain.EntryResult {
+	code, retryable := domainCode(err)
+	return domain.EntryResult{Code: code, Message: err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+}

@@ -202,8 +202,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 		var err error
 		req.arena, r.enc, scratch, err = c.encode(req.arena, &wb.Entries[i], scratch)
 		if err != nil {
-			code, retryable := domainCode(err)
-			results[i] = domain.EntryResult{Code: code, Message: err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+			results[i] = notWritten(err)
 			continue
 		}
 		r.part = meta.NoPartition
@@ -233,8 +232,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 					continue
 				}
 				if err != nil {
-					code, retryable := domainCode(err)
-					results[i] = domain.EntryResult{Code: code, Message: err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+					results[i] = notWritten(err)
 					continue
 				}
 				if parts == nil {
@@ -245,8 +243,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 			}
 			if !ok {
 				if err, failed := partErr[r.enc.partName]; failed {
-					code, retryable := domainCode(err)
-					results[i] = domain.EntryResult{Code: code, Message: err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+					results[i] = notWritten(err)
 					continue
 				}
 				id, err = w.meta.Partition(ctx, c.table, r.enc.partName, !w.opts.DisableDynamicPartitions)
@@ -255,8 +252,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 						partErr = make(map[string]error)
 					}
 					partErr[r.enc.partName] = err
-					code, retryable := domainCode(err)
-					results[i] = domain.EntryResult{Code: code, Message: err.Error(), Retryable: retryable, Applied: domain.AppliedNo}
+					results[i] = notWritten(err)
 					continue
 				}
 				if parts == nil {
