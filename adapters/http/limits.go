@@ -212,6 +212,27 @@ func newRateLimit(name string, requestsPerSecond int, bytesPerSecond, maxBytes i
 	return r
 }
 
+// reserveRequestAndBytes reserves at now one token of requests and n tokens
+// of bytes (capped to its burst, so a body larger than the burst waits for a
+// full bucket rather than forever); nil limiters are skipped. It returns the
+// reservations (to cancel when the caller will not wait) and the longest
+// delay among them.
+func reserveRequestAndBytes(now time.Time, requests, bytes *rate.Limiter, n int) ([]*rate.Reservation, time.Duration) {
+	var reservations []*rate.Reservation
+	var delay time.Duration
+	if requests != nil {
+		res := requests.ReserveN(now, 1)
+		reservations = append(reservations, res)
+		delay = max(delay, res.DelayFrom(now))
+	}
+	if bytes != nil {
+		res := bytes.ReserveN(now, min(max(n, 0), bytes.Burst()))
+		reservations = append(reservations, res)
+		delay = max(delay, res.DelayFrom(now))
+	}
+	return reservations, delay
+}
+
 // Admit takes one request token and n byte tokens, waiting for them when
 // they are due within the bounded wait and ctx's deadline.
 func (r *rateLimit) Admit(ctx context.Context, n int) error {
@@ -219,18 +240,7 @@ func (r *rateLimit) Admit(ctx context.Context, n int) error {
 		return nil
 	}
 	now := r.now()
-	var reservations []*rate.Reservation
-	var delay time.Duration
-	if r.requests != nil {
-		res := r.requests.ReserveN(now, 1)
-		reservations = append(reservations, res)
-		delay = max(delay, res.DelayFrom(now))
-	}
-	if r.bytes != nil {
-		res := r.bytes.ReserveN(now, min(max(n, 0), r.bytes.Burst()))
-		reservations = append(reservations, res)
-		delay = max(delay, res.DelayFrom(now))
-	}
+	reservations, delay := reserveRequestAndBytes(now, r.requests, r.bytes, n)
 	cancel := func() {
 		for _, res := range reservations {
 			res.CancelAt(now)

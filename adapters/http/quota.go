@@ -92,18 +92,7 @@ func (q *quotas) entry(key string) *quotaEntry {
 func (q *quotas) admit(key string, n int) time.Duration {
 	e := q.entry(key)
 	now := q.now()
-	var res []*rate.Reservation
-	var delay time.Duration
-	if e.requests != nil {
-		r := e.requests.ReserveN(now, 1)
-		res = append(res, r)
-		delay = max(delay, r.DelayFrom(now))
-	}
-	if e.bytes != nil {
-		r := e.bytes.ReserveN(now, min(max(n, 0), e.bytes.Burst()))
-		res = append(res, r)
-		delay = max(delay, r.DelayFrom(now))
-	}
+	res, delay := reserveRequestAndBytes(now, e.requests, e.bytes, n)
 	if delay > 0 {
 		for _, r := range res {
 			r.CancelAt(now)
