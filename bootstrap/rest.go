@@ -27,6 +27,7 @@ import (
 var RESTModule = fx.Module("rest",
 	fx.Provide(
 		httpadapter.NewReadiness,
+		newSealer,
 		application.NewCatalogService,
 		newRecordService,
 		func() IdentityFactory { return NewIdentity },
