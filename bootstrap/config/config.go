@@ -42,6 +42,8 @@ type Config struct {
 	Shutdown   Shutdown
 	Security   Security
 	Limits     Limits
+	// Idempotency configures the Idempotency-Key extension (idempotency.go).
+	Idempotency Idempotency
 	// Clusters are the declared clusters in `gateway.clusters` order.
 	Clusters []Cluster
 }
@@ -376,6 +378,7 @@ func Default() Config {
 			ActAs: ActAs{Header: DefaultActAsHeader},
 			Quota: Quota{MaxPrincipals: 10_000},
 		},
+		Idempotency: DefaultIdempotency(),
 		Limits: Limits{
 			WriteMaxRows:                      10_000,
 			WriteMaxConcurrentRequests:        64,
