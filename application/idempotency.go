@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,8 +110,10 @@ type IdempotencyOptions struct {
 	// Ledger is the ledger table; its database and table are created on
 	// first use. Zero: DefaultIdempotencyLedger.
 	Ledger domain.TablePath
-	// Window is how long a key is remembered, at least; Fluss's retention
-	// keeps it up to one partition unit longer. 0: DefaultIdempotencyWindow.
+	// Window is how long a key is remembered: at least Window, at most
+	// Window plus one partition unit (an hour up to 6 h windows, a day
+	// above), the ledger partitions being what is looked up and what
+	// Fluss's retention drops. 0: DefaultIdempotencyWindow.
 	Window time.Duration
 	// Lease is how long a claim of a request without a deadline stays
 	// valid; a request with a deadline holds its claim until that deadline
@@ -258,14 +262,14 @@ func (w *IdempotentWrites) write(ctx context.Context, scope Scope, cmd WriteComm
 	}
 	k := ledgerKey{hash: scopeHash(scope, cmd.Path, key.Key), fp: key.Fingerprint}
 	start := w.now()
-	st, err := l.read(ctx, k, w.partitions(start))
+	st, err := l.read(ctx, k, start)
 	if err != nil {
 		return IdempotentResult{}, "", 0, err
 	}
 	if st.empty() {
-		mine := claimRow{id: newClaimID(), fp: k.fp, part: w.partition(start), created: start, lease: w.leaseEnd(ctx, start)}
+		mine := claimRow{id: newClaimID(), fp: k.fp, part: partitionName(l.unit, start), created: start, lease: w.leaseEnd(ctx, start)}
 		cctx, end := w.span(ctx, "claim")
-		st, err = l.claim(cctx, k, mine, w.partitions(start))
+		st, err = l.claim(cctx, k, mine, start)
 		end(claimOutcome(st, mine.id), err)
 		if err != nil {
 			return IdempotentResult{}, "", 0, err
@@ -361,7 +365,7 @@ func (w *IdempotentWrites) follow(ctx context.Context, scope Scope, cmd WriteCom
 			delay = min(delay*2, 200*time.Millisecond)
 		}
 		var err error
-		if st, err = l.read(wctx, k, w.partitions(w.now())); err != nil {
+		if st, err = l.read(wctx, k, w.now()); err != nil {
 			return IdempotentResult{}, "", waited, err
 		}
 	}
@@ -416,10 +420,11 @@ func (w *IdempotentWrites) leaseEnd(ctx context.Context, now time.Time) time.Tim
 	return now.Add(w.opts.Lease)
 }
 
-// partition is the ledger partition value of t: UTC yyyyMMddHH for hourly
-// units, yyyyMMdd for daily (apache/fluss: AutoPartitionTimeUnit formats).
-func (w *IdempotentWrites) partition(t time.Time) string {
-	if w.unit == time.Hour {
+// partitionName is the ledger partition value of t: UTC yyyyMMddHH for
+// hourly units, yyyyMMdd for daily (apache/fluss: AutoPartitionTimeUnit
+// formats).
+func partitionName(unit time.Duration, t time.Time) string {
+	if unit == time.Hour {
 		return t.UTC().Format("2006010215")
 	}
 	return t.UTC().Format("20060102")
@@ -428,11 +433,11 @@ func (w *IdempotentWrites) partition(t time.Time) string {
 // partitions are the partitions a key claimed within the window before now
 // may be in, oldest first, plus the next unit (a claim made by a replica
 // whose clock is slightly ahead, or just across the boundary).
-func (w *IdempotentWrites) partitions(now time.Time) []string {
-	from := now.Add(-w.opts.Window).UTC().Truncate(w.unit)
+func partitions(unit, window time.Duration, now time.Time) []string {
+	from := now.Add(-window).UTC().Truncate(unit)
 	var out []string
-	for t := from; !t.After(now.Add(w.unit)); t = t.Add(w.unit) {
-		out = append(out, w.partition(t))
+	for t := from; !t.After(now.Add(unit)); t = t.Add(unit) {
+		out = append(out, partitionName(unit, t))
 	}
 	return out
 }
@@ -633,7 +638,10 @@ func (w *IdempotentWrites) LedgerDescriptor() domain.TableDescriptor {
 
 // ledger is the ledger table of one session.
 type ledger struct {
-	w       *IdempotentWrites
+	w *IdempotentWrites
+	// unit is the ledger's partition unit (an hour or a day), read from
+	// the table: an existing ledger keeps its own.
+	unit    time.Duration
 	path    domain.TablePath
 	defs    domain.TableDefinitions
 	writer  domain.RowWriter
@@ -691,23 +699,36 @@ func (l *ledger) table(ctx context.Context) (domain.TableInfo, error) {
 	if err != nil {
 		return info, ledgerError(l.path, "read", err)
 	}
-	if len(info.Descriptor.Schema.Columns) < ledgerColumns || info.Descriptor.Properties["table.merge-engine"] != "first_row" {
+	props := info.Descriptor.Properties
+	if len(info.Descriptor.Schema.Columns) < ledgerColumns || props["table.merge-engine"] != "first_row" {
 		return info, domain.Errorf(domain.KindFailedPrecondition, "Idempotency-Key: table `%s` is not an idempotency ledger (it needs the first_row merge engine and the ledger's columns)", l.path)
+	}
+	switch domain.AutoPartitionUnit(strings.ToUpper(props[domain.OptAutoPartitionTimeUnit])) {
+	case domain.UnitHour:
+		l.unit = time.Hour
+	case domain.UnitDay:
+		l.unit = 24 * time.Hour
+	default:
+		return info, domain.Errorf(domain.KindFailedPrecondition, "Idempotency-Key: the ledger table `%s` must be auto-partitioned by HOUR or DAY (table.auto-partition.time-unit is %q)", l.path, props[domain.OptAutoPartitionTimeUnit])
+	}
+	if r, err := strconv.Atoi(props[domain.OptAutoPartitionRetention]); err == nil && r >= 0 && time.Duration(r)*l.unit < l.w.opts.Window {
+		return info, domain.Errorf(domain.KindFailedPrecondition, "Idempotency-Key: the ledger table `%s` keeps %d partitions of %s, less than the key window %s (gateway.idempotency.window): raise its table.auto-partition.num-retention or use another table",
+			l.path, r, l.unit, l.w.opts.Window)
 	}
 	return info, nil
 }
 
-// claim upserts mine and reads the key back until mine is visible (Fluss
-// answers a PutKv once it is replicated; the read is retried briefly in case
-// the lookup does not show it yet).
-func (l *ledger) claim(ctx context.Context, k ledgerKey, mine claimRow, parts []string) (ledgerState, error) {
+// claim upserts mine and reads the key back until a claim is visible in
+// mine's partition (Fluss answers a PutKv once it is replicated; the read is
+// retried briefly in case the lookup does not show it yet).
+func (l *ledger) claim(ctx context.Context, k ledgerKey, mine claimRow, now time.Time) (ledgerState, error) {
 	row := []domain.Datum{str(k.hash), str(kindClaim), str(mine.part), str(mine.id), str(k.fp),
 		{I64: mine.created.UnixMilli()}, {I64: mine.lease.UnixMilli()}, {Null: true}}
 	if err := l.upsert(ctx, row); err != nil {
 		return ledgerState{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		st, err := l.read(ctx, k, parts)
+		st, err := l.read(ctx, k, now)
 		if err != nil {
 			return st, err
 		}
@@ -784,12 +805,15 @@ func padRow(row []domain.Datum, n int) []domain.Datum {
 
 // read looks the key's claim and answer rows up in every partition of
 // parts (one lookup request; keys in partitions that do not exist are not
-// found). Claims older than the window are ignored.
-func (l *ledger) read(ctx context.Context, k ledgerKey, parts []string) (ledgerState, error) {
+// found). A key lives as long as its partition is among those of the window
+// (see partitions): at least Window, at most Window plus one unit; a claim
+// is never reused within its partition (first_row would ignore a new one).
+func (l *ledger) read(ctx context.Context, k ledgerKey, now time.Time) (ledgerState, error) {
 	info, err := l.table(ctx)
 	if err != nil {
 		return ledgerState{}, err
 	}
+	parts := partitions(l.unit, l.w.opts.Window, now)
 	keys := make([][]domain.Datum, 0, 2*len(parts))
 	for _, p := range parts {
 		keys = append(keys, []domain.Datum{str(k.hash), str(kindClaim), str(p)}, []domain.Datum{str(k.hash), str(kindAnswer), str(p)})
@@ -802,7 +826,6 @@ func (l *ledger) read(ctx context.Context, k ledgerKey, parts []string) (ledgerS
 		return ledgerState{}, domain.Errorf(domain.KindInternal, "idempotency ledger: %d lookup results for %d keys", len(resp.Results), len(keys))
 	}
 	var st ledgerState
-	expired := l.w.now().Add(-l.w.opts.Window).UnixMilli()
 	for i, r := range resp.Results {
 		if r.Err != nil {
 			return ledgerState{}, ledgerError(l.path, "read", r.Err)
@@ -816,9 +839,6 @@ func (l *ledger) read(ctx context.Context, k ledgerKey, parts []string) (ledgerS
 		}
 		part := parts[i/2]
 		if i%2 == 0 {
-			if row[5].I64 < expired {
-				continue
-			}
 			st.claims = append(st.claims, claimRow{part: part, id: string(row[3].Bytes), fp: string(row[4].Bytes),
 				created: time.UnixMilli(row[5].I64), lease: time.UnixMilli(row[6].I64)})
 			continue
@@ -829,16 +849,5 @@ func (l *ledger) read(ctx context.Context, k ledgerKey, parts []string) (ledgerS
 		}
 		st.answers = append(st.answers, a)
 	}
-	// An answer whose claim expired belongs to an expired key.
-	live := st.answers[:0]
-	for _, a := range st.answers {
-		for _, c := range st.claims {
-			if c.part == a.part {
-				live = append(live, a)
-				break
-			}
-		}
-	}
-	st.answers = live
 	return st, nil
 }
