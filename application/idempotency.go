@@ -776,7 +776,7 @@ func (l *ledger) upsert(ctx context.Context, row []domain.Datum) error {
 		return err
 	}
 	res, err := l.writer.Write(ctx, &domain.WriteBatch{Table: l.path, TableID: info.TableID, SchemaID: info.SchemaID,
-		Entries: []domain.WriteEntry{{Op: domain.OpUpsert, Row: padRow(row, len(info.Descriptor.Schema.Columns))}}})
+		Entries: []domain.WriteEntry{{Op: domain.OpUpsert, Row: padRow(row, len(info.Descriptor.Schema.Columns))}}, Urgent: true})
 	if err != nil {
 		return ledgerError(l.path, "write", err)
 	}

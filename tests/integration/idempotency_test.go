@@ -11,6 +11,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -466,4 +469,133 @@ func TestFirstRowMergeEngine(t *testing.T) {
 	del := a.mustPost(rec, b2)
 	t.Logf("delete on a first_row table: %d %s", del.status, del.body)
 	assert.Equal(t, "first", lookup(a, 1), "the row stays")
+}
+
+// TestIdempotencyKeyStress (IDEM_STRESS=<requests>, not in CI): requests of
+// 2 rows each with their own key, sent by 16 clients to two instances, one
+// of which "dies" (the hook fails the request after the write) on every
+// 10th of its writes; each client retries on 409, 5xx and transport errors
+// until it gets an answer, then sends the request twice more. The peer
+// client then finds every row exactly once: 0 duplicates.
+func TestIdempotencyKeyStress(t *testing.T) {
+	n := 0
+	if v := os.Getenv("IDEM_STRESS"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
+	if n <= 0 {
+		t.Skip("set IDEM_STRESS=<requests> to run")
+	}
+	var writes atomic.Int64
+	dying := startIdemGateway(t, idemOptions{afterWrite: func(context.Context, application.IdempotencyKey) error {
+		if writes.Add(1)%10 == 0 {
+			return errors.New("simulated crash")
+		}
+		return nil
+	}})
+	healthy := startIdemGateway(t, idemOptions{})
+	db := gwName("gw_idem_stress")
+	rec := idemLogTable(t, healthy, db, "events")
+	run := gwName("s")
+	var sent, retries, unknown, conflicts atomic.Int64
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for c := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				key := fmt.Sprintf("%s-%d", run, i)
+				body := idemBody(i*2, 2, "s")
+				var final idemAnswer
+				for copyN := 0; copyN < 3; copyN++ {
+					for attempt := 0; ; attempt++ {
+						g := dying
+						if (c+attempt+copyN)%2 == 1 {
+							g = healthy
+						}
+						sent.Add(1)
+						ans, err := g.post(rec, body, "Idempotency-Key", key, "X-Fluss-Request-Timeout", "1s")
+						if err != nil || ans.status == http.StatusConflict || ans.status >= 500 {
+							if ans.status == http.StatusConflict {
+								conflicts.Add(1)
+							}
+							retries.Add(1)
+							time.Sleep(100 * time.Millisecond)
+							continue
+						}
+						if ans.status != http.StatusOK {
+							t.Errorf("request %d: %d %s", i, ans.status, ans.body)
+						}
+						if copyN == 0 {
+							final = ans
+							if strings.Contains(string(ans.body), "may or may not have been written") {
+								unknown.Add(1)
+							}
+						} else if string(ans.body) != string(final.body) {
+							t.Errorf("request %d: retry %d answered %s, first %s", i, copyN, ans.body, final.body)
+						}
+						break
+					}
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	elapsed := time.Since(start)
+	seen := map[float64]int{}
+	for _, r := range peerScan(t, db, "events") {
+		seen[r["row"].(map[string]any)["id"].(float64)]++
+	}
+	dups := 0
+	for _, c := range seen {
+		if c > 1 {
+			dups++
+		}
+	}
+	t.Logf("%d keyed requests (%d HTTP requests, %d retries, %d 409s, %d outcome_unknown answers) in %s; %d distinct rows, %d duplicated",
+		n, sent.Load(), retries.Load(), conflicts.Load(), unknown.Load(), elapsed.Round(time.Millisecond), len(seen), dups)
+	assert.Zero(t, dups, "no row written twice")
+	assert.Len(t, seen, 2*n, "every request's rows landed (the dead attempts wrote theirs)")
+}
+
+// TestIdempotencyKeyLatency (IDEM_MEASURE=<requests>, not in CI): p50 and
+// p90 of sequential one-row writes without a key, with a new key, and of
+// replays, through one in-process instance (a rough, relative figure: the
+// machine is shared).
+func TestIdempotencyKeyLatency(t *testing.T) {
+	n := 0
+	if v := os.Getenv("IDEM_MEASURE"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
+	if n <= 0 {
+		t.Skip("set IDEM_MEASURE=<requests> to run")
+	}
+	g := startIdemGateway(t, idemOptions{})
+	db := gwName("gw_idem_lat")
+	rec := idemLogTable(t, g, db, "events")
+	run := gwName("m")
+	measure := func(name, tag string, headers func(i int) []string) {
+		var d []time.Duration
+		for i := range n + 20 {
+			body := idemBody(i, 1, tag)
+			start := time.Now()
+			ans := g.mustPost(rec, body, headers(i)...)
+			el := time.Since(start)
+			require.Equal(t, http.StatusOK, ans.status, "%s", ans.body)
+			if i >= 20 { // warm-up
+				d = append(d, el)
+			}
+		}
+		slices.Sort(d)
+		t.Logf("%-8s n=%d p50=%s p90=%s p99=%s", name, n, d[len(d)/2].Round(10*time.Microsecond),
+			d[len(d)*9/10].Round(10*time.Microsecond), d[len(d)*99/100].Round(10*time.Microsecond))
+	}
+	measure("nokey", "nokey", func(int) []string { return nil })
+	measure("key", "key", func(i int) []string { return []string{"Idempotency-Key", fmt.Sprintf("%s-%d", run, i)} })
+	measure("replay", "key", func(i int) []string { return []string{"Idempotency-Key", fmt.Sprintf("%s-%d", run, i)} })
 }
