@@ -10,7 +10,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
@@ -156,9 +155,10 @@ const (
 	IdemError    = "error"
 )
 
-// Defaults of IdempotencyOptions.
+// DefaultIdempotencyLedger is the default IdempotencyOptions.Ledger.
 var DefaultIdempotencyLedger = domain.TablePath{Database: "fluss_gateway", Table: "idempotency_keys"}
 
+// Defaults and bounds of IdempotencyOptions.
 const (
 	DefaultIdempotencyWindow = 24 * time.Hour
 	DefaultIdempotencyLease  = time.Minute
@@ -181,9 +181,7 @@ type IdempotentWrites struct {
 	records *RecordService
 	opts    IdempotencyOptions
 	now     func() time.Time
-	unit    time.Duration // the ledger's partition unit: an hour or a day
-	// ready remembers the (cluster, principal) pairs whose ledger exists.
-	ready sync.Map
+	unit    time.Duration // the partition unit of a ledger it creates: an hour or a day
 }
 
 // NewIdempotentWrites returns the keyed-write use case over records.
@@ -656,12 +654,9 @@ func (w *IdempotentWrites) ledger(ctx context.Context, scope Scope, session doma
 	if l.writer == nil || l.lookups == nil || session.Catalog() == nil {
 		return nil, unsupported(scope.Cluster, "Idempotency-Key (it needs writes, lookups and a catalog)")
 	}
-	readyKey := scope.Cluster + "\x00" + scope.Principal.FlussPrincipal()
-	if _, ok := w.ready.Load(readyKey); ok {
-		return l, nil
-	}
+	// The definition comes from the session's metadata cache: cheap after
+	// the first request, and a ledger dropped meanwhile is created again.
 	if _, err := l.defs.Table(ctx, l.path); err == nil {
-		w.ready.Store(readyKey, true)
 		return l, nil
 	} else if !isTableNotFound(err) {
 		return nil, ledgerError(l.path, "read", err)
@@ -676,7 +671,6 @@ func (w *IdempotentWrites) ledger(ctx context.Context, scope Scope, session doma
 	if _, err := l.defs.Refresh(ctx, l.path); err != nil {
 		return nil, ledgerError(l.path, "read", err)
 	}
-	w.ready.Store(readyKey, true)
 	return l, nil
 }
 
