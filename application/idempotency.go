@@ -229,9 +229,11 @@ type IdempotentResult struct {
 //   - otherwise the key is claimed, the write runs and its answer (verdicts
 //     or whole-request error) is recorded before it is returned.
 //
-// The returned error is the ledger's own failure (nothing was written by
-// this request unless the claim was won, in which case the write's answer
-// is returned and only recording failed: see the error).
+// The returned error is one of the two above, the hook's, or the ledger's
+// own failure before the claim was won (this request wrote nothing). When
+// only recording the answer fails, the write's answer is still returned;
+// a retry then meets a claim without an answer: outcome_unknown after the
+// lease.
 func (w *IdempotentWrites) Write(ctx context.Context, scope Scope, cmd WriteCommand, key IdempotencyKey) (IdempotentResult, error) {
 	res, outcome, waited, err := w.write(ctx, scope, cmd, key)
 	if m := w.opts.Metrics; m != nil {
