@@ -248,7 +248,7 @@ func TestIdempotencyKeyRace(t *testing.T) {
 					g = b
 				}
 				for attempt := 0; attempt < 50; attempt++ {
-					ans, err := g.post(rec, body, "Idempotency-Key", key, "X-Fluss-Request-Timeout", "3s")
+					ans, err := g.post(rec, body, "Idempotency-Key", key, "X-Fluss-Request-Timeout", "10s")
 					if err == nil && ans.status == http.StatusConflict {
 						conflicts.Add(1)
 						if ans.retryAfter == "" {
@@ -297,11 +297,11 @@ func TestIdempotencyKeyDeadAttempt(t *testing.T) {
 	key := "dead-" + gwName("k")
 	body := idemBody(1, 4, "dead")
 
-	died := dying.mustPost(rec, body, "Idempotency-Key", key, "X-Fluss-Request-Timeout", "2s")
+	died := dying.mustPost(rec, body, "Idempotency-Key", key, "X-Fluss-Request-Timeout", "4s")
 	require.Equal(t, http.StatusInternalServerError, died.status, "%s", died.body)
 
 	start := time.Now()
-	retry := other.mustPost(rec, body, "Idempotency-Key", key, "X-Fluss-Request-Timeout", "15s")
+	retry := other.mustPost(rec, body, "Idempotency-Key", key, "X-Fluss-Request-Timeout", "20s")
 	require.Equal(t, http.StatusOK, retry.status, "%s", retry.body)
 	assert.Equal(t, "true", retry.replayed)
 	assert.GreaterOrEqual(t, time.Since(start), time.Second, "the retry waited for the dead attempt's lease")
