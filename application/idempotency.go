@@ -20,8 +20,10 @@ import (
 // `table.merge-engine = first_row`: Fluss keeps the first row written for a
 // primary key and ignores every later upsert of it (apache/fluss:
 // fluss-server/.../kv/rowmerger/FirstRowRowMerger.java, merge returns the old
-// row; deletes and partial updates are refused). That gives the gateway a
-// write-once register per key without a coordination service:
+// row; the merger refuses deletes and partial updates, and on 0.9.1 and
+// 1.0-SNAPSHOT a delete is acknowledged and ignored, TestFirstRowMergeEngine).
+// That gives the gateway a write-once register per key without a
+// coordination service:
 //
 //   - claim: upsert a `claim` row (claim id, body fingerprint, lease expiry),
 //     then look the key up: the claim the table kept is the owner;
@@ -33,12 +35,13 @@ import (
 // covering the key window, so Fluss's coordinator drops old keys; a key is
 // looked up in every partition of its window. A claim goes to the current
 // partition; two claims of one key in different partitions (a race across a
-// partition boundary) make both claimants yield (see decide), which is safe
-// and, rarely, ends as a dead attempt.
+// partition boundary) make both claimants yield (see ledgerState.owner),
+// which is safe and, rarely, ends as a dead attempt. Ledger rows are written
+// Urgent (no linger): each is a request's critical path.
 
 // IdempotencyKey is what a keyed write adds to WriteCommand: the client's key
-// (1-255 visible ASCII characters, RFC 9110 token-ish; see
-// ValidateIdempotencyKey) and the fingerprint of the request (a hash of its
+// (1-255 visible ASCII characters; see ValidateIdempotencyKey) and the
+// fingerprint of the request (a hash of its
 // canonical body and of what changes its meaning, computed by the inbound
 // adapter, which knows the wire format).
 type IdempotencyKey struct {
