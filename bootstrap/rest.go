@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
 // RESTModule serves the REST API on `gateway.rest.listen`: it binds in
@@ -143,7 +144,7 @@ func singleValueHeaders(cfg *config.Config) []string {
 
 // newRecordService builds the data-plane use cases with the configured
 // limits and delivery bound.
-func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *telemetry.Instrumentation) *application.RecordService {
+func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *telemetry.Instrumentation, tokens *sealed.Sealer) *application.RecordService {
 	l := cfg.Limits
 	return application.NewRecordService(clusters, application.RecordOptions{
 		Limits: application.RecordLimits{
@@ -155,6 +156,7 @@ func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *teleme
 		},
 		MaxDeliveryTime: cfg.REST.MaxDeliveryTime,
 		Metrics:         inst.Gateway(),
+		Tokens:          tokens,
 	})
 }
 

@@ -200,6 +200,9 @@ type Security struct {
 	MTLSPrincipalField string
 	ActAs              ActAs
 	Quota              Quota
+	// Guard holds the keys of guard.go (token key, Host/Origin, CORS,
+	// policy).
+	Guard Guard
 }
 
 // JWT configures the jwt authentication method (`gateway.security.jwt.*`):

@@ -257,6 +257,8 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 			return "1s", "0s"
 		case key == KeyJWTRefreshInterval:
 			return "11m", "22m"
+		case guardSample(key) != nil:
+			return guardSample(key)[0], guardSample(key)[1]
 		case key == KeyTrustedHeaderCIDRs:
 			return "10.0.0.0/8", "192.168.0.1"
 		case key == KeyJWTJWKSURL:
@@ -299,7 +301,7 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 			require.NoError(t, err)
 			// The dump redacts credentials, so compare them revealed as well.
 			fingerprint := func(c *Config) string {
-				return c.Redacted() + c.Security.Users.Reveal() + "|" + c.Security.Tokens.Reveal()
+				return c.Redacted() + c.Security.Users.Reveal() + "|" + c.Security.Tokens.Reveal() + "|" + c.Security.Guard.TokenKey.Reveal()
 			}
 			if fileValue != envValue {
 				assert.NotEqual(t, fingerprint(fromFile), fingerprint(fromEnv), "%s ignores %s", e.key, EnvVar(e.key))

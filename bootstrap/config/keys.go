@@ -333,7 +333,7 @@ var globalEntries = append([]entry[Config]{
 	secretEntry(KeyUsers, func(c *Config) *Secret { return &c.Security.Users }),
 	secretEntry(KeyTokens, func(c *Config) *Secret { return &c.Security.Tokens }),
 	stringEntry(KeyTrustedHeaderName, func(c *Config) *string { return &c.Security.TrustedHeaderName }),
-}, securityEntries...)
+}, append(securityEntries, guardEntries...)...)
 
 // clusterEntries are the keys under `gateway.cluster.<id>.`. The last three
 // are gateway-go extensions: `connection.security.protocol` makes the
