@@ -45,6 +45,12 @@ type Config struct {
 	// DefaultMaxFailedLogins per DefaultFailedLoginWindow.
 	MaxFailedLogins   int
 	FailedLoginWindow time.Duration
+	// MaxFailedLoginsPerAddress is the failed-login budget of one client
+	// address (an IPv6 client by its /64) per FailedLoginWindow, all user
+	// names and tokens together; beyond it 429 for that address
+	// (`gateway.security.password.max-failed-logins-per-address`). 0 means
+	// DefaultAddressFailureFactor × MaxFailedLogins.
+	MaxFailedLoginsPerAddress int
 	// DisableLoginThrottle turns the failed-login throttle off.
 	DisableLoginThrottle bool
 	// Tokens maps the lower-case hex SHA-256 digest of a bearer token to its

@@ -378,6 +378,7 @@ func Default() Config {
 			},
 			ActAs: ActAs{Header: DefaultActAsHeader},
 			Quota: Quota{MaxPrincipals: 10_000},
+			Guard: defaultGuard(),
 		},
 		Limits: Limits{
 			WriteMaxRows:                      10_000,

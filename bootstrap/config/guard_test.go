@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,6 +15,11 @@ func TestGuardValidationNamesKeys(t *testing.T) {
 	}{
 		{"short token key", "gateway.security.token-key: short\n", "gateway.security.token-key must have at least 32 bytes"},
 		{"token key ok", "gateway.security.token-key: 0123456789abcdef0123456789abcdef\n", ""},
+		{"short token", "gateway.security.authentication: token\ngateway.security.tokens: abc:alice\n", "token entry 0 is 3 bytes, shorter than gateway.security.token.min-length (16)"},
+		{"short token not echoed", "gateway.security.authentication: token\ngateway.security.tokens: x-0123456789abcdef:bob, s3cr:alice\n", "token entry 1 is 4 bytes"},
+		{"digest has no length", "gateway.security.authentication: token\ngateway.security.tokens: sha256:" + strings.Repeat("ab", 32) + ":alice\n", ""},
+		{"min length lowered", "gateway.security.authentication: token\ngateway.security.tokens: abc:alice\ngateway.security.token.min-length: 3\n", ""},
+		{"min length zero", "gateway.security.token.min-length: 0\n", "gateway.security.token.min-length must be between 1 and 1024"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,6 +55,8 @@ func guardSample(key string) []string {
 	switch key {
 	case KeyTokenKey:
 		return []string{"file-value-0123456789abcdef012345", "env-value-0123456789abcdef0123456"}
+	case KeyTokenMinLength:
+		return []string{"20", "30"}
 	}
 	return nil
 }
