@@ -105,6 +105,7 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		Propagators:    p.Telemetry.Propagators,
 		Observer:       p.Inst.Gateway(),
 		Docs:           p.Config.REST.DocsEnabled,
+		Browser:        browserGuard(p.Config),
 	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity})
 	if err != nil {
 		return nil, err
@@ -158,6 +159,24 @@ func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *teleme
 		Metrics:         inst.Gateway(),
 		Tokens:          tokens,
 	})
+}
+
+// browserGuard maps the Host allow-list and CORS. The Host allow-list
+// applies to trust mode while it is loopback-only: with
+// `gateway.security.trust.allow-non-loopback` anyone on the network is
+// trusted already, and a rebound name adds nothing.
+func browserGuard(cfg *config.Config) httpadapter.BrowserGuard {
+	g := cfg.Security.Guard
+	b := httpadapter.BrowserGuard{CORS: httpadapter.CORS{
+		AllowedOrigins: g.CORSAllowedOrigins,
+		AllowedMethods: g.CORSAllowedMethods,
+		AllowedHeaders: g.CORSAllowedHeaders,
+		MaxAgeSeconds:  int(g.CORSMaxAge / time.Second),
+	}}
+	if cfg.Security.Authentication == config.AuthTrust && !cfg.Security.TrustAllowNonLoopback {
+		b.AllowedHosts = g.TrustAllowedHosts
+	}
+	return b
 }
 
 // admission maps the configured budgets; the write rate limit applies only

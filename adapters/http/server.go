@@ -99,6 +99,8 @@ type Options struct {
 	// Docs serves the API reference page at GET /docs (docs.go;
 	// gateway.rest.docs.enabled).
 	Docs bool
+	// Browser checks Host and Origin and configures CORS (origin.go).
+	Browser BrowserGuard
 }
 
 // RequestObserver records REST requests; telemetry.GatewayMetrics implements
@@ -232,7 +234,11 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	app.Use(a.checkFraming)
 	app.Use(otelfiber.Middleware(otelOpts...))
 	app.Use(compressResponse)
+	if m := opts.Browser.corsMiddleware(); m != nil {
+		app.Use(m)
+	}
 	app.Use(a.errorsAndPanics)
+	app.Use(a.browserGuard)
 	app.Use(unlessDocs(acceptJSON))
 	app.Use(a.acceptance)
 	app.Use(a.deadline)

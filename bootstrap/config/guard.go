@@ -1,7 +1,9 @@
 package config
 
 import (
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
@@ -14,7 +16,16 @@ const (
 	KeyTokenKey                       = "gateway.security.token-key"
 	KeyPasswordMaxFailedLoginsPerAddr = "gateway.security.password.max-failed-logins-per-address"
 	KeyTokenMinLength                 = "gateway.security.token.min-length"
+	KeyTrustAllowedHosts              = "gateway.security.trust.allowed-hosts"
+	KeyCORSAllowedOrigins             = "gateway.rest.cors.allowed-origins"
+	KeyCORSAllowedMethods             = "gateway.rest.cors.allowed-methods"
+	KeyCORSAllowedHeaders             = "gateway.rest.cors.allowed-headers"
+	KeyCORSMaxAge                     = "gateway.rest.cors.max-age"
 )
+
+// DefaultTrustAllowedHosts are the Host values trust mode answers: the
+// loopback names.
+var DefaultTrustAllowedHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // DefaultTokenMinLength is the shortest clear-text bearer token accepted in
 // `gateway.security.tokens` (a `sha256:` entry's length is unknown).
@@ -32,10 +43,18 @@ type Guard struct {
 	MaxFailedLoginsPerAddress int
 	// TokenMinLength is the shortest clear-text token accepted.
 	TokenMinLength int
+	// TrustAllowedHosts are the Host header values trust mode answers
+	// (DNS rebinding); "*" allows any.
+	TrustAllowedHosts []string
+	// CORS is off while CORSAllowedOrigins is empty.
+	CORSAllowedOrigins []string
+	CORSAllowedMethods []string
+	CORSAllowedHeaders []string
+	CORSMaxAge         time.Duration
 }
 
 func defaultGuard() Guard {
-	return Guard{TokenMinLength: DefaultTokenMinLength}
+	return Guard{TokenMinLength: DefaultTokenMinLength, TrustAllowedHosts: DefaultTrustAllowedHosts}
 }
 
 // guardEntries are the keys of guard.go, dumped after securityEntries.
@@ -43,6 +62,15 @@ var guardEntries = []entry[Config]{
 	secretEntry(KeyTokenKey, func(c *Config) *Secret { return &c.Security.Guard.TokenKey }),
 	optionalCountEntry(KeyPasswordMaxFailedLoginsPerAddr, func(c *Config) *int { return &c.Security.Guard.MaxFailedLoginsPerAddress }),
 	countEntry(KeyTokenMinLength, func(c *Config) *int { return &c.Security.Guard.TokenMinLength }),
+	listEntry(KeyTrustAllowedHosts, func(c *Config) *[]string { return &c.Security.Guard.TrustAllowedHosts }),
+	listEntry(KeyCORSAllowedOrigins, func(c *Config) *[]string { return &c.Security.Guard.CORSAllowedOrigins }),
+	listEntry(KeyCORSAllowedMethods, func(c *Config) *[]string { return &c.Security.Guard.CORSAllowedMethods }),
+	listEntry(KeyCORSAllowedHeaders, func(c *Config) *[]string { return &c.Security.Guard.CORSAllowedHeaders }),
+	{
+		key:    KeyCORSMaxAge,
+		apply:  func(c *Config, v scalar) (err error) { c.Security.Guard.CORSMaxAge, err = v.duration(); return err },
+		render: func(c *Config) string { return optionalDuration(c.Security.Guard.CORSMaxAge) },
+	},
 }
 
 // validateGuard checks the keys of guard.go.
@@ -53,6 +81,36 @@ func (c *Config) validateGuard(add func(string, ...any)) {
 	}
 	if g.TokenMinLength < 1 || g.TokenMinLength > 1024 {
 		add("%s must be between 1 and 1024", KeyTokenMinLength)
+	}
+	if len(g.TrustAllowedHosts) == 0 {
+		add("%s must not be empty (\"*\" allows any Host)", KeyTrustAllowedHosts)
+	}
+	for _, h := range g.TrustAllowedHosts {
+		if h != "*" && (strings.ContainsAny(h, "/ @?#") || strings.Count(strings.Trim(h, "[]"), ":") == 1) {
+			add("%s: %q is not a host name or address without port", KeyTrustAllowedHosts, h)
+		}
+	}
+	for _, o := range g.CORSAllowedOrigins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil || o != strings.ToLower(o) {
+			add("%s: %q is not an origin (lower-case scheme://host[:port], e.g. https://app.example.com) or *", KeyCORSAllowedOrigins, o)
+		}
+	}
+	for _, m := range g.CORSAllowedMethods {
+		if !validHeaderName(m) || strings.ToUpper(m) != m {
+			add("%s: %q is not an HTTP method (upper-case)", KeyCORSAllowedMethods, m)
+		}
+	}
+	for _, h := range g.CORSAllowedHeaders {
+		if !validHeaderName(h) {
+			add("%s: %q is not a header name", KeyCORSAllowedHeaders, h)
+		}
+	}
+	if g.CORSMaxAge < 0 || g.CORSMaxAge > 24*time.Hour {
+		add("%s must be between 0 and 24h", KeyCORSMaxAge)
 	}
 	if c.Security.Authentication == AuthToken {
 		for i, e := range strings.Split(c.Security.Tokens.Reveal(), ",") {

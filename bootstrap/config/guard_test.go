@@ -19,6 +19,11 @@ func TestGuardValidationNamesKeys(t *testing.T) {
 		{"short token not echoed", "gateway.security.authentication: token\ngateway.security.tokens: x-0123456789abcdef:bob, s3cr:alice\n", "token entry 1 is 4 bytes"},
 		{"digest has no length", "gateway.security.authentication: token\ngateway.security.tokens: sha256:" + strings.Repeat("ab", 32) + ":alice\n", ""},
 		{"min length lowered", "gateway.security.authentication: token\ngateway.security.tokens: abc:alice\ngateway.security.token.min-length: 3\n", ""},
+		{"bad origin", "gateway.rest.cors.allowed-origins: https://a.example/path\n", "gateway.rest.cors.allowed-origins: \"https://a.example/path\" is not an origin"},
+		{"origins ok", "gateway.rest.cors.allowed-origins: https://a.example, http://localhost:3000\n", ""},
+		{"lower-case method", "gateway.rest.cors.allowed-methods: get\n", "gateway.rest.cors.allowed-methods: \"get\" is not an HTTP method"},
+		{"host with port", "gateway.security.trust.allowed-hosts: localhost:8080\n", "gateway.security.trust.allowed-hosts: \"localhost:8080\" is not a host name"},
+		{"hosts ok", "gateway.security.trust.allowed-hosts: localhost, gw.internal, ::1, [::1]\n", ""},
 		{"min length zero", "gateway.security.token.min-length: 0\n", "gateway.security.token.min-length must be between 1 and 1024"},
 	}
 	for _, tc := range cases {
@@ -57,6 +62,12 @@ func guardSample(key string) []string {
 		return []string{"file-value-0123456789abcdef012345", "env-value-0123456789abcdef0123456"}
 	case KeyTokenMinLength:
 		return []string{"20", "30"}
+	case KeyCORSAllowedOrigins:
+		return []string{"https://a.example", "https://b.example"}
+	case KeyCORSAllowedMethods:
+		return []string{"GET", "POST"}
+	case KeyCORSMaxAge:
+		return []string{"1m", "2m"}
 	}
 	return nil
 }
