@@ -81,6 +81,14 @@ type restParams struct {
 
 func newRESTServer(p restParams) (*RESTServer, error) {
 	identity := &lateIdentity{}
+	policy, err := loadPolicy(p.Config)
+	if err != nil {
+		return nil, err
+	}
+	var authorizer httpadapter.Authorizer
+	if policy != nil {
+		authorizer = policy
+	}
 	q := p.Config.Security.Quota
 	app, err := httpadapter.New(httpadapter.Options{
 		RequestTimeout:          p.Config.REST.RequestTimeout,
@@ -106,6 +114,7 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		Observer:       p.Inst.Gateway(),
 		Docs:           p.Config.REST.DocsEnabled,
 		Browser:        browserGuard(p.Config),
+		Authorizer:     authorizer,
 	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity})
 	if err != nil {
 		return nil, err

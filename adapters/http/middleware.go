@@ -144,6 +144,9 @@ func (a *api) accessLog(c *fiber.Ctx) {
 		"bytes_out", len(c.Response().Body()),
 		"remote", c.IP(),
 	}
+	if q := c.Request().URI().QueryString(); len(q) > 0 {
+		attrs = append(attrs, "query", quoteLog(string(q))) // ?cascade=true matters (issue 27)
+	}
 	if extra, ok := c.Locals(localLogAttrs).([]any); ok {
 		attrs = append(attrs, extra...)
 	}

@@ -101,6 +101,9 @@ type Options struct {
 	Docs bool
 	// Browser checks Host and Origin and configures CORS (origin.go).
 	Browser BrowserGuard
+	// Authorizer is the gateway-side authorization policy (authorize.go);
+	// nil allows every authenticated request. DDL is audited either way.
+	Authorizer Authorizer
 }
 
 // RequestObserver records REST requests; telemetry.GatewayMetrics implements
@@ -248,7 +251,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		if r.audit {
 			chain = append(chain, a.auditWrite)
 		}
-		chain = append(chain, a.authenticate(r), checkQuery(r.query), a.quota(r), a.admit(r.admission),
+		chain = append(chain, a.authenticate(r), a.authorize(r), checkQuery(r.query), a.quota(r), a.admit(r.admission),
 			func(c *fiber.Ctx) error { return h(a, c) })
 		app.Add(r.method, fiberPath(r.path), chain...)
 	}

@@ -375,6 +375,7 @@ func Default() Config {
 				ClockSkew:       identity.DefaultClockSkew,
 				RefreshInterval: identity.DefaultJWKSRefreshInterval,
 				FetchTimeout:    identity.DefaultJWKSFetchTimeout,
+				MaxLifetime:     identity.DefaultJWTMaxLifetime,
 			},
 			ActAs: ActAs{Header: DefaultActAsHeader},
 			Quota: Quota{MaxPrincipals: 10_000},

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/identity"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
@@ -21,6 +22,9 @@ const (
 	KeyCORSAllowedMethods             = "gateway.rest.cors.allowed-methods"
 	KeyCORSAllowedHeaders             = "gateway.rest.cors.allowed-headers"
 	KeyCORSMaxAge                     = "gateway.rest.cors.max-age"
+	KeyJWTMaxLifetime                 = identity.KeyJWTMaxLifetime
+	KeyJWTGroupsClaim                 = identity.KeyJWTGroupsClaim
+	KeyAuthorizationPolicyFile        = "gateway.security.authorization.policy-file"
 )
 
 // DefaultTrustAllowedHosts are the Host values trust mode answers: the
@@ -51,6 +55,10 @@ type Guard struct {
 	CORSAllowedMethods []string
 	CORSAllowedHeaders []string
 	CORSMaxAge         time.Duration
+	// PolicyFile is the YAML file of the gateway-side authorization policy
+	// (bootstrap/policy.go); empty: no policy, every authenticated principal
+	// may do everything the cluster lets the gateway do.
+	PolicyFile string
 }
 
 func defaultGuard() Guard {
@@ -66,6 +74,9 @@ var guardEntries = []entry[Config]{
 	listEntry(KeyCORSAllowedOrigins, func(c *Config) *[]string { return &c.Security.Guard.CORSAllowedOrigins }),
 	listEntry(KeyCORSAllowedMethods, func(c *Config) *[]string { return &c.Security.Guard.CORSAllowedMethods }),
 	listEntry(KeyCORSAllowedHeaders, func(c *Config) *[]string { return &c.Security.Guard.CORSAllowedHeaders }),
+	durationEntry(KeyJWTMaxLifetime, func(c *Config) *time.Duration { return &c.Security.JWT.MaxLifetime }),
+	stringEntry(KeyJWTGroupsClaim, func(c *Config) *string { return &c.Security.JWT.GroupsClaim }),
+	stringEntry(KeyAuthorizationPolicyFile, func(c *Config) *string { return &c.Security.Guard.PolicyFile }),
 	{
 		key:    KeyCORSMaxAge,
 		apply:  func(c *Config, v scalar) (err error) { c.Security.Guard.CORSMaxAge, err = v.duration(); return err },
@@ -81,6 +92,9 @@ func (c *Config) validateGuard(add func(string, ...any)) {
 	}
 	if g.TokenMinLength < 1 || g.TokenMinLength > 1024 {
 		add("%s must be between 1 and 1024", KeyTokenMinLength)
+	}
+	if j := c.Security.JWT; j.MaxLifetime <= 0 || j.MaxLifetime > 366*24*time.Hour {
+		add("%s must be between 1s and 366d", KeyJWTMaxLifetime)
 	}
 	if len(g.TrustAllowedHosts) == 0 {
 		add("%s must not be empty (\"*\" allows any Host)", KeyTrustAllowedHosts)

@@ -66,6 +66,8 @@ func guardSample(key string) []string {
 		return []string{"https://a.example", "https://b.example"}
 	case KeyCORSAllowedMethods:
 		return []string{"GET", "POST"}
+	case KeyJWTMaxLifetime:
+		return []string{"1h", "2h"}
 	case KeyCORSMaxAge:
 		return []string{"1m", "2m"}
 	}
