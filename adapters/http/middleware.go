@@ -169,7 +169,7 @@ func (a *api) accessLog(c *fiber.Ctx) {
 		if f != nil {
 			code = f.code
 		}
-		a.opts.Observer.ObserveRequestDetail(ctx, c.Method(), matched, c.Response().StatusCode(), code, tableOfPath(matched, c.Path()), elapsed)
+		a.opts.Observer.ObserveRequestDetail(ctx, c.Method(), matched, c.Response().StatusCode(), code, metricTable(matched, c), elapsed)
 	}
 }
 
@@ -304,4 +304,17 @@ func route(template string, h fiber.Handler) fiber.Handler {
 		c.Locals(localRoute, template)
 		return h(c)
 	}
+}
+
+// metricTable is the table (or database) label of a request's metrics:
+// none for answers that say the name is invalid or names nothing (400,
+// 404), so that neither arbitrary strings (3,000 characters, bidi
+// controls) become label values nor requests to tables that do not exist
+// use up the bounded label budget of the real ones (issue 27).
+func metricTable(route string, c *fiber.Ctx) domain.TablePath {
+	switch c.Response().StatusCode() {
+	case fiber.StatusBadRequest, fiber.StatusNotFound:
+		return domain.TablePath{}
+	}
+	return tableOfPath(route, c.Path())
 }

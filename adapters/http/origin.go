@@ -122,6 +122,11 @@ func (a *api) browserGuard(c *fiber.Ctx) error {
 	if a.routes.isOpen(c.Path()) {
 		return c.Next()
 	}
+	// Answers carry table rows and catalog data: no shared or browser
+	// cache may keep them (RFC 9111 §5.2.2.5).
+	if p := c.Path(); p != pathOpenAPI && !isDocsPath(p) {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+	}
 	host := string(c.Request().Host())
 	if !g.hostAllowed(host) {
 		return domain.Errorf(domain.KindUnauthorized,

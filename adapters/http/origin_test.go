@@ -1,0 +1,54 @@
+package http
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+func TestRedactBackend(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"fluss GET_METADATA 127.0.0.1:19999: connect failed: dial tcp 127.0.0.1:19999: connect: connection refused": "the Fluss cluster: connect failed: dial tcp <server>: connect: connection refused",
+		"fluss PRODUCE_LOG tablet-1.fluss.svc:9124: no response within the request timeout":                         "the Fluss cluster: no response within the request timeout",
+		"fluss [::1]:9123: request cancelled":                               "the Fluss cluster: request cancelled",
+		"the Fluss cluster is unavailable: no tablet server leads bucket 3": "the Fluss cluster is unavailable: no tablet server leads bucket 3",
+		"table `d.t`: 5 entries failed; retry after 2s":                     "table `d.t`: 5 entries failed; retry after 2s",
+	}
+	for in, want := range cases {
+		assert.Equal(t, want, redactBackend(in), in)
+	}
+}
+
+// Issue 27, finding 6: a backend failure's answer names neither the Fluss
+// RPC nor the server address (the access log keeps them); data answers are
+// not cacheable.
+func TestBackendDetailsStayInTheLog(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	g.clusters.Cluster("default").Catalog().SetHook(func(context.Context, string) error {
+		return &domain.Error{Kind: domain.KindUnavailable, Message: "fluss GET_METADATA 10.1.2.3:9123: connect failed: dial tcp 10.1.2.3:9123: connect: connection refused"}
+	})
+	r := g.call("GET", db, "")
+	require.Equal(t, 503, r.status, string(r.body))
+	msg := r.message(t)
+	assert.NotContains(t, msg, "10.1.2.3")
+	assert.NotContains(t, msg, "GET_METADATA")
+	assert.Contains(t, msg, "connect failed")
+	assert.Contains(t, g.logs.String(), "GET_METADATA 10.1.2.3:9123", "the operator still sees it")
+}
+
+func TestDataAnswersAreNotStored(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t)
+	for _, path := range []string{db, db + "/missing", "/v1/clusters"} {
+		r := g.call("GET", path, "")
+		assert.Equal(t, "no-store", r.header.Get("Cache-Control"), path)
+	}
+	r := g.call("GET", pathOpenAPI, "")
+	assert.NotEqual(t, "no-store", r.header.Get("Cache-Control"), "the document is not data")
+}
