@@ -145,7 +145,9 @@ func classifyFramework(c *fiber.Ctx, fe *fiber.Error, maxBody int64) (int, strin
 	case fiber.StatusRequestHeaderFieldsTooLarge:
 		return fiber.StatusRequestEntityTooLarge, "limit_exceeded", "request headers are too large", 0, false
 	case fiber.StatusRequestTimeout:
-		return fiber.StatusGatewayTimeout, "timeout", "timed out reading the request; nothing was done", 0, false
+		// The client went silent: its failure, not the gateway's or the
+		// cluster's (issue 27: it was counted as 504 and logged at WARN).
+		return fiber.StatusRequestTimeout, "timeout", "timed out reading the request; nothing was done", 0, false
 	case fiber.StatusUnsupportedMediaType:
 		return fe.Code, codeUnsupportedMediaType, "unsupported media type", 0, false
 	case fiber.StatusServiceUnavailable:

@@ -51,6 +51,8 @@ var severeCodes = map[string]bool{"internal": true, "backend": true, "unavailabl
 // otherwise (caller errors included).
 func accessLevel(status int, f *failure, entryCodes map[string]int) slog.Level {
 	switch {
+	case status == fiber.StatusRequestTimeout:
+		return slog.LevelInfo // a silent client (classifyFramework)
 	case status == fiber.StatusInternalServerError:
 		return slog.LevelError
 	case status >= 500:

@@ -1,8 +1,12 @@
 package http
 
 import (
+	"bufio"
 	"context"
+	"net"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,4 +55,23 @@ func TestDataAnswersAreNotStored(t *testing.T) {
 	}
 	r := g.call("GET", pathOpenAPI, "")
 	assert.NotEqual(t, "no-store", r.header.Get("Cache-Control"), "the document is not data")
+}
+
+// Issue 27, finding 6: a client that goes silent mid-request is answered
+// 408 and logged at INFO, not counted as a 504 gateway failure at WARN.
+func TestSilentClientIsA408(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t, func(o *Options, _ *Deps) { o.ReadTimeout = 300 * time.Millisecond })
+	base := serveOnListener(t, g)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("GET /v1/clusters HTTP/1.1\r\nHost: localhost\r\n"))
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	require.NoError(t, err)
+	assert.Contains(t, line, " 408 ")
+	require.Eventually(t, func() bool { return strings.Contains(g.logs.String(), `"status":408`) }, 5*time.Second, 20*time.Millisecond)
+	assert.NotContains(t, g.logs.String(), `"level":"WARN"`)
 }
