@@ -142,7 +142,7 @@ func TestAmbiguousFramingIsRefused(t *testing.T) {
 		})
 	}
 	// A plain chunked request still works.
-	res := rawExchange(t, addr, "POST "+dbPath+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"+
+	res := rawExchange(t, addr, "POST "+dbPath+" HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"+
 		strconv.FormatInt(int64(len(okBody)), 16)+"\r\n"+okBody+"\r\n0\r\n\r\n", 3*time.Second)
 	require.Len(t, res.responses, 1)
 	assert.Equal(t, 201, res.responses[0].StatusCode, res.bodies[0])
@@ -237,7 +237,7 @@ func TestWriteTimeoutDropsClientsThatDoNotRead(t *testing.T) {
 	defer conn.Close()
 	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4096))
 	const n = 400
-	req := strings.Repeat("GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n", n)
+	req := strings.Repeat("GET /v1/openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n", n)
 	go func() { _, _ = io.WriteString(conn, req) }()
 	time.Sleep(2 * time.Second) // not reading
 	res := readResponses(t, conn, 3*time.Second)

@@ -2,12 +2,16 @@ package http
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -74,4 +78,38 @@ func TestSilentClientIsA408(t *testing.T) {
 	assert.Contains(t, line, " 408 ")
 	require.Eventually(t, func() bool { return strings.Contains(g.logs.String(), `"status":408`) }, 5*time.Second, 20*time.Millisecond)
 	assert.NotContains(t, g.logs.String(), `"level":"WARN"`)
+}
+
+// Issue 27, finding 6: the docs bundle is served from its encodings made
+// at start: the same bytes every time, in the coding the client prefers,
+// and the identity body to a client that takes none.
+func TestDocsBundleEncodedOnce(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t, withDocs())
+	path := pathDocsPrefix + "swagger-ui-bundle.js"
+	plain := g.call("GET", path, "")
+	require.Equal(t, 200, plain.status)
+	require.Empty(t, plain.header.Get("Content-Encoding"))
+	for _, enc := range []string{"gzip", "zstd"} {
+		first := g.call("GET", path, "", "Accept-Encoding", enc)
+		second := g.call("GET", path, "", "Accept-Encoding", enc)
+		require.Equal(t, enc, first.header.Get("Content-Encoding"))
+		assert.Contains(t, first.header.Get("Vary"), "Accept-Encoding")
+		assert.Less(t, len(first.body), len(plain.body)/2)
+		assert.Equal(t, first.body, second.body, "the same encoded bytes")
+		var decoded []byte
+		if enc == "gzip" {
+			r, err := gzip.NewReader(bytes.NewReader(first.body))
+			require.NoError(t, err)
+			decoded, err = io.ReadAll(r)
+			require.NoError(t, err)
+		} else {
+			d, err := zstd.NewReader(nil)
+			require.NoError(t, err)
+			decoded, err = d.DecodeAll(first.body, nil)
+			d.Close()
+			require.NoError(t, err)
+		}
+		assert.Equal(t, plain.body, decoded)
+	}
 }
