@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
 // Scope is who acts on which cluster: the `{cluster}` path segment and the
@@ -65,11 +66,16 @@ type DropPartition struct {
 // CatalogService implements the catalog use cases over domain.Clusters.
 type CatalogService struct {
 	clusters domain.Clusters
+	tokens   *sealed.Sealer
 }
 
-// NewCatalogService returns the catalog use cases over clusters.
-func NewCatalogService(clusters domain.Clusters) *CatalogService {
-	return &CatalogService{clusters: clusters}
+// NewCatalogService returns the catalog use cases over clusters; tokens seals
+// the page tokens of its listings (nil: a random key of this process).
+func NewCatalogService(clusters domain.Clusters, tokens *sealed.Sealer) *CatalogService {
+	if tokens == nil {
+		tokens = sealed.NewRandom()
+	}
+	return &CatalogService{clusters: clusters, tokens: tokens}
 }
 
 // Clusters returns the configured cluster ids in configuration order.
@@ -98,7 +104,7 @@ func (s *CatalogService) ListDatabases(ctx context.Context, scope Scope, page Pa
 	if err != nil {
 		return Page[string]{}, err
 	}
-	return paginate(names, identity, page)
+	return paginate(s.tokens, newTokenScope(scope, "databases"), names, identity, page)
 }
 
 // GetDatabase describes a database.
@@ -180,7 +186,7 @@ func (s *CatalogService) ListTables(ctx context.Context, scope Scope, database s
 	if err != nil {
 		return Page[string]{}, err
 	}
-	return paginate(names, identity, page)
+	return paginate(s.tokens, newTokenScope(scope, "tables", database), names, identity, page)
 }
 
 // GetTable describes a table.
@@ -292,7 +298,7 @@ func (s *CatalogService) ListPartitions(ctx context.Context, scope Scope, path d
 	if err != nil {
 		return Page[domain.PartitionInfo]{}, err
 	}
-	return paginate(parts, func(p domain.PartitionInfo) string { return p.Name }, page)
+	return paginate(s.tokens, newTokenScope(scope, "partitions", path.Database, path.Table), parts, func(p domain.PartitionInfo) string { return p.Name }, page)
 }
 
 // CreatePartition creates a partition of a partitioned table and describes

@@ -23,11 +23,11 @@ func TestPaginate(t *testing.T) {
 	}{
 		{name: "default size", req: PageRequest{}, wantItems: []string{"a", "b", "c", "d", "e"}},
 		{name: "first page", req: PageRequest{MaxResults: 2}, wantItems: []string{"a", "b"}, wantNext: "b"},
-		{name: "middle page", req: PageRequest{MaxResults: 2, PageToken: encodePageToken("b")}, wantItems: []string{"c", "d"}, wantNext: "d"},
-		{name: "last page", req: PageRequest{MaxResults: 2, PageToken: encodePageToken("d")}, wantItems: []string{"e"}},
+		{name: "middle page", req: PageRequest{MaxResults: 2, PageToken: testPageToken("b")}, wantItems: []string{"c", "d"}, wantNext: "d"},
+		{name: "last page", req: PageRequest{MaxResults: 2, PageToken: testPageToken("d")}, wantItems: []string{"e"}},
 		{name: "exact fit has no next", req: PageRequest{MaxResults: 5}, wantItems: []string{"a", "b", "c", "d", "e"}},
-		{name: "token of a vanished key", req: PageRequest{MaxResults: 2, PageToken: encodePageToken("bb")}, wantItems: []string{"c", "d"}, wantNext: "d"},
-		{name: "token past the end", req: PageRequest{PageToken: encodePageToken("z")}, wantItems: []string{}},
+		{name: "token of a vanished key", req: PageRequest{MaxResults: 2, PageToken: testPageToken("bb")}, wantItems: []string{"c", "d"}, wantNext: "d"},
+		{name: "token past the end", req: PageRequest{PageToken: testPageToken("z")}, wantItems: []string{}},
 		{name: "max size", req: PageRequest{MaxResults: MaxPageSize}, wantItems: []string{"a", "b", "c", "d", "e"}},
 		{name: "too small", req: PageRequest{MaxResults: -1}, wantErr: "max_results"},
 		{name: "too large", req: PageRequest{MaxResults: MaxPageSize + 1}, wantErr: "max_results"},
@@ -37,7 +37,7 @@ func TestPaginate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			page, err := paginate(append([]string(nil), names...), identity, tc.req)
+			page, err := paginate(testTokens, testScope, append([]string(nil), names...), identity, tc.req)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Equal(t, domain.KindInvalidArgument, domain.KindOf(err))
@@ -49,7 +49,7 @@ func TestPaginate(t *testing.T) {
 			if tc.wantNext == "" {
 				assert.Empty(t, page.NextPageToken)
 			} else {
-				assert.Equal(t, encodePageToken(tc.wantNext), page.NextPageToken)
+				assert.Equal(t, testPageToken(tc.wantNext), page.NextPageToken)
 			}
 		})
 	}
@@ -58,7 +58,7 @@ func TestPaginate(t *testing.T) {
 func TestPaginateDoesNotLetCallersGrowIntoTheNextPage(t *testing.T) {
 	t.Parallel()
 	items := []string{"a", "b", "c"}
-	page, err := paginate(items, identity, PageRequest{MaxResults: 1})
+	page, err := paginate(testTokens, testScope, items, identity, PageRequest{MaxResults: 1})
 	require.NoError(t, err)
 	page.Items = append(page.Items, "x")
 	assert.Equal(t, "b", items[1])

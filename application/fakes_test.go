@@ -99,7 +99,7 @@ var scope = Scope{Cluster: "c1", Principal: domain.Principal{Name: "alice", Meth
 
 func newService(c *fakeCatalog) (*CatalogService, *fakeClusters) {
 	clusters := &fakeClusters{catalog: c}
-	return NewCatalogService(clusters), clusters
+	return NewCatalogService(clusters, nil), clusters
 }
 
 // intColumn is a nullable INTEGER column with an unassigned id.

@@ -1,11 +1,10 @@
 package application
 
 import (
-	"encoding/base64"
 	"sort"
-	"strings"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
 // Page sizes for keyset-paginated listings.
@@ -13,10 +12,6 @@ const (
 	DefaultPageSize = 100
 	MaxPageSize     = 1000
 )
-
-// pageTokenPrefix versions the token format so a future change can reject
-// tokens it no longer understands.
-const pageTokenPrefix = "k1:"
 
 // PageRequest selects one page of a listing. MaxResults 0 means
 // DefaultPageSize; PageToken is empty for the first page and otherwise a
@@ -35,13 +30,15 @@ type Page[T any] struct {
 // paginate returns the page of items, ordered by key, whose keys follow the
 // key encoded in the request's token. Keyset pagination stays consistent
 // across concurrent creates and drops: a page never repeats or skips an item
-// that existed throughout the listing.
-func paginate[T any](items []T, key func(T) string, req PageRequest) (Page[T], error) {
+// that existed throughout the listing. Page tokens are sealed (internal/sealed)
+// and bound to scope, the listing they belong to: a token of another listing,
+// cluster or principal, or an altered one, is invalid_argument.
+func paginate[T any](tokens *sealed.Sealer, scope tokenScope, items []T, key func(T) string, req PageRequest) (Page[T], error) {
 	size, err := pageSize(req.MaxResults)
 	if err != nil {
 		return Page[T]{}, err
 	}
-	after, err := decodePageToken(req.PageToken)
+	after, err := openPageToken(tokens, scope, req.PageToken)
 	if err != nil {
 		return Page[T]{}, err
 	}
@@ -53,7 +50,7 @@ func paginate[T any](items []T, key func(T) string, req PageRequest) (Page[T], e
 	end := min(start+size, len(items))
 	page := Page[T]{Items: items[start:end:end]}
 	if end < len(items) {
-		page.NextPageToken = encodePageToken(key(items[end-1]))
+		page.NextPageToken = sealPageToken(tokens, scope, key(items[end-1]))
 	}
 	return page, nil
 }
@@ -67,20 +64,4 @@ func pageSize(n int) (int, error) {
 	default:
 		return n, nil
 	}
-}
-
-// encodePageToken makes the opaque token for a page that ends at last.
-func encodePageToken(last string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(pageTokenPrefix + last))
-}
-
-func decodePageToken(token string) (string, error) {
-	if token == "" {
-		return "", nil
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || !strings.HasPrefix(string(raw), pageTokenPrefix) {
-		return "", domain.InvalidArgument("page_token: not a token returned by this listing")
-	}
-	return strings.TrimPrefix(string(raw), pageTokenPrefix), nil
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
 // RecordLimits bound the data-plane requests (`gateway.rest.write.*`,
@@ -72,6 +70,9 @@ type RecordOptions struct {
 	SchemaRefetchInterval time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Tokens seals prefix-lookup continuations (the one *sealed.Sealer of
+	// bootstrap/sealer.go); nil: a random key of this process.
+	Tokens *sealed.Sealer
 	// Metrics counts the verdicts of every write; nil: none.
 	Metrics interface {
 		RecordEntries(ctx context.Context, table domain.TablePath, results []domain.EntryResult)
@@ -229,6 +230,7 @@ type RecordService struct {
 	snaps    *snapshots
 	refetch  time.Duration
 	now      func() time.Time
+	tokens   *sealed.Sealer
 }
 
 // NewRecordService returns the data-plane use cases over clusters.
@@ -244,6 +246,10 @@ func NewRecordService(clusters domain.Clusters, opts RecordOptions) *RecordServi
 		snaps:    newSnapshots(opts.SchemaCacheSize, now),
 		refetch:  opts.SchemaRefetchInterval,
 		now:      now,
+		tokens:   opts.Tokens,
+	}
+	if s.tokens == nil {
+		s.tokens = sealed.NewRandom()
 	}
 	if s.refetch <= 0 {
 		s.refetch = DefaultSchemaRefetchInterval
@@ -610,7 +616,7 @@ func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path doma
 			if len(prefixes) != 1 {
 				return nil, nil, domain.InvalidArgument("page_token: continues the answer of one prefix; the request has %d prefixes", len(prefixes))
 			}
-			if offset, err = parsePageToken(pd.PageToken(), path, cols, prefixes[0]); err != nil {
+			if offset, err = openPrefixToken(s.tokens, prefixScope(scope, path, cols, prefixes[0]), pd.PageToken()); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -642,7 +648,9 @@ func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path doma
 			}
 			r.Rows = r.Rows[min(offset, len(r.Rows)):]
 			if r.Truncated {
-				tokens[i] = pageToken(offset+len(r.Rows), path, req.PrefixColumns, req.Prefixes[i])
+				if next := offset + len(r.Rows); next <= maxPrefixOffset {
+					tokens[i] = sealPrefixToken(s.tokens, prefixScope(scope, path, req.PrefixColumns, req.Prefixes[i]), next)
+				}
 			}
 		}
 		rt, err := renderTable(ctx, def, t, resp.SchemaID)
@@ -749,40 +757,6 @@ func explainTimeout(ctx context.Context, start time.Time, err error, what string
 		out.Cause = de
 	}
 	return &out
-}
-
-// pageToken encodes the continuation of a truncated prefix answer: the rows
-// already returned and a fingerprint of the table, prefix columns and prefix
-// values it belongs to. Fluss answers a prefix lookup with every row of the
-// prefix in key order; a continuation asks again and skips the rows
-// returned so far, so rows written in between may shift the pages.
-func pageToken(offset int, path domain.TablePath, cols []string, prefix []domain.Datum) string {
-	return strconv.Itoa(offset) + "." + strconv.FormatUint(prefixFingerprint(path, cols, prefix), 36)
-}
-
-func parsePageToken(tok string, path domain.TablePath, cols []string, prefix []domain.Datum) (int, error) {
-	bad := domain.InvalidArgument("page_token: not a token this gateway issued for this table and prefix")
-	off, fp, ok := strings.Cut(tok, ".")
-	if !ok {
-		return 0, bad
-	}
-	n, err := strconv.Atoi(off)
-	if err != nil || n <= 0 {
-		return 0, bad
-	}
-	if want := strconv.FormatUint(prefixFingerprint(path, cols, prefix), 36); fp != want {
-		return 0, bad
-	}
-	return n, nil
-}
-
-func prefixFingerprint(path domain.TablePath, cols []string, prefix []domain.Datum) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%q/%q/%q", path.Database, path.Table, cols)
-	for _, d := range prefix {
-		fmt.Fprintf(h, "|%t/%d/%d/%g/%q/%d", d.Null, d.I64, d.Nanos, d.F64, d.Bytes, len(d.Elems))
-	}
-	return h.Sum64()
 }
 
 // explainNotFound adds, to a table_not_found answer, that the table's

@@ -28,13 +28,14 @@ type IdentityFactory func(ctx context.Context, cfg *config.Config, log *slog.Log
 func NewIdentity(ctx context.Context, cfg *config.Config, log *slog.Logger) (identity.Authenticator, error) {
 	s := cfg.Security
 	ic := identity.Config{
-		Method:               string(s.Authentication),
-		Realm:                s.Realm,
-		AllowNonLoopback:     s.TrustAllowNonLoopback,
-		PasswordCacheTTL:     s.PasswordCacheTTL,
-		MaxFailedLogins:      s.MaxFailedLogins,
-		FailedLoginWindow:    s.FailedLoginWindow,
-		DisableLoginThrottle: s.MaxFailedLogins == 0,
+		Method:                    string(s.Authentication),
+		Realm:                     s.Realm,
+		AllowNonLoopback:          s.TrustAllowNonLoopback,
+		PasswordCacheTTL:          s.PasswordCacheTTL,
+		MaxFailedLogins:           s.MaxFailedLogins,
+		FailedLoginWindow:         s.FailedLoginWindow,
+		DisableLoginThrottle:      s.MaxFailedLogins == 0,
+		MaxFailedLoginsPerAddress: s.Guard.MaxFailedLoginsPerAddress,
 		TrustedHeader: identity.TrustedHeaderConfig{
 			Name:         s.TrustedHeaderName,
 			TrustedCIDRs: s.TrustedHeaderCIDRs,

@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
 // RESTModule serves the REST API on `gateway.rest.listen`: it binds in
@@ -84,6 +85,14 @@ type restParams struct {
 
 func newRESTServer(p restParams) (*RESTServer, error) {
 	identity := &lateIdentity{}
+	policy, err := loadPolicy(p.Config)
+	if err != nil {
+		return nil, err
+	}
+	var authorizer httpadapter.Authorizer
+	if policy != nil {
+		authorizer = policy
+	}
 	q := p.Config.Security.Quota
 	app, err := httpadapter.New(httpadapter.Options{
 		RequestTimeout:          p.Config.REST.RequestTimeout,
@@ -108,6 +117,8 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		Propagators:    p.Telemetry.Propagators,
 		Observer:       p.Inst.Gateway(),
 		Docs:           p.Config.REST.DocsEnabled,
+		Browser:        browserGuard(p.Config),
+		Authorizer:     authorizer,
 	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity,
 		Idempotency: idempotentWriter(p.Idempotency)})
 	if err != nil {
@@ -148,7 +159,7 @@ func singleValueHeaders(cfg *config.Config) []string {
 
 // newRecordService builds the data-plane use cases with the configured
 // limits and delivery bound.
-func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *telemetry.Instrumentation) *application.RecordService {
+func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *telemetry.Instrumentation, tokens *sealed.Sealer) *application.RecordService {
 	l := cfg.Limits
 	return application.NewRecordService(clusters, application.RecordOptions{
 		Limits: application.RecordLimits{
@@ -160,6 +171,7 @@ func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *teleme
 		},
 		MaxDeliveryTime: cfg.REST.MaxDeliveryTime,
 		Metrics:         inst.Gateway(),
+		Tokens:          tokens,
 	})
 }
 
@@ -185,6 +197,24 @@ func idempotentWriter(w *application.IdempotentWrites) httpadapter.IdempotentWri
 		return nil
 	}
 	return w
+}
+
+// browserGuard maps the Host allow-list and CORS. The Host allow-list
+// applies to trust mode while it is loopback-only: with
+// `gateway.security.trust.allow-non-loopback` anyone on the network is
+// trusted already, and a rebound name adds nothing.
+func browserGuard(cfg *config.Config) httpadapter.BrowserGuard {
+	g := cfg.Security.Guard
+	b := httpadapter.BrowserGuard{CORS: httpadapter.CORS{
+		AllowedOrigins: g.CORSAllowedOrigins,
+		AllowedMethods: g.CORSAllowedMethods,
+		AllowedHeaders: g.CORSAllowedHeaders,
+		MaxAgeSeconds:  int(g.CORSMaxAge / time.Second),
+	}}
+	if cfg.Security.Authentication == config.AuthTrust && !cfg.Security.TrustAllowNonLoopback {
+		b.AllowedHosts = g.TrustAllowedHosts
+	}
+	return b
 }
 
 // admission maps the configured budgets; the write rate limit applies only

@@ -305,7 +305,7 @@ func TestCallerAuthenticationMethods(t *testing.T) {
 	t.Run("token", func(t *testing.T) {
 		rest, logs := startSecure(t, map[string]string{
 			"FLUSS_GATEWAY__SECURITY__AUTHENTICATION": "token",
-			"FLUSS_GATEWAY__SECURITY__TOKENS":         "s3cr3t-token:alice",
+			"FLUSS_GATEWAY__SECURITY__TOKENS":         "s3cr3t-token-0123456789abcdef:alice",
 			"FLUSS_GATEWAY__SECURITY__REALM":          "tests",
 		})
 		base := "http://" + rest.Addr().String()
@@ -316,16 +316,16 @@ func TestCallerAuthenticationMethods(t *testing.T) {
 		status, hdr, _ = send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer wrong-token")
 		assert.Equal(t, 401, status)
 		assert.Equal(t, `Bearer realm="tests", error="invalid_token"`, hdr.Get("WWW-Authenticate"))
-		status, _, body := send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer s3cr3t-token")
+		status, _, body := send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer s3cr3t-token-0123456789abcdef")
 		assert.Equal(t, 200, status, body)
 		status, _, _ = send(t, c, "GET", base+"/health")
 		assert.Equal(t, 200, status, "probes need no credentials")
 		status, _, _ = send(t, c, "GET", base+"/v1/openapi.json")
 		assert.Equal(t, 200, status, "the document needs no credentials")
-		status, _, body = send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer s3cr3t-token", "X-Fluss-Act-As", "bob")
+		status, _, body = send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer s3cr3t-token-0123456789abcdef", "X-Fluss-Act-As", "bob")
 		assert.Equal(t, 403, status, body)
 
-		assert.NotContains(t, logs.String(), "s3cr3t-token")
+		assert.NotContains(t, logs.String(), "s3cr3t-token-0123456789abcdef")
 		assert.NotContains(t, logs.String(), "wrong-token")
 		start := logs.lines(t, "caller authentication")
 		require.Len(t, start, 1)
@@ -364,8 +364,11 @@ func TestCallerAuthenticationMethods(t *testing.T) {
 
 	t.Run("trust refuses non-loopback clients", func(t *testing.T) {
 		rest, _ := startSecure(t, map[string]string{})
-		// fiber's in-memory test connection comes from 0.0.0.0.
-		resp, err := rest.app.Test(httptest.NewRequest("GET", "/v1/clusters", nil), -1)
+		// fiber's in-memory test connection comes from 0.0.0.0 (with an
+		// allowed Host: trust mode answers only loopback Host names).
+		req := httptest.NewRequest("GET", "/v1/clusters", nil)
+		req.Host = "localhost"
+		resp, err := rest.app.Test(req, -1)
 		require.NoError(t, err)
 		resp.Body.Close()
 		assert.Equal(t, 401, resp.StatusCode)
@@ -387,27 +390,27 @@ func TestCallerAuthenticationMethods(t *testing.T) {
 func TestQuotaAndAuditThroughTheGateway(t *testing.T) {
 	rest, logs := startSecure(t, map[string]string{
 		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":             "token",
-		"FLUSS_GATEWAY__SECURITY__TOKENS":                     "tok-a:alice,tok-b:bob",
+		"FLUSS_GATEWAY__SECURITY__TOKENS":                     "tok-a-0123456789abcdef:alice,tok-b-0123456789abcdef:bob",
 		"FLUSS_GATEWAY__SECURITY__QUOTA__REQUESTS_PER_SECOND": "2",
 	})
 	base := "http://" + rest.Addr().String()
 	c := &http.Client{Timeout: 5 * time.Second}
 	for i := 0; i < 2; i++ {
-		status, _, body := send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer tok-a")
+		status, _, body := send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer tok-a-0123456789abcdef")
 		require.Equal(t, 200, status, body)
 	}
-	status, hdr, body := send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer tok-a")
+	status, hdr, body := send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer tok-a-0123456789abcdef")
 	assert.Equal(t, 429, status, body)
 	assert.Contains(t, body, `"code":"resource_exhausted"`)
 	assert.Contains(t, body, `quota of principal \"alice\" exceeded`)
 	assert.Equal(t, "1", hdr.Get("Retry-After"))
-	status, _, _ = send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer tok-b")
+	status, _, _ = send(t, c, "GET", base+"/v1/clusters", "Authorization", "Bearer tok-b-0123456789abcdef")
 	assert.Equal(t, 200, status, "bob has his own quota")
 
 	// A write (the memory backend has no writer) is audited.
 	req, err := http.NewRequest("POST", base+"/v1/clusters/default/databases/d/tables/t/records", strings.NewReader(`{"entries":[]}`))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer tok-b")
+	req.Header.Set("Authorization", "Bearer tok-b-0123456789abcdef")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.Do(req)
 	require.NoError(t, err)

@@ -94,7 +94,14 @@ func newMetricsServer(lc fx.Lifecycle, cfg *config.Config, p *telemetry.Provider
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", p.MetricsHandler)
-	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: cfg.REST.HeaderReadTimeout}
+	// Idle keep-alive connections of scrapers are closed like the REST
+	// listener's (issue 27: they were kept forever).
+	idle := cfg.REST.IdleTimeout
+	if idle <= 0 {
+		idle = time.Minute
+	}
+	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: cfg.REST.HeaderReadTimeout, IdleTimeout: idle,
+		WriteTimeout: max(cfg.REST.WriteTimeout, 30*time.Second)}
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			// Bind before returning so a taken port fails startup.

@@ -28,7 +28,7 @@ func userModeEnv(addr string, extra map[string]string) map[string]string {
 		"FLUSS_GATEWAY__CLUSTER__DEFAULT__CONNECTION__SERVICE__ACCOUNT": "svc",
 		"FLUSS_GATEWAY__CLUSTER__DEFAULT__CONNECTION__SERVICE__SECRET":  "svc-secret",
 		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":                       "token",
-		"FLUSS_GATEWAY__SECURITY__TOKENS":                               "tok-alice:alice,tok-bob:bob,tok-ingest:ingest,tok-mallory:mallory",
+		"FLUSS_GATEWAY__SECURITY__TOKENS":                               "tok-alice-0123456789abcdef:alice,tok-bob-0123456789abcdef:bob,tok-ingest-0123456789abcdef:ingest,tok-mallory-0123456789abcdef:mallory",
 		"FLUSS_GATEWAY__SECURITY__ACT_AS__ALLOWED_PRINCIPALS":           "ingest",
 		"FLUSS_GATEWAY__REST__WRITE__REQUEST_TIMEOUT":                   "4s",
 	}
@@ -74,18 +74,18 @@ func TestUserModeThroughTheGateway(t *testing.T) {
 		return append([]string{"Authorization", "Bearer " + tok}, more...)
 	}
 
-	status, _, body := send(t, c, "GET", base, auth("tok-alice")...)
+	status, _, body := send(t, c, "GET", base, auth("tok-alice-0123456789abcdef")...)
 	require.Equal(t, 200, status, body)
-	status, _, body = send(t, c, "GET", base, auth("tok-bob")...)
+	status, _, body = send(t, c, "GET", base, auth("tok-bob-0123456789abcdef")...)
 	require.Equal(t, 200, status, body)
-	status, _, body = send(t, c, "GET", base, auth("tok-ingest", "X-Fluss-Act-As", "carol")...)
+	status, _, body = send(t, c, "GET", base, auth("tok-ingest-0123456789abcdef", "X-Fluss-Act-As", "carol")...)
 	assert.Equal(t, 403, status, body)
 	assert.Contains(t, body, `"code":"unauthorized"`)
 	assert.Contains(t, body, "LIST_DATABASES on the cluster denied by the Fluss cluster")
-	status, _, body = send(t, c, "GET", base, auth("tok-mallory")...)
+	status, _, body = send(t, c, "GET", base, auth("tok-mallory-0123456789abcdef")...)
 	assert.Equal(t, 403, status, body)
 	assert.Contains(t, body, `refuses the service account acting as \"mallory\"`)
-	status, _, body = send(t, c, "GET", base, auth("tok-alice", "X-Fluss-Act-As", "bob")...)
+	status, _, body = send(t, c, "GET", base, auth("tok-alice-0123456789abcdef", "X-Fluss-Act-As", "bob")...)
 	assert.Equal(t, 403, status, "alice may not act as anyone: %s", body)
 
 	mu.Lock()
@@ -134,11 +134,11 @@ func TestUserModePoolFullIsTooManyRequests(t *testing.T) {
 
 	done := make(chan int, 1)
 	go func() {
-		status, _, _ := send(t, c, "GET", base, "Authorization", "Bearer tok-alice")
+		status, _, _ := send(t, c, "GET", base, "Authorization", "Bearer tok-alice-0123456789abcdef")
 		done <- status
 	}()
 	<-entered
-	status, hdr, body := send(t, c, "GET", base, "Authorization", "Bearer tok-bob")
+	status, hdr, body := send(t, c, "GET", base, "Authorization", "Bearer tok-bob-0123456789abcdef")
 	require.Equal(t, 429, status, body)
 	assert.Contains(t, body, `"code":"resource_exhausted"`)
 	assert.Contains(t, body, "per-user connection sets (connection.max) are serving requests")
@@ -149,7 +149,7 @@ func TestUserModePoolFullIsTooManyRequests(t *testing.T) {
 	close(hold)
 	assert.Equal(t, 200, <-done)
 	// alice's session is idle now: bob's takes its place.
-	status, _, body = send(t, c, "GET", base, "Authorization", "Bearer tok-bob")
+	status, _, body = send(t, c, "GET", base, "Authorization", "Bearer tok-bob-0123456789abcdef")
 	assert.Equal(t, 200, status, body)
 }
 

@@ -12,6 +12,11 @@ type Principal struct {
 	Name   string
 	Method string // the authentication method that produced it: trust, password, token, ...
 	ActAs  string
+	// Groups are the groups the authentication asserted for the caller (a
+	// JWT groups claim, a client certificate's organizational units); the
+	// gateway-side authorization policy reads them. Not part of the
+	// principal's identity towards Fluss.
+	Groups []string
 }
 
 // Credentials are what an HTTP request presents: headers, client certificate

@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +27,10 @@ var (
 		w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
 		return w
 	}}
-	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	// One encoder per processor: with a single one, EncodeAll made every
+	// answer wait for the one being encoded, so a small answer queued behind
+	// a large one (issue 27: 0.6 -> 115 ms).
+	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
 )
 
 // compressResponse encodes a response body of at least CompressMinBytes
@@ -52,33 +56,36 @@ func compressResponse(c *fiber.Ctx) error {
 	if enc == "" {
 		return err
 	}
-	var out []byte
-	switch enc {
-	case encodingZstd:
-		out = zstdEncoder.EncodeAll(body, make([]byte, 0, len(body)/4))
-	case encodingGzip:
-		var b bytes.Buffer
-		b.Grow(len(body) / 4)
-		w := gzipWriters.Get().(*gzip.Writer)
-		w.Reset(&b)
-		if _, werr := w.Write(body); werr != nil {
-			gzipWriters.Put(w)
-			return err
-		}
-		if werr := w.Close(); werr != nil {
-			gzipWriters.Put(w)
-			return err
-		}
-		gzipWriters.Put(w)
-		out = b.Bytes()
-	}
-	if len(out) >= len(body) {
+	out := encodeBody(enc, body)
+	if out == nil || len(out) >= len(body) {
 		return err
 	}
 	resp.SetBodyRaw(out)
 	resp.Header.Set(fiber.HeaderContentEncoding, enc)
 	resp.Header.SetContentLength(len(out))
 	return err
+}
+
+// encodeBody encodes body with enc (zstd or gzip); nil on failure.
+func encodeBody(enc string, body []byte) []byte {
+	switch enc {
+	case encodingZstd:
+		return zstdEncoder.EncodeAll(body, make([]byte, 0, len(body)/4))
+	case encodingGzip:
+		var b bytes.Buffer
+		b.Grow(len(body) / 4)
+		w := gzipWriters.Get().(*gzip.Writer)
+		defer gzipWriters.Put(w)
+		w.Reset(&b)
+		if _, err := w.Write(body); err != nil {
+			return nil
+		}
+		if err := w.Close(); err != nil {
+			return nil
+		}
+		return b.Bytes()
+	}
+	return nil
 }
 
 // negotiateEncoding picks zstd or gzip from an Accept-Encoding value: the

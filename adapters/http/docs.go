@@ -73,6 +73,10 @@ window.addEventListener("load", function () {
 type docsFile struct {
 	contentType string
 	body        []byte
+	// encoded holds the body encoded once per content coding at start
+	// (registerDocs): the page is public, so encoding it per request would
+	// let anyone spend the gateway's CPU (issue 27: 8 ms per request).
+	encoded map[string][]byte
 }
 
 // docsFiles maps the request path to the served file; it panics at start if
@@ -87,20 +91,28 @@ func docsFiles() map[string]docsFile {
 	}
 	text := "text/plain; charset=utf-8"
 	return map[string]docsFile{
-		pathDocs:                                    {"text/html; charset=utf-8", []byte(docsPage)},
-		pathDocsPrefix + "start.js":                 {"text/javascript; charset=utf-8", []byte(docsStart)},
-		pathDocsPrefix + "swagger-ui-bundle.js":     {"text/javascript; charset=utf-8", read("swagger-ui-bundle.js")},
-		pathDocsPrefix + "swagger-ui.css":           {"text/css; charset=utf-8", read("swagger-ui.css")},
-		pathDocsPrefix + "LICENSE":                  {text, read("LICENSE")},
-		pathDocsPrefix + "NOTICE":                   {text, read("NOTICE")},
-		pathDocsPrefix + "THIRD-PARTY-LICENSES.txt": {text, read("swagger-ui-bundle.js.LICENSE.txt")},
-		pathDocsPrefix + "VERSION":                  {text, read("VERSION")},
+		pathDocs:                                    {"text/html; charset=utf-8", []byte(docsPage), nil},
+		pathDocsPrefix + "start.js":                 {"text/javascript; charset=utf-8", []byte(docsStart), nil},
+		pathDocsPrefix + "swagger-ui-bundle.js":     {"text/javascript; charset=utf-8", read("swagger-ui-bundle.js"), nil},
+		pathDocsPrefix + "swagger-ui.css":           {"text/css; charset=utf-8", read("swagger-ui.css"), nil},
+		pathDocsPrefix + "LICENSE":                  {text, read("LICENSE"), nil},
+		pathDocsPrefix + "NOTICE":                   {text, read("NOTICE"), nil},
+		pathDocsPrefix + "THIRD-PARTY-LICENSES.txt": {text, read("swagger-ui-bundle.js.LICENSE.txt"), nil},
+		pathDocsPrefix + "VERSION":                  {text, read("VERSION"), nil},
 	}
 }
 
 // registerDocs adds GET (and HEAD) routes for the page and its assets.
 func registerDocs(app *fiber.App) {
 	for path, f := range docsFiles() {
+		if len(f.body) >= CompressMinBytes {
+			f.encoded = map[string][]byte{}
+			for _, enc := range []string{encodingZstd, encodingGzip} {
+				if out := encodeBody(enc, f.body); out != nil && len(out) < len(f.body) {
+					f.encoded[enc] = out
+				}
+			}
+		}
 		app.Get(path, route(path, func(c *fiber.Ctx) error {
 			c.Set(fiber.HeaderContentType, f.contentType)
 			c.Set(fiber.HeaderContentSecurityPolicy, docsCSP)
@@ -110,6 +122,14 @@ func registerDocs(app *fiber.App) {
 				c.Set(fiber.HeaderCacheControl, "no-cache")
 			} else {
 				c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+			}
+			if f.encoded != nil {
+				c.Vary(fiber.HeaderAcceptEncoding)
+				enc := negotiateEncoding(c.Get(fiber.HeaderAcceptEncoding))
+				if out, ok := f.encoded[enc]; ok {
+					c.Set(fiber.HeaderContentEncoding, enc)
+					return c.Send(out)
+				}
 			}
 			return c.Send(f.body)
 		}))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -108,6 +109,10 @@ func classify(c *fiber.Ctx, err error, maxBody int64) (status int, code, message
 		if de.Kind == domain.KindInternal {
 			message, internal = "internal error", true
 		}
+		message = backendRPC.ReplaceAllString(message, "the Fluss cluster:")
+		if status >= fiber.StatusInternalServerError {
+			message = redactBackend(message)
+		}
 		if status == fiber.StatusServiceUnavailable || de.Kind == domain.KindResourceExhausted {
 			retryAfter = max(1, (de.RetryAfterMillis+999)/1000)
 		}
@@ -140,7 +145,9 @@ func classifyFramework(c *fiber.Ctx, fe *fiber.Error, maxBody int64) (int, strin
 	case fiber.StatusRequestHeaderFieldsTooLarge:
 		return fiber.StatusRequestEntityTooLarge, "limit_exceeded", "request headers are too large", 0, false
 	case fiber.StatusRequestTimeout:
-		return fiber.StatusGatewayTimeout, "timeout", "timed out reading the request; nothing was done", 0, false
+		// The client went silent: its failure, not the gateway's or the
+		// cluster's (issue 27: it was counted as 504 and logged at WARN).
+		return fiber.StatusRequestTimeout, "timeout", "timed out reading the request; nothing was done", 0, false
 	case fiber.StatusUnsupportedMediaType:
 		return fe.Code, codeUnsupportedMediaType, "unsupported media type", 0, false
 	case fiber.StatusServiceUnavailable:
@@ -164,8 +171,8 @@ func (a *api) writeError(c *fiber.Ctx, err error) {
 	// caller was told (it never holds credentials); an internal cause stays
 	// out of the envelope but is already logged in full above.
 	logged := message
-	if internal {
-		logged = err.Error()
+	if internal || status >= fiber.StatusInternalServerError || status == fiber.StatusForbidden {
+		logged = err.Error() // backend details stay in the gateway's log (redactBackend)
 	}
 	c.Locals(localFailure, failure{code: code, message: logged})
 	if retryAfter > 0 {
@@ -195,4 +202,21 @@ func (a *api) errorHandler(c *fiber.Ctx, err error) error {
 		a.accessLog(c)
 	}
 	return nil
+}
+
+var (
+	// backendRPC is the "fluss <API> <address>" prefix of the Fluss client's
+	// errors (adapters/fluss/rpc, Error.Error).
+	backendRPC = regexp.MustCompile(`\bfluss(?: [A-Z][A-Z_]+)?(?: (?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d+)?:`)
+	// backendAddr is a host:port or [v6]:port inside a message.
+	backendAddr = regexp.MustCompile(`(?:\[[0-9A-Fa-f:.]+\]|\b[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):\d{1,5}\b`)
+)
+
+// redactBackend removes, from the message of a 5xx answer, what would map
+// the internal network for a caller: the Fluss RPC names and the addresses
+// of tablet servers and coordinators (issue 27). The full message is in the
+// access log line of the request.
+func redactBackend(message string) string {
+	message = backendRPC.ReplaceAllString(message, "the Fluss cluster:")
+	return backendAddr.ReplaceAllString(message, "<server>")
 }

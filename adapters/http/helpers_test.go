@@ -69,7 +69,7 @@ func newDataGateway(t *testing.T, ro application.RecordOptions, opts ...gatewayO
 		MaxRequestBytes: testMaxBody,
 		Logger:          slog.New(slog.NewJSONHandler(logs, nil)),
 	}
-	d := Deps{Catalog: application.NewCatalogService(clusters), Records: application.NewRecordService(data, ro), Readiness: readiness}
+	d := Deps{Catalog: application.NewCatalogService(clusters, nil), Records: application.NewRecordService(data, ro), Readiness: readiness}
 	for _, opt := range opts {
 		opt(&o, &d)
 	}

@@ -51,6 +51,8 @@ var severeCodes = map[string]bool{"internal": true, "backend": true, "unavailabl
 // otherwise (caller errors included).
 func accessLevel(status int, f *failure, entryCodes map[string]int) slog.Level {
 	switch {
+	case status == fiber.StatusRequestTimeout:
+		return slog.LevelInfo // a silent client (classifyFramework)
 	case status == fiber.StatusInternalServerError:
 		return slog.LevelError
 	case status >= 500:
@@ -144,6 +146,9 @@ func (a *api) accessLog(c *fiber.Ctx) {
 		"bytes_out", len(c.Response().Body()),
 		"remote", c.IP(),
 	}
+	if q := c.Request().URI().QueryString(); len(q) > 0 {
+		attrs = append(attrs, "query", quoteLog(string(q))) // ?cascade=true matters (issue 27)
+	}
 	if extra, ok := c.Locals(localLogAttrs).([]any); ok {
 		attrs = append(attrs, extra...)
 	}
@@ -166,7 +171,7 @@ func (a *api) accessLog(c *fiber.Ctx) {
 		if f != nil {
 			code = f.code
 		}
-		a.opts.Observer.ObserveRequestDetail(ctx, c.Method(), matched, c.Response().StatusCode(), code, tableOfPath(matched, c.Path()), elapsed)
+		a.opts.Observer.ObserveRequestDetail(ctx, c.Method(), matched, c.Response().StatusCode(), code, metricTable(matched, c), elapsed)
 	}
 }
 
@@ -301,4 +306,17 @@ func route(template string, h fiber.Handler) fiber.Handler {
 		c.Locals(localRoute, template)
 		return h(c)
 	}
+}
+
+// metricTable is the table (or database) label of a request's metrics:
+// none for answers that say the name is invalid or names nothing (400,
+// 404), so that neither arbitrary strings (3,000 characters, bidi
+// controls) become label values nor requests to tables that do not exist
+// use up the bounded label budget of the real ones (issue 27).
+func metricTable(route string, c *fiber.Ctx) domain.TablePath {
+	switch c.Response().StatusCode() {
+	case fiber.StatusBadRequest, fiber.StatusNotFound:
+		return domain.TablePath{}
+	}
+	return tableOfPath(route, c.Path())
 }

@@ -99,6 +99,11 @@ type Options struct {
 	// Docs serves the API reference page at GET /docs (docs.go;
 	// gateway.rest.docs.enabled).
 	Docs bool
+	// Browser checks Host and Origin and configures CORS (origin.go).
+	Browser BrowserGuard
+	// Authorizer is the gateway-side authorization policy (authorize.go);
+	// nil allows every authenticated request. DDL is audited either way.
+	Authorizer Authorizer
 }
 
 // RequestObserver records REST requests; telemetry.GatewayMetrics implements
@@ -240,7 +245,11 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	app.Use(a.checkFraming)
 	app.Use(otelfiber.Middleware(otelOpts...))
 	app.Use(compressResponse)
+	if m := opts.Browser.corsMiddleware(); m != nil {
+		app.Use(m)
+	}
 	app.Use(a.errorsAndPanics)
+	app.Use(a.browserGuard)
 	app.Use(unlessDocs(acceptJSON))
 	app.Use(a.acceptance)
 	app.Use(a.deadline)
@@ -250,7 +259,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		if r.audit {
 			chain = append(chain, a.auditWrite)
 		}
-		chain = append(chain, a.authenticate(r), checkQuery(r.query), a.quota(r), a.admit(r.admission),
+		chain = append(chain, a.authenticate(r), a.authorize(r), checkQuery(r.query), a.quota(r), a.admit(r.admission),
 			func(c *fiber.Ctx) error { return h(a, c) })
 		app.Add(r.method, fiberPath(r.path), chain...)
 	}

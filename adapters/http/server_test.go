@@ -786,7 +786,7 @@ func TestNewRejectsIncompleteWiring(t *testing.T) {
 	t.Parallel()
 	_, err := New(Options{RequestTimeout: time.Second, MaxRequestBytes: 1}, Deps{})
 	require.Error(t, err)
-	_, err = New(Options{}, Deps{Catalog: application.NewCatalogService(memory.NewClusters()), Readiness: NewReadiness()})
+	_, err = New(Options{}, Deps{Catalog: application.NewCatalogService(memory.NewClusters(), nil), Readiness: NewReadiness()})
 	require.Error(t, err)
 }
 
@@ -852,7 +852,7 @@ func TestLateSuccessStillTimesOut(t *testing.T) {
 	rd := NewReadiness()
 	rd.SetServing()
 	app, err := New(Options{RequestTimeout: 20 * time.Millisecond, MaxRequestBytes: 1024}, Deps{
-		Catalog:   slowCatalog{CatalogService: application.NewCatalogService(memory.NewClusters("default")), delay: 60 * time.Millisecond},
+		Catalog:   slowCatalog{CatalogService: application.NewCatalogService(memory.NewClusters("default"), nil), delay: 60 * time.Millisecond},
 		Readiness: rd,
 	})
 	require.NoError(t, err)

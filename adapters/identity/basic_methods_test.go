@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestTrust(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := local.Authenticate(context.Background(), request(tc.remote))
 			if tc.ok {
-				if err != nil || p != (domain.Principal{Method: MethodTrust}) {
+				if err != nil || !reflect.DeepEqual(p, domain.Principal{Method: MethodTrust}) {
 					t.Fatalf("got %+v, %v", p, err)
 				}
 			} else {
@@ -83,7 +84,7 @@ func TestPassword(t *testing.T) {
 	for _, tc := range ok {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := a.Authenticate(context.Background(), request("10.0.0.1:1", "Authorization", basic(tc.user, tc.pass)))
-			if err != nil || p != (domain.Principal{Name: tc.user, Method: MethodPassword}) {
+			if err != nil || !reflect.DeepEqual(p, domain.Principal{Name: tc.user, Method: MethodPassword}) {
 				t.Fatalf("got %+v, %v", p, err)
 			}
 		})
@@ -198,7 +199,7 @@ func TestToken(t *testing.T) {
 		{"bearer   tok-bob-456", "bob"},
 	} {
 		p, err := a.Authenticate(context.Background(), request("", "Authorization", tc.authz))
-		if err != nil || p != (domain.Principal{Name: tc.want, Method: MethodToken}) {
+		if err != nil || !reflect.DeepEqual(p, domain.Principal{Name: tc.want, Method: MethodToken}) {
 			t.Fatalf("%q: %+v, %v", tc.authz, p, err)
 		}
 	}
@@ -261,7 +262,7 @@ func TestTrustedHeader(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := tc.a.Authenticate(context.Background(), tc.creds)
 			if tc.reason == nil {
-				if err != nil || p != (domain.Principal{Name: tc.want, Method: MethodTrustedHeader}) {
+				if err != nil || !reflect.DeepEqual(p, domain.Principal{Name: tc.want, Method: MethodTrustedHeader}) {
 					t.Fatalf("got %+v, %v", p, err)
 				}
 				return

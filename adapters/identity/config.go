@@ -45,6 +45,12 @@ type Config struct {
 	// DefaultMaxFailedLogins per DefaultFailedLoginWindow.
 	MaxFailedLogins   int
 	FailedLoginWindow time.Duration
+	// MaxFailedLoginsPerAddress is the failed-login budget of one client
+	// address (an IPv6 client by its /64) per FailedLoginWindow, all user
+	// names and tokens together; beyond it 429 for that address
+	// (`gateway.security.password.max-failed-logins-per-address`). 0 means
+	// DefaultAddressFailureFactor × MaxFailedLogins.
+	MaxFailedLoginsPerAddress int
 	// DisableLoginThrottle turns the failed-login throttle off.
 	DisableLoginThrottle bool
 	// Tokens maps the lower-case hex SHA-256 digest of a bearer token to its
@@ -102,7 +108,19 @@ type JWTConfig struct {
 	// FetchTimeout bounds one JWKS download
 	// (`gateway.security.jwt.jwks-fetch-timeout`, default 10s).
 	FetchTimeout time.Duration
+	// MaxLifetime bounds how long a token may be valid: exp - iat (or exp -
+	// now without iat) above it is refused (`gateway.security.jwt.max-lifetime`,
+	// default DefaultJWTMaxLifetime; a token valid for 100 years is a
+	// credential that never ends).
+	MaxLifetime time.Duration
+	// GroupsClaim names the claim (a string or an array of strings) whose
+	// values become the principal's groups for the authorization policy
+	// (`gateway.security.jwt.groups-claim`); empty: none.
+	GroupsClaim string
 }
+
+// DefaultJWTMaxLifetime is the default JWTConfig.MaxLifetime.
+const DefaultJWTMaxLifetime = 24 * time.Hour
 
 // MTLSConfig configures the mtls method.
 type MTLSConfig struct {

@@ -28,6 +28,10 @@ type jwtAuth struct {
 	parser *jwt.Parser
 	claim  string
 	keys   *keySource
+	// groups is the groups claim ("" for none); maxLifetime bounds exp.
+	groups      string
+	maxLifetime time.Duration
+	now         func() time.Time
 }
 
 func newJWT(ctx context.Context, cfg Config, realm string, p *problems) func() (Authenticator, error) {
@@ -66,6 +70,13 @@ func newJWT(ctx context.Context, cfg Config, realm string, p *problems) func() (
 		default:
 			p.add(KeyJWTAlgorithms, fmt.Sprintf("unknown algorithm %q: expected some of %v", a, DefaultJWTAlgorithms))
 		}
+	}
+	lifetime := c.MaxLifetime
+	if lifetime == 0 {
+		lifetime = DefaultJWTMaxLifetime
+	}
+	if lifetime < 0 {
+		p.add(KeyJWTMaxLifetime, "must be positive")
 	}
 	skew := c.ClockSkew
 	if skew == 0 {
@@ -123,8 +134,11 @@ func newJWT(ctx context.Context, cfg Config, realm string, p *problems) func() (
 				jwt.WithExpirationRequired(),
 				jwt.WithIssuedAt(),
 			),
-			claim: claim,
-			keys:  src,
+			claim:       claim,
+			keys:        src,
+			groups:      c.GroupsClaim,
+			maxLifetime: lifetime,
+			now:         time.Now,
 		}, nil
 	}
 }
@@ -162,12 +176,58 @@ func (a *jwtAuth) Authenticate(ctx context.Context, c domain.Credentials) (domai
 	if err != nil {
 		return domain.Principal{}, unauthenticated(ErrInvalidCredentials, jwtFailure(err))
 	}
+	if err := a.checkLifetime(claims); err != nil {
+		return domain.Principal{}, err
+	}
 	name, _ := claims[a.claim].(string)
 	if !validPrincipal(name) {
 		return domain.Principal{}, unauthenticated(ErrInvalidCredentials,
 			fmt.Sprintf("the bearer token has no valid %q claim to name the principal", a.claim))
 	}
-	return domain.Principal{Name: name, Method: MethodJWT}, nil
+	return domain.Principal{Name: name, Method: MethodJWT, Groups: a.groupsOf(claims)}, nil
+}
+
+// checkLifetime refuses a token valid for longer than maxLifetime: from iat
+// to exp, or from now to exp when it has no iat.
+func (a *jwtAuth) checkLifetime(claims jwt.MapClaims) error {
+	exp, err := claims.GetExpirationTime()
+	if err != nil || exp == nil {
+		return unauthenticated(ErrInvalidCredentials, "the bearer token lacks a required claim (exp, iss or aud)")
+	}
+	from := a.now()
+	if iat, err := claims.GetIssuedAt(); err == nil && iat != nil {
+		from = iat.Time
+	}
+	if exp.Sub(from) > a.maxLifetime {
+		return unauthenticated(ErrInvalidCredentials,
+			fmt.Sprintf("the bearer token is valid for longer than %s (%s)", a.maxLifetime, KeyJWTMaxLifetime))
+	}
+	return nil
+}
+
+// maxGroups bounds the groups taken from one token.
+const maxGroups = 64
+
+// groupsOf reads the groups claim: a string or an array of strings; values
+// that are not valid principal names are skipped.
+func (a *jwtAuth) groupsOf(claims jwt.MapClaims) []string {
+	if a.groups == "" {
+		return nil
+	}
+	var out []string
+	switch v := claims[a.groups].(type) {
+	case string:
+		if validPrincipal(v) {
+			out = append(out, v)
+		}
+	case []any:
+		for _, g := range v {
+			if s, ok := g.(string); ok && validPrincipal(s) && len(out) < maxGroups {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // jwtFailure describes a verification failure with a fixed text: library

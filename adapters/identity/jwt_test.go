@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -242,7 +243,7 @@ func TestJWT(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := c.a.Authenticate(context.Background(), request("10.0.0.9:1", "Authorization", c.authz))
 			if c.reason == nil {
-				if err != nil || p != (domain.Principal{Name: c.want, Method: MethodJWT}) {
+				if err != nil || !reflect.DeepEqual(p, domain.Principal{Name: c.want, Method: MethodJWT}) {
 					t.Fatalf("got %+v, %v", p, err)
 				}
 				return

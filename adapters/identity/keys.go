@@ -75,6 +75,8 @@ var DefaultJWTAlgorithms = []string{
 
 // Keys of the failed-login throttle of password mode (gateway-go extensions).
 const (
+	KeyJWTMaxLifetime            = "gateway.security.jwt.max-lifetime"
+	KeyJWTGroupsClaim            = "gateway.security.jwt.groups-claim"
 	KeyPasswordMaxFailedLogins   = "gateway.security.password.max-failed-logins"
 	KeyPasswordFailedLoginWindow = "gateway.security.password.failed-login-window"
 )

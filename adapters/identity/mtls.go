@@ -67,10 +67,23 @@ func (a *mtlsAuth) Authenticate(_ context.Context, c domain.Credentials) (domain
 		return domain.Principal{}, unauthenticated(ErrInvalidCredentials,
 			"the client certificate has no usable "+a.field+" for "+KeyMTLSPrincipalField)
 	}
-	return domain.Principal{Name: name, Method: MethodMTLS}, nil
+	return domain.Principal{Name: name, Method: MethodMTLS, Groups: certGroups(leaf)}, nil
 }
 
 func (*mtlsAuth) Method() string            { return MethodMTLS }
 func (*mtlsAuth) Challenge() string         { return "" }
 func (*mtlsAuth) ChallengeFor(error) string { return "" }
 func (*mtlsAuth) Close() error              { return nil }
+
+// certGroups are the organizational units (OU) of the certificate's
+// subject: the groups the issuing CA vouches for, read by the authorization
+// policy. Values that are not valid principal names are skipped.
+func certGroups(leaf *x509.Certificate) []string {
+	var out []string
+	for _, ou := range leaf.Subject.OrganizationalUnit {
+		if validPrincipal(ou) && len(out) < maxGroups {
+			out = append(out, ou)
+		}
+	}
+	return out
+}

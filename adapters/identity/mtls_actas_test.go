@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"net/url"
+	"reflect"
 	"testing"
 	"time"
 
@@ -82,7 +83,7 @@ func TestMTLS(t *testing.T) {
 			a := mustNew(t, Config{Method: MethodMTLS, MTLS: MTLSConfig{PrincipalField: tc.field}})
 			p, err := a.Authenticate(context.Background(), tc.creds)
 			if tc.reason == nil {
-				if err != nil || p != (domain.Principal{Name: tc.want, Method: MethodMTLS}) {
+				if err != nil || !reflect.DeepEqual(p, domain.Principal{Name: tc.want, Method: MethodMTLS}) {
 					t.Fatalf("got %+v, %v", p, err)
 				}
 				return
@@ -120,7 +121,7 @@ func TestActAs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := aa.Resolve(tc.p, request("", "X-Fluss-Act-As", tc.value))
 			if tc.kind == 0 {
-				if err != nil || got != tc.want {
+				if err != nil || !reflect.DeepEqual(got, tc.want) {
 					t.Fatalf("got %+v, %v", got, err)
 				}
 				return

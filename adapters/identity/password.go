@@ -105,7 +105,7 @@ func newPassword(cfg Config, realm string, p *problems) func() (Authenticator, e
 			window = DefaultFailedLoginWindow
 		}
 		if !cfg.DisableLoginThrottle {
-			a.throttle = newLoginThrottle(maxFailed, window)
+			a.throttle = newLoginThrottle(maxFailed, cfg.MaxFailedLoginsPerAddress, window)
 		}
 		ttl := cfg.PasswordCacheTTL
 		if ttl == 0 {
@@ -127,7 +127,7 @@ func (a *passwordAuth) dummyFor(user string) []byte {
 	return a.dummies[a.costs[i]]
 }
 
-func (a *passwordAuth) Authenticate(_ context.Context, c domain.Credentials) (domain.Principal, error) {
+func (a *passwordAuth) Authenticate(ctx context.Context, c domain.Credentials) (domain.Principal, error) {
 	param, err := authParam(c, "Basic")
 	if err != nil {
 		return domain.Principal{}, err
@@ -140,26 +140,28 @@ func (a *passwordAuth) Authenticate(_ context.Context, c domain.Credentials) (do
 	if !ok || user == "" {
 		return domain.Principal{}, unauthenticated(ErrMalformedCredentials, "malformed Basic credentials: expected user:password")
 	}
-	addr := c.RemoteAddr
-	if ip, ok := sourceAddr(addr); ok {
-		addr = ip.String()
+	addr := throttleAddr(c.RemoteAddr)
+	delay, err := a.throttle.check(addr, user)
+	if err != nil {
+		return domain.Principal{}, err
 	}
-	if err := a.throttle.check(addr, user); err != nil {
+	if a.cache != nil && len(pass) <= maxBcryptPassword && a.cache.hit(user, pass) {
+		return domain.Principal{Name: user, Method: MethodPassword}, nil
+	}
+	if err := a.throttle.delay(ctx, delay); err != nil {
 		return domain.Principal{}, err
 	}
 	invalid := unauthenticated(ErrInvalidCredentials, "invalid user name or password")
-	if len(pass) > maxBcryptPassword {
-		a.throttle.failed(addr, user)
-		return domain.Principal{}, invalid
-	}
-	if a.cache != nil && a.cache.hit(user, pass) {
-		return domain.Principal{Name: user, Method: MethodPassword}, nil
-	}
 	hash, known := a.users[user]
-	if !known {
-		// Same work as for a known user: timing must not reveal which
-		// user names exist.
-		_ = bcrypt.CompareHashAndPassword(a.dummyFor(user), []byte(pass))
+	if !known || len(pass) > maxBcryptPassword {
+		// Same work as for a known user and a valid length: timing must
+		// not reveal which user names exist, and an over-long password
+		// (which bcrypt would truncate, so it is refused) costs a flood
+		// as much as any other guess.
+		if !known {
+			hash = a.dummyFor(user)
+		}
+		_ = bcrypt.CompareHashAndPassword(hash, []byte(pass[:min(len(pass), maxBcryptPassword)]))
 		a.throttle.failed(addr, user)
 		return domain.Principal{}, invalid
 	}

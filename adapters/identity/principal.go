@@ -10,8 +10,8 @@ import (
 // maxPrincipalBytes bounds principal names taken from requests.
 const maxPrincipalBytes = 256
 
-// validPrincipal accepts 1-256 bytes of UTF-8 without control characters
-// and without leading or trailing white space.
+// validPrincipal accepts 1-256 bytes of UTF-8 without control characters,
+// without bidirectional controls and without leading or trailing white space.
 func validPrincipal(s string) bool {
 	if s == "" || len(s) > maxPrincipalBytes || !utf8.ValidString(s) {
 		return false
@@ -19,7 +19,9 @@ func validPrincipal(s string) bool {
 	if strings.TrimSpace(s) != s {
 		return false
 	}
-	return !strings.ContainsFunc(s, unicode.IsControl)
+	// Bidirectional controls (U+202E and friends) would let a name display
+	// as another in logs and consoles (issue 27; Unicode TR #9).
+	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) })
 }
 
 // validHeaderName accepts what the official gateway accepts for

@@ -18,6 +18,8 @@ type tokenAuth struct {
 	bearer     bearerChallenge
 	digests    [][sha256.Size]byte
 	principals []string
+	// throttle limits failed tokens per client address; nil when disabled.
+	throttle *loginThrottle
 }
 
 func newToken(cfg Config, realm string, p *problems) func() (Authenticator, error) {
@@ -40,7 +42,19 @@ func newToken(cfg Config, realm string, p *problems) func() (Authenticator, erro
 		a.digests = append(a.digests, d)
 		a.principals = append(a.principals, principal)
 	}
-	return func() (Authenticator, error) { return a, nil }
+	return func() (Authenticator, error) {
+		maxFailed, window := cfg.MaxFailedLogins, cfg.FailedLoginWindow
+		if maxFailed == 0 {
+			maxFailed = DefaultMaxFailedLogins
+		}
+		if window == 0 {
+			window = DefaultFailedLoginWindow
+		}
+		if !cfg.DisableLoginThrottle {
+			a.throttle = newLoginThrottle(maxFailed, cfg.MaxFailedLoginsPerAddress, window)
+		}
+		return a, nil
+	}
 }
 
 func (a *tokenAuth) Authenticate(_ context.Context, c domain.Credentials) (domain.Principal, error) {
@@ -48,7 +62,12 @@ func (a *tokenAuth) Authenticate(_ context.Context, c domain.Credentials) (domai
 	if err != nil {
 		return domain.Principal{}, err
 	}
+	addr := throttleAddr(c.RemoteAddr)
+	if _, err := a.throttle.check(addr, ""); err != nil {
+		return domain.Principal{}, err
+	}
 	if len(tok) > maxBearerBytes {
+		a.throttle.failed(addr, "")
 		return domain.Principal{}, unauthenticated(ErrInvalidCredentials, "the bearer token is too long")
 	}
 	sum := sha256.Sum256([]byte(tok))
@@ -59,6 +78,7 @@ func (a *tokenAuth) Authenticate(_ context.Context, c domain.Credentials) (domai
 		found = subtle.ConstantTimeSelect(eq, i, found)
 	}
 	if found < 0 {
+		a.throttle.failed(addr, "")
 		return domain.Principal{}, unauthenticated(ErrInvalidCredentials, "invalid bearer token")
 	}
 	return domain.Principal{Name: a.principals[found], Method: MethodToken}, nil

@@ -202,6 +202,9 @@ type Security struct {
 	MTLSPrincipalField string
 	ActAs              ActAs
 	Quota              Quota
+	// Guard holds the keys of guard.go (token key, Host/Origin, CORS,
+	// policy).
+	Guard Guard
 }
 
 // JWT configures the jwt authentication method (`gateway.security.jwt.*`):
@@ -374,9 +377,11 @@ func Default() Config {
 				ClockSkew:       identity.DefaultClockSkew,
 				RefreshInterval: identity.DefaultJWKSRefreshInterval,
 				FetchTimeout:    identity.DefaultJWKSFetchTimeout,
+				MaxLifetime:     identity.DefaultJWTMaxLifetime,
 			},
 			ActAs: ActAs{Header: DefaultActAsHeader},
 			Quota: Quota{MaxPrincipals: 10_000},
+			Guard: defaultGuard(),
 		},
 		Idempotency: DefaultIdempotency(),
 		Limits: Limits{

@@ -257,6 +257,8 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 			return "1s", "0s"
 		case key == KeyJWTRefreshInterval:
 			return "11m", "22m"
+		case guardSample(key) != nil:
+			return guardSample(key)[0], guardSample(key)[1]
 		case key == KeyTrustedHeaderCIDRs:
 			return "10.0.0.0/8", "192.168.0.1"
 		case key == KeyJWTJWKSURL:
@@ -305,7 +307,7 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 			require.NoError(t, err)
 			// The dump redacts credentials, so compare them revealed as well.
 			fingerprint := func(c *Config) string {
-				return c.Redacted() + c.Security.Users.Reveal() + "|" + c.Security.Tokens.Reveal()
+				return c.Redacted() + c.Security.Users.Reveal() + "|" + c.Security.Tokens.Reveal() + "|" + c.Security.Guard.TokenKey.Reveal()
 			}
 			if fileValue != envValue {
 				assert.NotEqual(t, fingerprint(fromFile), fingerprint(fromEnv), "%s ignores %s", e.key, EnvVar(e.key))
@@ -430,7 +432,7 @@ func TestCrossFieldValidation(t *testing.T) {
 		{"delivery longer than the request", "gateway.rest.write.request-timeout: 10s\ngateway.rest.write.max-delivery-time: 11s\n", "gateway.rest.write.max-delivery-time (11s) must not exceed gateway.rest.write.request-timeout (10s)"},
 		{"delivery within the request", "gateway.rest.write.request-timeout: 10s\ngateway.rest.write.max-delivery-time: 9500ms\n", ""},
 		{"zero metadata budget", "gateway.rest.metadata.max-concurrent-requests: 0\n", "gateway.rest.metadata.max-concurrent-requests must be greater than zero"},
-		{"valid user mode", "gateway.security.authentication: token\ngateway.security.tokens: tok:alice\ngateway.cluster.default.connection.identity-mode: user\ngateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: pw\n", ""},
+		{"valid user mode", "gateway.security.authentication: token\ngateway.security.tokens: tok-0123456789abcdef:alice\ngateway.cluster.default.connection.identity-mode: user\ngateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: pw\n", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -469,7 +471,7 @@ gateway.cluster.default.connection.service.account: canonical-user
 gateway.cluster.default.connection.service.secret: canonical-secret
 gateway.security.authentication: password
 gateway.security.users: alice:user-secret
-gateway.security.tokens: token-secret:alice
+gateway.security.tokens: token-secret-0123456789:alice
 `)
 	require.NoError(t, err)
 
@@ -614,7 +616,7 @@ func TestWarnings(t *testing.T) {
 	assert.Contains(t, w, "accepts unauthenticated requests from any address")
 	assert.NotContains(t, w, "TLS")
 
-	cfg, err = loadFile(t, "gateway.rest.listen: 0.0.0.0:8080\ngateway.security.authentication: token\ngateway.security.tokens: t:alice\n")
+	cfg, err = loadFile(t, "gateway.rest.listen: 0.0.0.0:8080\ngateway.security.authentication: token\ngateway.security.tokens: t-0123456789abcdef:alice\n")
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(cfg.Warnings(), "\n"), "bearer tokens cross the network in clear text")
 }

@@ -334,7 +334,7 @@ var globalEntries = append([]entry[Config]{
 	secretEntry(KeyUsers, func(c *Config) *Secret { return &c.Security.Users }),
 	secretEntry(KeyTokens, func(c *Config) *Secret { return &c.Security.Tokens }),
 	stringEntry(KeyTrustedHeaderName, func(c *Config) *string { return &c.Security.TrustedHeaderName }),
-}, slices.Concat(securityEntries, idempotencyEntries)...)
+}, slices.Concat(securityEntries, idempotencyEntries, guardEntries)...)
 
 // clusterEntries are the keys under `gateway.cluster.<id>.`. The last three
 // are gateway-go extensions: `connection.security.protocol` makes the

@@ -337,7 +337,7 @@ func validPrincipalName(s string) bool {
 	if s == "" || len(s) > 256 || !utf8.ValidString(s) || strings.TrimSpace(s) != s {
 		return false
 	}
-	return !strings.ContainsFunc(s, unicode.IsControl)
+	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) })
 }
 
 // checkJWKSURL accepts https, or http to a loopback host (tests, sidecars).

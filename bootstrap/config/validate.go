@@ -106,6 +106,7 @@ func (c *Config) validateSecurity(add func(string, ...any)) {
 		add("%s: expected trust, password, token, trusted-header, jwt or mtls", KeySecurityAuth)
 	}
 	c.validateSecurityExtensions(add)
+	c.validateGuard(add)
 }
 
 func (c *Config) validateClusters(add func(string, ...any)) {

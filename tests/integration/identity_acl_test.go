@@ -61,13 +61,13 @@ func TestServiceAccountGrantsApply(t *testing.T) {
 	// The administrator's gateway (super user) sets the stage.
 	admin := startConfigured(t, map[string]string{
 		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION": "token",
-		tokens:                    "tok-ops:ops",
+		tokens:                    "tok-ops-0123456789abcdef:ops",
 		"FLUSS_GATEWAY__CLUSTERS": "acl",
 		"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
 		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": "admin",
 		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  "admin-secret",
 	})
-	ops := []string{"Authorization", "Bearer tok-ops"}
+	ops := []string{"Authorization", "Bearer tok-ops-0123456789abcdef"}
 	status, body := admin.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database": db}, ops...)
 	require.Equal(t, 201, status, "%v", body)
 	for _, table := range []string{"a", "b", "c"} {
@@ -82,13 +82,13 @@ func TestServiceAccountGrantsApply(t *testing.T) {
 	// the service account alice.
 	g := startConfigured(t, map[string]string{
 		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION": "token",
-		tokens:                    "tok-carol:carol",
+		tokens:                    "tok-carol-0123456789abcdef:carol",
 		"FLUSS_GATEWAY__CLUSTERS": "acl",
 		"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
 		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": "alice",
 		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  "alice-secret",
 	})
-	carol := []string{"Authorization", "Bearer tok-carol"}
+	carol := []string{"Authorization", "Bearer tok-carol-0123456789abcdef"}
 	tables := "/v1/clusters/acl/databases/" + db + "/tables/"
 
 	// Grants reach the tablet server asynchronously (ZooKeeper): poll.
