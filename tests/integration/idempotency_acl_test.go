@@ -33,8 +33,8 @@ func TestIdempotencyKeyLedgerPermissions(t *testing.T) {
 			"FLUSS_GATEWAY__IDEMPOTENCY__DATABASE":                      ledgerDB,
 		}
 	}
-	admin := startConfigured(t, env("admin", "admin-secret", "tok-ops:ops"))
-	ops := []string{"Authorization", "Bearer tok-ops"}
+	admin := startConfigured(t, env("admin", "admin-secret", "tok-ops-0123456789abcdef:ops"))
+	ops := []string{"Authorization", "Bearer tok-ops-0123456789abcdef"}
 	status, body := admin.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database": db}, ops...)
 	require.Equal(t, 201, status, "%v", body)
 	t.Cleanup(func() {
@@ -46,8 +46,8 @@ func TestIdempotencyKeyLedgerPermissions(t *testing.T) {
 	runJavaAdmin(t, sasl, "grant", "alice", "READ", "table:"+db+".a")
 	runJavaAdmin(t, sasl, "grant", "alice", "WRITE", "table:"+db+".a")
 
-	g := startConfigured(t, env("alice", "alice-secret", "tok-carol:carol"))
-	carol := []string{"Authorization", "Bearer tok-carol"}
+	g := startConfigured(t, env("alice", "alice-secret", "tok-carol-0123456789abcdef:carol"))
+	carol := []string{"Authorization", "Bearer tok-carol-0123456789abcdef"}
 	records := "/v1/clusters/acl/databases/" + db + "/tables/a/records"
 	require.Eventually(t, func() bool {
 		status, _ = g.call(http.MethodPost, records, kvEntries("a", 1), carol...)
