@@ -140,7 +140,7 @@ func (a *api) accessLog(c *fiber.Ctx) {
 		"path", c.Path(),
 		"status", c.Response().StatusCode(),
 		"duration_ms", float64(elapsed.Microseconds()) / 1000,
-		"bytes_in", len(c.Request().Body()),
+		"bytes_in", bytesIn(c),
 		"bytes_out", len(c.Response().Body()),
 		"remote", c.IP(),
 	}
@@ -274,6 +274,10 @@ func quoteHeader(v string) string {
 func acceptJSON(c *fiber.Ctx) error {
 	accept := c.Get(fiber.HeaderAccept)
 	if accept == "" || acceptsJSON(accept) {
+		return c.Next()
+	}
+	if c.Method() == fiber.MethodPost && strings.HasSuffix(c.Path(), "/records") && acceptsNDJSON(accept) {
+		// NDJSON verdict lines of a streamed write (ndjson.go).
 		return c.Next()
 	}
 	return newHTTPError(fiber.StatusNotAcceptable, codeNotAcceptable, "the Accept header must allow application/json")

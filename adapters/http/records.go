@@ -82,6 +82,12 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	if a.records == nil {
 		return unsupportedRecords(scope.Cluster, "writes")
 	}
+	switch streamedMediaType(c) {
+	case MIMEApplicationNDJSON:
+		return a.writeNDJSON(c, scope, path)
+	case MIMEArrowStream:
+		return a.writeArrow(c, scope, path)
+	}
 	body, err := a.jsonBody(c)
 	if err != nil {
 		return err

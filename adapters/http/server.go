@@ -99,6 +99,13 @@ type Options struct {
 	// Docs serves the API reference page at GET /docs (docs.go;
 	// gateway.rest.docs.enabled).
 	Docs bool
+	// StreamMaxRows caps the entries of one streamed write body (NDJSON or
+	// Arrow IPC; gateway.rest.write.stream.max-rows); 0 means
+	// DefaultStreamMaxRows.
+	StreamMaxRows int
+	// StreamBudget is the memory budget streamed write bodies draw from,
+	// chunk by chunk; nil: none.
+	StreamBudget StreamBudget
 }
 
 // RequestObserver records REST requests; telemetry.GatewayMetrics implements
@@ -194,6 +201,10 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		Immutable:             true,
 		DisableStartupMessage: true,
 		ErrorHandler:          a.errorHandler,
+		// Bodies over BodyLimit are not refused by fasthttp but handed over
+		// as a stream: streamed write bodies (ingest.go) read them as they
+		// arrive; every other body is held to its limit by decodedBody.
+		StreamRequestBody: true,
 	})
 	a.app = app
 	srv := app.Server()
@@ -230,6 +241,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 
 	app.Use(a.requestContext)
 	app.Use(a.checkFraming)
+	app.Use(a.boundBody)
 	app.Use(otelfiber.Middleware(otelOpts...))
 	app.Use(compressResponse)
 	app.Use(a.errorsAndPanics)
