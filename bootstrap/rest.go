@@ -104,6 +104,7 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		Propagators:    p.Telemetry.Propagators,
 		Observer:       p.Inst.Gateway(),
 		Docs:           p.Config.REST.DocsEnabled,
+		StreamMaxRows:  p.Config.Limits.WriteStreamMaxRows,
 	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity})
 	if err != nil {
 		return nil, err

@@ -404,6 +404,9 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 		frag, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(long)+len(frag) > maxLine {
+				if derr := p.flush(cur); derr != nil {
+					return derr
+				}
 				return &domain.Error{Kind: domain.KindLimitExceeded,
 					Message: fmt.Sprintf("line %d: longer than the limit of %d bytes; %s; nothing from there on was written", lineNo+1, maxLine, p.settled())}
 			}
@@ -411,6 +414,9 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 			continue
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
+			if derr := p.flush(cur); derr != nil {
+				return derr
+			}
 			return domain.InvalidArgument("reading the body failed after line %d: %v; %s; nothing from there on was written", lineNo, err, p.settled())
 		}
 		line := frag
@@ -427,6 +433,9 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 			}
 			if t := bytes.TrimSpace(line); len(t) > 0 {
 				if rows == maxRows {
+					if derr := p.flush(cur); derr != nil {
+						return derr
+					}
 					return &domain.Error{Kind: domain.KindLimitExceeded,
 						Message: fmt.Sprintf("line %d: the body has more than %d entries, the limit of one request; %s; nothing from there on was written", lineNo, maxRows, p.settled())}
 				}
@@ -451,6 +460,14 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// flush dispatches the lines read before an error that ends the request.
+func (p *ndjsonPipeline) flush(cur *ndjsonChunk) error {
+	if len(cur.lines) == 0 {
+		return nil
+	}
+	return p.dispatch(cur)
 }
 
 // settled describes what the chunks dispatched so far wrote, after waiting

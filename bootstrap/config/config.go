@@ -232,7 +232,10 @@ func (q Quota) Enabled() bool { return q.RequestsPerSecond > 0 || q.BytesPerSeco
 // `gateway.rest.prefix-lookup.*`) and of the catalog API
 // (`gateway.rest.metadata.*`, a gateway-go key).
 type Limits struct {
-	WriteMaxRows                      int
+	WriteMaxRows int
+	// WriteStreamMaxRows caps the entries of one streamed write body, NDJSON
+	// or Arrow IPC (`gateway.rest.write.stream.max-rows`, a gateway-go key).
+	WriteStreamMaxRows                int
 	WriteMaxConcurrentRequests        int
 	WriteRateLimitEnabled             bool
 	WriteRateLimitRequestsPerSecond   int
@@ -378,6 +381,7 @@ func Default() Config {
 		},
 		Limits: Limits{
 			WriteMaxRows:                      10_000,
+			WriteStreamMaxRows:                1_000_000,
 			WriteMaxConcurrentRequests:        64,
 			WriteRateLimitRequestsPerSecond:   1000,
 			WriteRateLimitBytesPerSecond:      64 << 20,

@@ -53,10 +53,13 @@ const (
 // REST listener hardening keys (gateway-go extensions).
 const (
 	KeyMetadataMaxRequestBytes = "gateway.rest.metadata.max-request-bytes"
-	KeyRESTWriteTimeout        = "gateway.rest.write-timeout"
-	KeyRESTIdleTimeout         = "gateway.rest.idle-timeout"
-	KeyRESTMaxConnsPerAddress  = "gateway.rest.max-connections-per-address"
-	KeyRESTLingerTimeout       = "gateway.rest.linger-timeout"
+	// KeyWriteStreamMaxRows caps the entries of one streamed (NDJSON or
+	// Arrow IPC) write body; a gateway-go key.
+	KeyWriteStreamMaxRows     = "gateway.rest.write.stream.max-rows"
+	KeyRESTWriteTimeout       = "gateway.rest.write-timeout"
+	KeyRESTIdleTimeout        = "gateway.rest.idle-timeout"
+	KeyRESTMaxConnsPerAddress = "gateway.rest.max-connections-per-address"
+	KeyRESTLingerTimeout      = "gateway.rest.linger-timeout"
 )
 
 // scalar is one configured value: YAML scalar text with its resolved tag
@@ -268,6 +271,7 @@ var globalEntries = append([]entry[Config]{
 		render: func(c *Config) string { return optionalDuration(c.REST.MaxDeliveryTime) },
 	},
 	countEntry("gateway.rest.write.max-rows", func(c *Config) *int { return &c.Limits.WriteMaxRows }),
+	countEntry(KeyWriteStreamMaxRows, func(c *Config) *int { return &c.Limits.WriteStreamMaxRows }),
 	countEntry("gateway.rest.write.max-concurrent-requests", func(c *Config) *int { return &c.Limits.WriteMaxConcurrentRequests }),
 	boolEntry("gateway.rest.write.rate-limit.enabled", func(c *Config) *bool { return &c.Limits.WriteRateLimitEnabled }),
 	countEntry("gateway.rest.write.rate-limit.requests-per-second", func(c *Config) *int { return &c.Limits.WriteRateLimitRequestsPerSecond }),

@@ -47,6 +47,7 @@ func (c *Config) Validate() error {
 		{KeyMetadataMaxRequestBytes, c.REST.MaxMetadataRequestBytes},
 		{KeyRESTMaxConnsPerAddress, int64(c.REST.MaxConnectionsPerAddress)},
 		{"gateway.rest.write.max-rows", int64(c.Limits.WriteMaxRows)},
+		{KeyWriteStreamMaxRows, int64(c.Limits.WriteStreamMaxRows)},
 		{"gateway.rest.write.max-concurrent-requests", int64(c.Limits.WriteMaxConcurrentRequests)},
 		{"gateway.rest.write.rate-limit.requests-per-second", int64(c.Limits.WriteRateLimitRequestsPerSecond)},
 		{"gateway.rest.write.rate-limit.bytes-per-second", c.Limits.WriteRateLimitBytesPerSecond},
