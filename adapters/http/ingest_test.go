@@ -66,8 +66,8 @@ func TestWriteNDJSON(t *testing.T) {
 			rows:   3,
 		},
 		{
-			name: "an invalid entry gets its verdict with its line",
-			body: appendLine("a", 1, "x") + "\n" + `{"id":"b","append":{"ts":"no","msg":"y"}}` + "\n" + `{"append":{"ts":1}}` + "\n" + appendLine("c", 3, "z") + "\n",
+			name:   "an invalid entry gets its verdict with its line",
+			body:   appendLine("a", 1, "x") + "\n" + `{"id":"b","append":{"ts":"no","msg":"y"}}` + "\n" + `{"append":{"ts":1}}` + "\n" + appendLine("c", 3, "z") + "\n",
 			status: 200,
 			want: `{"row_count":4,"success_count":2,"error_count":2,"successes":[{"id":"a"},{"id":"c"}],"failures":[` +
 				`{"id":"b","error_code":"invalid_argument","message":"line 2: entry ` + "`b`" + `: column ` + "`ts`" + `: BIGINT value \"no\" is not an integer","retryable":false,"applied":"no"},` +
