@@ -3,6 +3,7 @@ module github.com/fluss-gateway/fluss-gateway-go
 go 1.26.8
 
 require (
+	github.com/KimMachineGun/automemlimit v1.0.2
 	github.com/MicahParks/jwkset v0.11.4
 	github.com/MicahParks/keyfunc/v3 v3.9.2
 	github.com/apache/arrow-go/v18 v18.8.0
@@ -35,7 +36,10 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/go-openapi/jsonpointer v1.0.0 // indirect
+require (
+	github.com/go-openapi/jsonpointer v1.0.0 // indirect
+	github.com/pbnjay/memory v0.0.0-20210728143218-7b4eea64cf58 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -185,9 +185,20 @@ type Charge struct {
 // NewCharge starts an empty ledger on b (a nil b admits everything).
 func (b *Budget) NewCharge() *Charge { return &Charge{b: b} }
 
-// Acquire takes n more bytes for the request (see Budget.Acquire).
+// Acquire takes n more bytes for the request (see Budget.Acquire), but
+// never more than the budget's capacity in all: what a request needs beyond
+// the whole budget is let through without waiting, so that a request that
+// runs alone always completes.
 func (c *Charge) Acquire(ctx context.Context, n int64) error {
 	if c == nil || c.b == nil || n <= 0 {
+		return nil
+	}
+	// One request never holds more than the whole budget, so a request
+	// larger than the budget still completes once it runs alone.
+	c.mu.Lock()
+	n = min(n, c.b.capacity-c.n)
+	c.mu.Unlock()
+	if n <= 0 {
 		return nil
 	}
 	got, err := c.b.Acquire(ctx, n)
@@ -245,13 +256,17 @@ type Reader struct {
 	credit int64 // acquired bytes not yet read
 }
 
-// Read implements io.Reader.
+// Read implements io.Reader. It reads at most one step at a time, so what
+// is charged follows what was read, not the size of the caller's buffer.
 func (r *Reader) Read(p []byte) (int, error) {
+	if int64(len(p)) > r.step {
+		p = p[:r.step]
+	}
 	if int64(len(p)) > r.credit {
-		if err := r.c.Acquire(r.ctx, max(r.step, int64(len(p))-r.credit)); err != nil {
+		if err := r.c.Acquire(r.ctx, r.step); err != nil {
 			return 0, err
 		}
-		r.credit += max(r.step, int64(len(p))-r.credit)
+		r.credit += r.step
 	}
 	n, err := r.r.Read(p)
 	r.credit -= int64(n)

@@ -139,11 +139,14 @@ func TestChargeReaderCountsAsItReads(t *testing.T) {
 	c.Release()
 
 	small := New(10_000, 10*time.Millisecond)
+	other := small.NewCharge()
+	require.NoError(t, other.Acquire(context.Background(), 5_000))
 	sc := small.NewCharge()
 	_, err = io.ReadAll(sc.Reader(context.Background(), bytes.NewReader(data), 4096))
 	var ex *ExhaustedError
-	require.ErrorAs(t, err, &ex, "a reader past the budget fails instead of growing")
+	require.ErrorAs(t, err, &ex, "a reader past what others leave fails instead of growing")
 	sc.Release()
+	other.Release()
 	assert.Zero(t, small.Stats().InUse)
 }
 
@@ -171,5 +174,17 @@ func TestBudgetConcurrentNeverExceedsCapacity(t *testing.T) {
 	}
 	wg.Wait()
 	assert.LessOrEqual(t, peak, int64(capacity))
+	assert.Zero(t, b.Stats().InUse)
+}
+
+func TestChargeNeverHoldsMoreThanTheBudget(t *testing.T) {
+	b := New(100, 10*time.Millisecond)
+	c := b.NewCharge()
+	require.NoError(t, c.Acquire(context.Background(), 70))
+	require.NoError(t, c.Acquire(context.Background(), 70), "the rest of the budget, not a wait on itself")
+	assert.Equal(t, int64(100), c.Held())
+	require.NoError(t, c.Acquire(context.Background(), 500))
+	assert.Equal(t, int64(100), b.Stats().InUse)
+	c.Release()
 	assert.Zero(t, b.Stats().InUse)
 }
