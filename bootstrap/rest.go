@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 // RESTModule serves the REST API on `gateway.rest.listen`: it binds in
@@ -30,6 +31,7 @@ var RESTModule = fx.Module("rest",
 		newSealer,
 		application.NewCatalogService,
 		newRecordService,
+		newMemoryBudget,
 		func() IdentityFactory { return NewIdentity },
 		newRESTServer,
 	),
@@ -76,6 +78,7 @@ type restParams struct {
 	Inst      *telemetry.Instrumentation
 	Identity  IdentityFactory
 	Logger    *slog.Logger
+	Budget    *membudget.Budget
 }
 
 func newRESTServer(p restParams) (*RESTServer, error) {
@@ -91,6 +94,8 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		MaxMetadataRequestBytes: p.Config.REST.MaxMetadataRequestBytes,
 		SingleValueHeaders:      singleValueHeaders(p.Config),
 		Admission:               admission(p.Config),
+		MemoryBudget:            p.Budget,
+		MaxLookupResponseBytes:  p.Config.REST.MaxLookupResponseBytes,
 		Quota: httpadapter.Quota{
 			RequestsPerSecond: q.RequestsPerSecond,
 			BytesPerSecond:    q.BytesPerSecond,

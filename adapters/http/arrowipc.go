@@ -121,6 +121,8 @@ type arrowPipeline struct {
 	out      []byte
 	stopErr  error
 	stopAt   int // the batch stopErr belongs to
+	// answerCharged is what the answer's memory-budget charge covers.
+	answerCharged int
 }
 
 func (p *arrowPipeline) run(body io.Reader) error {
@@ -160,7 +162,7 @@ func (p *arrowPipeline) run(body io.Reader) error {
 		if err := p.a.chargeStreamed(p.c, size); err != nil {
 			return err
 		}
-		release, err := p.a.acquireBudget(p.c.UserContext(), int64(size)+n*(int64(rec.NumCols())*80+arrowBudgetPerRow))
+		release, err := p.a.acquireChunk(p.c.UserContext(), int64(size)+n*(int64(rec.NumCols())*80+arrowBudgetPerRow))
 		if err != nil {
 			return err
 		}
@@ -255,6 +257,9 @@ func (p *arrowPipeline) fold(b *arrowBatch) {
 		i = j + 1
 	}
 	p.out = append(p.out, "]}"...)
+	if err := p.a.chargeAnswer(p.c, &p.answerCharged, cap(p.out)); err != nil && p.stopErr == nil {
+		p.stopErr, p.stopAt = err, b.index
+	}
 }
 
 func sameVerdict(a, b domain.EntryResult) bool {

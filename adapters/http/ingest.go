@@ -43,17 +43,6 @@ const (
 // (gateway.rest.write.stream.max-rows).
 const DefaultStreamMaxRows = 1_000_000
 
-// StreamBudget is the memory budget streamed write bodies draw from: the
-// handler acquires the bytes a chunk holds (its decoded body bytes and the
-// rows decoded from them, estimated) before decoding it and releases them
-// once the chunk's rows have their verdicts. Acquire waits while the budget
-// is exhausted, up to ctx's deadline; its error is returned to the caller
-// (a *domain.Error such as resource_exhausted, or ctx's error). The
-// data-plane memory budget implements it; nil means no budget.
-type StreamBudget interface {
-	Acquire(ctx context.Context, n int64) (release func(), err error)
-}
-
 // streamedMediaType returns the media type of a streamed write body
 // (MIMEApplicationNDJSON or MIMEArrowStream), "" for any other request.
 func streamedMediaType(c *fiber.Ctx) string {
@@ -102,39 +91,6 @@ func rawBodyStream(c *fiber.Ctx) io.Reader {
 	return bytes.NewReader(c.Request().Body())
 }
 
-// boundBody holds every body but a streamed write body to the body limit
-// before any handler reads it. The server streams bodies over the limit
-// (StreamRequestBody) instead of refusing them; one with a Content-Length
-// over the limit is refused at once (413), a chunked one is read up to the
-// limit and refused when it goes on.
-func (a *api) boundBody(c *fiber.Ctx) error {
-	s := c.Context().RequestBodyStream()
-	if s == nil || streamedMediaType(c) != "" {
-		return c.Next()
-	}
-	limit := a.opts.MaxRequestBytes
-	tooLarge := func() error {
-		c.Context().SetConnectionClose()
-		return &domain.Error{Kind: domain.KindLimitExceeded,
-			Message: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}
-	}
-	switch cl := c.Request().Header.ContentLength(); {
-	case int64(cl) > limit:
-		return tooLarge()
-	case cl < 0:
-		b, err := io.ReadAll(io.LimitReader(s, limit+1))
-		if err != nil {
-			c.Context().SetConnectionClose()
-			return domain.InvalidArgument("reading the request body failed: %v", err)
-		}
-		if int64(len(b)) > limit {
-			return tooLarge()
-		}
-		c.Request().SetBody(b)
-	}
-	return c.Next()
-}
-
 // localBytesIn holds the body bytes a streamed write read (decoded).
 const localBytesIn = "fluss-gateway.bytes-in"
 
@@ -144,10 +100,7 @@ func bytesIn(c *fiber.Ctx) int64 {
 	if n, ok := c.Locals(localBytesIn).(int64); ok {
 		return n
 	}
-	if streamedMediaType(c) != "" {
-		return max(int64(c.Request().Header.ContentLength()), 0)
-	}
-	return int64(len(c.Request().Body()))
+	return int64(requestBodySize(c))
 }
 
 // bodyReader is a streamed body decoded as its Content-Encoding says
@@ -225,19 +178,37 @@ func waitBytes(ctx context.Context, l *rate.Limiter, n int, what string) error {
 	return nil
 }
 
-// acquireBudget takes n bytes of the stream budget; release is never nil.
-func (a *api) acquireBudget(ctx context.Context, n int64) (func(), error) {
-	if a.opts.StreamBudget == nil {
+// acquireChunk takes the n bytes one chunk of a streamed body holds while
+// it is decoded and written (its body bytes and the rows decoded from them,
+// estimated) from the data-plane memory budget (budget.go), waiting within
+// its bounded wait; release returns them once the chunk's rows have their
+// verdicts and is never nil. Unlike a JSON body's charge, which is held
+// until the answer is written, a chunk's is returned as soon as the chunk
+// is done, so a body of any length holds at most a few chunks.
+func (a *api) acquireChunk(ctx context.Context, n int64) (func(), error) {
+	if a.budget == nil {
 		return func() {}, nil
 	}
-	release, err := a.opts.StreamBudget.Acquire(ctx, n)
+	got, err := a.budget.Acquire(ctx, n)
 	if err != nil {
-		return func() {}, err
+		return func() {}, budgetError(err, "a chunk of the streamed body")
 	}
-	if release == nil {
-		release = func() {}
+	start := time.Now()
+	return func() { a.budget.Release(got, time.Since(start)) }, nil
+}
+
+// chargeAnswer charges what the answer of a streamed write has grown to
+// (the verdicts, one per entry) to the request's charge, held until the
+// answer is written (budget.go).
+func (a *api) chargeAnswer(c *fiber.Ctx, charged *int, size int) error {
+	if size <= *charged {
+		return nil
 	}
-	return release, nil
+	if err := a.charge(c).Acquire(c.UserContext(), int64(size-*charged)); err != nil {
+		return budgetError(err, "the verdicts of the streamed body")
+	}
+	*charged = size
+	return nil
 }
 
 // streamMaxRows is Options.StreamMaxRows, defaulted.

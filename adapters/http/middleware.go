@@ -79,6 +79,7 @@ func (a *api) requestContext(c *fiber.Ctx) error {
 		a.writeError(c, err)
 	}
 	a.accessLog(c)
+	a.releaseWritten(c)
 	return nil
 }
 
@@ -181,6 +182,7 @@ func addLogAttrs(c *fiber.Ctx, kv ...any) {
 // included) and turns a panic into 500 internal without leaking its value.
 func (a *api) errorsAndPanics(c *fiber.Ctx) (err error) {
 	c.Locals(localSpanCtx, c.UserContext())
+	defer dropUnreadBody(c)
 	defer func() {
 		if p := recover(); p != nil {
 			a.log.ErrorContext(c.UserContext(), "handler panicked", "request_id", requestID(c), "panic", fmt.Sprint(p))

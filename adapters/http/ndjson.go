@@ -388,6 +388,8 @@ type ndjsonPipeline struct {
 	// chunk is folded (chunks in flight still write).
 	stopErr  error
 	stopWhat string
+	// answerCharged is what the answer's memory-budget charge covers.
+	answerCharged int
 }
 
 // run reads the body line by line, dispatching full chunks; it returns the
@@ -499,7 +501,7 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 			return nil
 		}
 	}
-	release, err := p.a.acquireBudget(p.ctx, int64(len(ch.doc))*ndjsonBudgetFactor)
+	release, err := p.a.acquireChunk(p.ctx, int64(len(ch.doc))*ndjsonBudgetFactor)
 	if err != nil {
 		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
 	}
@@ -559,6 +561,9 @@ func (p *ndjsonPipeline) fold(ch *ndjsonChunk) {
 	}
 	for i, r := range ch.res.Results {
 		p.sink.add(ch.lines[i], ch.res.IDs[i], r)
+	}
+	if err := p.a.chargeAnswer(p.c, &p.answerCharged, cap(p.sink.succ)+cap(p.sink.fail)+cap(p.sink.out)); err != nil && p.stopErr == nil {
+		p.stopErr, p.stopWhat = err, fmt.Sprintf("after line %d", ch.lines[len(ch.lines)-1])
 	}
 	if ch.badLine >= 0 && p.stopErr == nil {
 		p.stopErr = domain.InvalidArgument("%s", ch.badMsg)

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 // The data-plane routes: writes, primary-key lookups and prefix lookups.
@@ -98,8 +100,9 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 		buffers.Put(buf)
 	}()
 	res, err := a.records.Write(c.UserContext(), scope, application.WriteCommand{
-		Path:    path,
-		Decoder: &bodyDecoder{body: body, buf: buf, report: invalidEntriesReported(c)},
+		Path: path,
+		Decoder: &bodyDecoder{body: body, buf: buf, report: invalidEntriesReported(c),
+			ctx: c.UserContext(), charge: a.charge(c)},
 	})
 	if err != nil {
 		return err
@@ -256,6 +259,7 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 	}
 	cols := res.Table.Columns()
 	proj := newProjection(cols, dec.read.Columns, res.Table.Info.SchemaID)
+	ab := a.newAnswerBudget(c)
 	out := make([]byte, 0, 256+len(res.Response.Results)*64)
 	out = append(out, `{"schema_id":`...)
 	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
@@ -280,6 +284,9 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 			out = appendKeyError(out, r.Err)
 		}
 		out = append(out, '}')
+		if err := ab.grow(out); err != nil {
+			return err
+		}
 	}
 	out = append(out, "]}"...)
 	addLogAttrs(c, "table", path.String(), "keys", len(res.Response.Results), "found", found)
@@ -306,6 +313,7 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 	}
 	cols := res.Table.Columns()
 	proj := newProjection(cols, dec.read.Columns, res.Table.Info.SchemaID)
+	ab := a.newAnswerBudget(c)
 	out := make([]byte, 0, 256)
 	out = append(out, `{"schema_id":`...)
 	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
@@ -327,6 +335,9 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 				out = append(out, ',')
 			}
 			out = proj.appendRow(out, row)
+			if err := ab.grow(out); err != nil {
+				return err
+			}
 		}
 		out = append(out, ']')
 		if i < len(res.NextPageTokens) && res.NextPageTokens[i] != "" {
@@ -380,6 +391,11 @@ type bodyDecoder struct {
 	rejected []application.RejectedEntry
 	// read are the lookup body's extension fields (columns, page_token).
 	read rowjson.ReadOptions
+	// charge, when set, is charged for the decoded rows' memory (buf's
+	// chunks) until the request's answer is written; ctx bounds the wait.
+	ctx     context.Context
+	charge  *membudget.Charge
+	charged int
 }
 
 // PageToken implements application.PagedPrefixDecoder.
@@ -404,14 +420,39 @@ func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wri
 		return domain.WriteBatch{}, nil, err
 	}
 	if !d.report {
-		return codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+		batch, ids, err := codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+		if err == nil {
+			err = d.chargeRows()
+		}
+		return batch, ids, err
 	}
 	batch, ids, rejected, err := codec.DecodeWriteReport(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
 	d.rejected = d.rejected[:0]
 	for _, r := range rejected {
 		d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: r.Message})
 	}
+	if err == nil {
+		err = d.chargeRows()
+	}
 	return batch, ids, err
+}
+
+// chargeRows charges the decoded rows' memory (what buf holds beyond what
+// is charged already) before any row is handed to the writer: rows that do
+// not fit in the budget are refused with 429 before any of them is sent.
+func (d *bodyDecoder) chargeRows() error {
+	if d.charge == nil || d.buf == nil {
+		return nil
+	}
+	held := d.buf.Retained()
+	if held <= d.charged {
+		return nil
+	}
+	if err := d.charge.Acquire(d.ctx, int64(held-d.charged)); err != nil {
+		return budgetError(err, "the decoded rows")
+	}
+	d.charged = held
+	return nil
 }
 
 // DecodeKeys decodes the lookup body against t.

@@ -60,6 +60,10 @@ const (
 	KeyRESTIdleTimeout        = "gateway.rest.idle-timeout"
 	KeyRESTMaxConnsPerAddress = "gateway.rest.max-connections-per-address"
 	KeyRESTLingerTimeout      = "gateway.rest.linger-timeout"
+	// Resource budget (issue 21), gateway-go keys.
+	KeyRESTMemoryBudget       = "gateway.rest.memory-budget-bytes"
+	KeyLookupMaxResponseBytes = "gateway.rest.lookup.max-response-bytes"
+	KeyRESTMaxConnections     = "gateway.rest.max-connections"
 )
 
 // scalar is one configured value: YAML scalar text with its resolved tag
@@ -290,6 +294,20 @@ var globalEntries = append([]entry[Config]{
 	durationEntry(KeyRESTIdleTimeout, func(c *Config) *time.Duration { return &c.REST.IdleTimeout }),
 	countEntry(KeyRESTMaxConnsPerAddress, func(c *Config) *int { return &c.REST.MaxConnectionsPerAddress }),
 	durationEntry(KeyRESTLingerTimeout, func(c *Config) *time.Duration { return &c.REST.LingerTimeout }),
+	{
+		// Optional: unset derives the budget from the memory limit, and the
+		// dump omits it.
+		key:   KeyRESTMemoryBudget,
+		apply: func(c *Config, v scalar) (err error) { c.REST.MemoryBudgetBytes, err = v.byteSize(); return err },
+		render: func(c *Config) string {
+			if c.REST.MemoryBudgetBytes == 0 {
+				return ""
+			}
+			return FormatByteSize(c.REST.MemoryBudgetBytes)
+		},
+	},
+	sizeEntry(KeyLookupMaxResponseBytes, func(c *Config) *int64 { return &c.REST.MaxLookupResponseBytes }),
+	countEntry(KeyRESTMaxConnections, func(c *Config) *int { return &c.REST.MaxConnections }),
 	boolEntry("gateway.metrics.enabled", func(c *Config) *bool { return &c.Metrics.Enabled }),
 	{
 		key: "gateway.metrics.exporters",
