@@ -87,6 +87,7 @@ func (a *api) writeArrow(c *fiber.Ctx, scope application.Scope, path domain.Tabl
 		return p.stopMessage(err)
 	}
 	c.Locals(localVerdicts, true)
+	a.chargeAnswer(c, int64(2*cap(p.out)))
 	out := make([]byte, 0, 96+len(p.out))
 	out = append(out, `{"row_count":`...)
 	out = strconv.AppendInt(out, p.rows, 10)
@@ -121,8 +122,6 @@ type arrowPipeline struct {
 	out      []byte
 	stopErr  error
 	stopAt   int // the batch stopErr belongs to
-	// answerCharged is what the answer's memory-budget charge covers.
-	answerCharged int
 }
 
 func (p *arrowPipeline) run(body io.Reader) error {
@@ -162,6 +161,7 @@ func (p *arrowPipeline) run(body io.Reader) error {
 		if err := p.a.chargeStreamed(p.c, size); err != nil {
 			return err
 		}
+		p.settle(arrowInFlight - 1)
 		release, err := p.a.acquireChunk(p.c.UserContext(), int64(size)+n*(int64(rec.NumCols())*80+arrowBudgetPerRow))
 		if err != nil {
 			return err
@@ -178,22 +178,26 @@ func (p *arrowPipeline) run(body io.Reader) error {
 			})
 		}()
 		p.pending = append(p.pending, b)
-		for len(p.pending) > 0 {
-			head := p.pending[0]
-			if len(p.pending) <= arrowInFlight {
-				select {
-				case <-head.done:
-				default:
-					goto next
-				}
-			}
-			<-head.done
-			p.fold(head)
-			p.pending = p.pending[1:]
-		}
-	next:
 	}
 	return nil
+}
+
+// settle folds the batches that are done, in order, and waits for the
+// oldest until at most n are in flight.
+func (p *arrowPipeline) settle(n int) {
+	for len(p.pending) > 0 {
+		head := p.pending[0]
+		if len(p.pending) <= n {
+			select {
+			case <-head.done:
+			default:
+				return
+			}
+		}
+		<-head.done
+		p.fold(head)
+		p.pending = p.pending[1:]
+	}
 }
 
 func (p *arrowPipeline) drain() {
@@ -257,9 +261,6 @@ func (p *arrowPipeline) fold(b *arrowBatch) {
 		i = j + 1
 	}
 	p.out = append(p.out, "]}"...)
-	if err := p.a.chargeAnswer(p.c, &p.answerCharged, cap(p.out)); err != nil && p.stopErr == nil {
-		p.stopErr, p.stopAt = err, b.index
-	}
 }
 
 func sameVerdict(a, b domain.EntryResult) bool {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 func appendLine(id string, ts int, msg string) string {
@@ -444,4 +446,75 @@ func TestStreamedWritesLeaveNoGoroutines(t *testing.T) {
 	r = g.postRaw(eventsWrite, arrowStream(t, eventsArrow, []func(array.Builder){int64s(1), strs("a")}), "Content-Type", MIMEArrowStream)
 	require.Equal(t, 200, r.status)
 	require.NoError(t, g.app.Shutdown())
+}
+
+// concurrencyWriter accepts every row and records the most Write calls in
+// progress at once.
+type concurrencyWriter struct {
+	now, peak atomic.Int32
+	rows      atomic.Int64
+}
+
+func (w *concurrencyWriter) Write(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+	n := w.now.Add(1)
+	defer w.now.Add(-1)
+	for {
+		p := w.peak.Load()
+		if n <= p || w.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	time.Sleep(5 * time.Millisecond)
+	w.rows.Add(int64(len(b.Entries)))
+	return make([]domain.EntryResult, len(b.Entries)), nil
+}
+
+// TestStreamedBodiesDrawFromTheMemoryBudget: a budget smaller than one
+// chunk lets one chunk at a time through (each takes the whole budget and
+// returns it when written); every row is still written and the budget is
+// whole again afterwards. With room for several, chunks overlap.
+func TestStreamedBodiesDrawFromTheMemoryBudget(t *testing.T) {
+	t.Parallel()
+	var body bytes.Buffer
+	for i := range 4 * ndjsonChunkRows {
+		body.WriteString(appendLine(fmt.Sprintf("e%d", i), i, "m") + "\n")
+	}
+	for _, tc := range []struct {
+		name     string
+		capacity int64
+		maxPeak  int32
+	}{
+		{"smaller than a chunk", 1 << 10, 1},
+		{"room for every chunk", 1 << 30, ndjsonInFlight},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			budget := membudget.New(tc.capacity, 5*time.Second)
+			g := newGateway(t, func(o *Options, _ *Deps) { o.MemoryBudget = budget }).withTables()
+			w := &concurrencyWriter{}
+			g.data.writer = w
+			r := g.postRaw(eventsWrite, body.Bytes(), "Content-Type", MIMEApplicationNDJSON)
+			require.Equal(t, 200, r.status, "%.300s", r.body)
+			assert.Equal(t, int64(4*ndjsonChunkRows), w.rows.Load())
+			assert.LessOrEqual(t, w.peak.Load(), tc.maxPeak)
+			assert.Zero(t, budget.Stats().InUse, "every chunk and the answer returned their bytes")
+		})
+	}
+}
+
+// TestStreamedBytesCountAgainstTheByteQuota: a streamed body pays for its
+// decoded bytes chunk by chunk; when the quota cannot pay before the
+// deadline the request ends with 429, stating what was written.
+func TestStreamedBytesCountAgainstTheByteQuota(t *testing.T) {
+	t.Parallel()
+	var body bytes.Buffer
+	for i := range 2 * ndjsonChunkRows {
+		body.WriteString(appendLine(fmt.Sprintf("e%d", i), i, "m") + "\n")
+	}
+	g := newGateway(t, withTimeout(time.Second), func(o *Options, _ *Deps) {
+		o.Quota = Quota{BytesPerSecond: int64(body.Len() / 20)}
+	}).withTables()
+	r := g.postRaw(eventsWrite, body.Bytes(), "Content-Type", MIMEApplicationNDJSON)
+	require.Equal(t, 429, r.status, "%.300s", r.body)
+	assert.Contains(t, r.message(t), "byte quota reached while reading the streamed body")
 }

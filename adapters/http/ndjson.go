@@ -371,6 +371,7 @@ func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.Tab
 		return err
 	}
 	c.Locals(localVerdicts, true)
+	a.chargeAnswer(c, int64(cap(sink.succ)+cap(sink.fail)+cap(sink.out)))
 	return sink.send(c)
 }
 
@@ -388,8 +389,6 @@ type ndjsonPipeline struct {
 	// chunk is folded (chunks in flight still write).
 	stopErr  error
 	stopWhat string
-	// answerCharged is what the answer's memory-budget charge covers.
-	answerCharged int
 }
 
 // run reads the body line by line, dispatching full chunks; it returns the
@@ -501,6 +500,7 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 			return nil
 		}
 	}
+	p.settle(ndjsonInFlight - 1)
 	release, err := p.a.acquireChunk(p.ctx, int64(len(ch.doc))*ndjsonBudgetFactor)
 	if err != nil {
 		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
@@ -520,20 +520,25 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 		})
 	}()
 	p.pending = append(p.pending, ch)
+	return nil
+}
+
+// settle folds the chunks that are done, in order, and waits for the
+// oldest until at most n are in flight.
+func (p *ndjsonPipeline) settle(n int) {
 	for len(p.pending) > 0 {
 		head := p.pending[0]
-		if len(p.pending) <= ndjsonInFlight {
+		if len(p.pending) <= n {
 			select {
 			case <-head.done:
 			default:
-				return nil
+				return
 			}
 		}
 		<-head.done
 		p.fold(head)
 		p.pending = p.pending[1:]
 	}
-	return nil
 }
 
 func (p *ndjsonPipeline) settledSink() *verdictSink {
@@ -561,9 +566,6 @@ func (p *ndjsonPipeline) fold(ch *ndjsonChunk) {
 	}
 	for i, r := range ch.res.Results {
 		p.sink.add(ch.lines[i], ch.res.IDs[i], r)
-	}
-	if err := p.a.chargeAnswer(p.c, &p.answerCharged, cap(p.sink.succ)+cap(p.sink.fail)+cap(p.sink.out)); err != nil && p.stopErr == nil {
-		p.stopErr, p.stopWhat = err, fmt.Sprintf("after line %d", ch.lines[len(ch.lines)-1])
 	}
 	if ch.badLine >= 0 && p.stopErr == nil {
 		p.stopErr = domain.InvalidArgument("%s", ch.badMsg)
