@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -69,7 +68,6 @@ const (
 
 // writeArrow serves POST …/records with an Arrow IPC stream body.
 func (a *api) writeArrow(c *fiber.Ctx, scope application.Scope, path domain.TablePath) error {
-	start := time.Now()
 	body, err := streamedBody(c)
 	if err != nil {
 		return err
@@ -80,7 +78,8 @@ func (a *api) writeArrow(c *fiber.Ctx, scope application.Scope, path domain.Tabl
 	if p.stopErr != nil {
 		err = p.stopErr
 	}
-	a.observeIngest(c, MIMEArrowStream, path, p.rows, body.n, start)
+	a.observeIngest(c, MIMEArrowStream, path, p.rows, body.n)
+	c.Locals(localBytesIn, body.n)
 	addLogAttrs(c, "table", path.String(), "rows", p.rows, "rows_failed", p.rows-p.ok)
 	if err != nil {
 		c.Context().SetConnectionClose()

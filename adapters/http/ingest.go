@@ -220,19 +220,18 @@ func (a *api) streamMaxRows() int {
 }
 
 // IngestObserver is implemented by Options.Observer values that count
-// streamed writes by content type (telemetry.GatewayMetrics):
-// contentType is the body's media type, rows the entries decoded and bytes
-// the decoded body bytes read.
+// write bodies by content type (telemetry.GatewayMetrics): contentType is
+// the body's media type (one of the gateway's, never request text), rows the
+// entries decoded and bytes the body bytes read, after gzip.
 type IngestObserver interface {
-	ObserveIngest(ctx context.Context, contentType string, table domain.TablePath, rows, bytes int64, elapsed time.Duration)
+	ObserveIngest(ctx context.Context, contentType string, table domain.TablePath, rows, bytes int64)
 }
 
 // observeIngest records a write body by content type when the observer
-// counts them.
-func (a *api) observeIngest(c *fiber.Ctx, contentType string, path domain.TablePath, rows, bytes int64, start time.Time) {
+// counts them, and names the content type in the access log.
+func (a *api) observeIngest(c *fiber.Ctx, contentType string, path domain.TablePath, rows, bytes int64) {
 	if o, ok := a.opts.Observer.(IngestObserver); ok {
-		o.ObserveIngest(c.UserContext(), contentType, path, rows, bytes, time.Since(start))
+		o.ObserveIngest(c.UserContext(), contentType, path, rows, bytes)
 	}
-	c.Locals(localBytesIn, bytes)
 	addLogAttrs(c, "content_type", contentType)
 }

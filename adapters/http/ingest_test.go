@@ -11,6 +11,7 @@ import (
 	nethttp "net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -517,4 +518,42 @@ func TestStreamedBytesCountAgainstTheByteQuota(t *testing.T) {
 	r := g.postRaw(eventsWrite, body.Bytes(), "Content-Type", MIMEApplicationNDJSON)
 	require.Equal(t, 429, r.status, "%.300s", r.body)
 	assert.Contains(t, r.message(t), "byte quota reached while reading the streamed body")
+}
+
+// ingestObserver records ObserveIngest calls.
+type ingestObserver struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (o *ingestObserver) ObserveRequestDetail(context.Context, string, string, int, string, domain.TablePath, time.Duration) {
+}
+
+func (o *ingestObserver) ObserveIngest(_ context.Context, contentType string, table domain.TablePath, rows, bytes int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, fmt.Sprintf("%s %s rows=%d bytes=%d", contentType, table, rows, bytes))
+}
+
+func TestWriteBodiesAreCountedByContentType(t *testing.T) {
+	t.Parallel()
+	obs := &ingestObserver{}
+	g := newGateway(t, func(o *Options, _ *Deps) { o.Observer = obs }).withTables()
+	json1 := entries(appendLine("a", 1, "x"), appendLine("b", 2, "y"))
+	require.Equal(t, 200, g.call("POST", eventsWrite, json1).status)
+	nd := appendLine("a", 1, "x") + "\n" + appendLine("b", 2, "y") + "\n" + appendLine("c", 3, "z") + "\n"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(nd))
+	require.NoError(t, zw.Close())
+	require.Equal(t, 200, g.postRaw(eventsWrite, gz.Bytes(), "Content-Type", MIMEApplicationNDJSON, "Content-Encoding", "gzip").status)
+	arrowBody := arrowStream(t, eventsArrow, []func(array.Builder){int64s(1), strs("a")})
+	require.Equal(t, 200, g.postRaw(eventsWrite, arrowBody, "Content-Type", MIMEArrowStream).status)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	assert.Equal(t, []string{
+		fmt.Sprintf("application/json d.events rows=2 bytes=%d", len(json1)),
+		fmt.Sprintf("application/x-ndjson d.events rows=3 bytes=%d", len(nd)), // decoded bytes, not the gzip bytes
+		fmt.Sprintf("application/vnd.apache.arrow.stream d.events rows=1 bytes=%d", len(arrowBody)),
+	}, obs.calls)
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -349,7 +348,6 @@ func (a *api) writeMaxRows() int {
 
 // writeNDJSON serves POST …/records with an NDJSON body.
 func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.TablePath) error {
-	start := time.Now()
 	body, err := streamedBody(c)
 	if err != nil {
 		return err
@@ -362,7 +360,8 @@ func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.Tab
 	if p.stopErr != nil {
 		err = streamStop(p.stopErr, sink, p.stopWhat)
 	}
-	a.observeIngest(c, MIMEApplicationNDJSON, path, int64(sink.rows), body.n, start)
+	a.observeIngest(c, MIMEApplicationNDJSON, path, int64(sink.rows), body.n)
+	c.Locals(localBytesIn, body.n)
 	addLogAttrs(c, "table", path.String(), "rows", sink.rows, "rows_failed", sink.rows-sink.ok)
 	if err != nil {
 		// The rest of the body is not read: the connection cannot carry

@@ -108,6 +108,7 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 		return err
 	}
 	sum := res.Summary
+	a.observeIngest(c, fiber.MIMEApplicationJSON, path, int64(sum.Rows), int64(len(body)))
 	c.Locals(localWriteSummary, sum)
 	addLogAttrs(c, "table", path.String(), "rows", sum.Rows, "rows_failed", sum.Failed,
 		"rows_applied_unknown", sum.AppliedUnknown, "delivery_ms", float64(sum.Delivery.Microseconds())/1000)
