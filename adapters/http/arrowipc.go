@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -172,8 +173,13 @@ func (p *arrowPipeline) run(body io.Reader) error {
 			defer close(b.done)
 			defer release()
 			defer rec.Release()
+			dec := &arrowDecoder{rec: rec, batch: i}
+			if s, ok := datumSlabs.Get().(*[]domain.Datum); ok {
+				dec.slab = *s
+			}
+			defer dec.release()
 			b.res, b.err = p.a.records.Write(p.c.UserContext(), p.scope, application.WriteCommand{
-				Path: p.path, Decoder: &arrowDecoder{rec: rec, batch: i},
+				Path: p.path, Decoder: dec,
 			})
 		}()
 		p.pending = append(p.pending, b)
@@ -292,6 +298,22 @@ func (p *arrowPipeline) stopMessage(err error) error {
 type arrowDecoder struct {
 	rec   arrow.RecordBatch
 	batch int
+	// slab holds the rows' values (from datumSlabs); every value is
+	// overwritten when a batch is converted.
+	slab []domain.Datum
+}
+
+// datumSlabs recycles the rows of converted record batches.
+var datumSlabs sync.Pool
+
+// release returns the decoder's rows once nothing reads them (the use case
+// has returned).
+func (d *arrowDecoder) release() {
+	if d.slab != nil && cap(d.slab) <= 4<<20 {
+		s := d.slab[:0]
+		datumSlabs.Put(&s)
+	}
+	d.slab = nil
 }
 
 // DecodeWrite matches the batch's schema to t and converts its rows.
@@ -311,12 +333,15 @@ func (d *arrowDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wr
 		op = domain.OpUpsert
 	}
 	width := len(cols)
-	slab := make([]domain.Datum, n*width)
-	for i := range slab {
-		slab[i].Null = true
+	if cap(d.slab) < n*width {
+		d.slab = make([]domain.Datum, n*width)
 	}
+	slab := d.slab[:n*width]
 	for ci, cv := range conv {
 		if cv.field < 0 {
+			for r := range n {
+				slab[r*width+ci] = domain.Datum{Null: true}
+			}
 			continue
 		}
 		if err := cv.fill(d.rec.Column(cv.field), slab, width, ci); err != nil {
@@ -401,9 +426,10 @@ func rowsOf(arr arrow.Array, t *domain.DataType, slab []domain.Datum, width, ci 
 			if !t.Nullable {
 				return fmt.Errorf("row %d: null value for a NOT NULL column", r)
 			}
+			*d = domain.Datum{Null: true}
 			continue
 		}
-		d.Null = false
+		*d = domain.Datum{}
 		if err := set(d, r); err != nil {
 			return fmt.Errorf("row %d: %w", r, err)
 		}

@@ -47,8 +47,8 @@ import (
 // passed). Entry ids are not checked for uniqueness across chunks.
 
 const (
-	ndjsonChunkRows  = 4096
-	ndjsonChunkBytes = 2 << 20
+	ndjsonChunkRows  = 8192
+	ndjsonChunkBytes = 4 << 20
 	ndjsonInFlight   = 3
 	// ndjsonBudgetFactor estimates a chunk's memory from its bytes: the
 	// lines, the decoded rows (an 80-byte Datum per value) and the writer's
@@ -75,9 +75,25 @@ type ndjsonChunk struct {
 	badMsg  string
 }
 
+// chunkDocs recycles the chunks' documents (ndjsonChunkBytes and a line's
+// worth of slack each): a long body reuses a handful instead of growing a
+// new one per chunk.
+var chunkDocs = sync.Pool{New: func() any { b := make([]byte, 0, ndjsonChunkBytes+64<<10); return &b }}
+
 func newNDJSONChunk() *ndjsonChunk {
-	return &ndjsonChunk{doc: append(make([]byte, 0, 64<<10), `{"entries":[`...), badLine: -1,
+	doc := chunkDocs.Get().(*[]byte)
+	return &ndjsonChunk{doc: append((*doc)[:0], `{"entries":[`...), badLine: -1,
 		decoded: make(chan struct{}), done: make(chan struct{})}
+}
+
+// recycle returns the chunk's document once nothing reads it (the use case
+// has returned: rows and ids never alias the document).
+func (ch *ndjsonChunk) recycle() {
+	if cap(ch.doc) <= 2*(ndjsonChunkBytes+64<<10) {
+		doc := ch.doc[:0]
+		chunkDocs.Put(&doc)
+	}
+	ch.doc = nil
 }
 
 func (ch *ndjsonChunk) add(line []byte, lineNo, n int) {
@@ -517,6 +533,7 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 		ch.res, ch.err = p.a.records.Write(p.ctx, p.scope, application.WriteCommand{
 			Path: p.path, Decoder: &ndjsonDecoder{ch: ch, buf: buf},
 		})
+		ch.recycle()
 	}()
 	p.pending = append(p.pending, ch)
 	return nil
