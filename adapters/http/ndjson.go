@@ -75,10 +75,10 @@ type ndjsonChunk struct {
 	badMsg  string
 }
 
-// chunkDocs recycles the chunks' documents (ndjsonChunkBytes and a line's
-// worth of slack each): a long body reuses a handful instead of growing a
-// new one per chunk.
-var chunkDocs = sync.Pool{New: func() any { b := make([]byte, 0, ndjsonChunkBytes+64<<10); return &b }}
+// chunkDocs recycles the chunks' documents: a long body reuses a handful
+// (each grown to what its chunks need, at most ndjsonChunkBytes and a line)
+// instead of growing a new one per chunk.
+var chunkDocs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return &b }}
 
 func newNDJSONChunk() *ndjsonChunk {
 	doc := chunkDocs.Get().(*[]byte)
@@ -226,10 +226,13 @@ func quoteCut(b []byte, n int) string {
 // verdictSink renders the verdicts of a streamed write as they are folded
 // in, in input order: the JSON body's answer or NDJSON verdict lines.
 type verdictSink struct {
-	ndjson    bool
-	rows      int
-	ok        int
-	succ      []byte // JSON body: the successes' elements, comma-separated
+	ndjson bool
+	rows   int
+	ok     int
+	// succ is, for the JSON body, sinkHead reserved bytes (where send puts
+	// the counts, so the answer is never copied whole) and the successes'
+	// elements, comma-separated.
+	succ      []byte
 	fail      []byte // JSON body: the failures' elements
 	out       []byte // NDJSON: the verdict lines
 	firstFail []string
@@ -257,7 +260,9 @@ func (s *verdictSink) add(line int, id string, r domain.EntryResult) {
 		return
 	}
 	if r.OK() {
-		if len(s.succ) > 0 {
+		if len(s.succ) < sinkHead {
+			s.succ = make([]byte, sinkHead, sinkHead+64<<10)
+		} else if len(s.succ) > sinkHead {
 			s.succ = append(s.succ, ',')
 		}
 		s.succ = append(s.succ, `{"id":`...)
@@ -273,6 +278,10 @@ func (s *verdictSink) add(line int, id string, r domain.EntryResult) {
 	s.fail = appendFailureFields(s.fail, r)
 	s.fail = append(s.fail, '}')
 }
+
+// sinkHead is the room reserved for the answer's head: three counts and
+// the member names.
+const sinkHead = 96
 
 // appendFailureFields appends a failed entry's fields after its id, as the
 // JSON body's answer spells them.
@@ -298,15 +307,20 @@ func (s *verdictSink) send(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, MIMEApplicationNDJSON)
 		return c.Send(s.out)
 	}
-	out := make([]byte, 0, 96+len(s.succ)+len(s.fail))
-	out = append(out, `{"row_count":`...)
-	out = strconv.AppendInt(out, int64(s.rows), 10)
-	out = append(out, `,"success_count":`...)
-	out = strconv.AppendInt(out, int64(s.ok), 10)
-	out = append(out, `,"error_count":`...)
-	out = strconv.AppendInt(out, int64(s.rows-s.ok), 10)
-	out = append(out, `,"successes":[`...)
-	out = append(out, s.succ...)
+	head := make([]byte, 0, sinkHead)
+	head = append(head, `{"row_count":`...)
+	head = strconv.AppendInt(head, int64(s.rows), 10)
+	head = append(head, `,"success_count":`...)
+	head = strconv.AppendInt(head, int64(s.ok), 10)
+	head = append(head, `,"error_count":`...)
+	head = strconv.AppendInt(head, int64(s.rows-s.ok), 10)
+	head = append(head, `,"successes":[`...)
+	if len(s.succ) < sinkHead {
+		s.succ = make([]byte, sinkHead)
+	}
+	// The head goes right before the elements, in the reserved bytes.
+	out := s.succ[sinkHead-len(head):]
+	copy(out, head)
 	out = append(out, `],"failures":[`...)
 	out = append(out, s.fail...)
 	out = append(out, "]}"...)
