@@ -125,7 +125,7 @@ type arrowPipeline struct {
 }
 
 func (p *arrowPipeline) run(body io.Reader) error {
-	rd, err := ipc.NewReader(body, ipc.WithAllocator(memory.DefaultAllocator), ipc.WithEnsureNativeEndian(true))
+	rd, err := newArrowReader(body)
 	if err != nil {
 		return domain.InvalidArgument("the body is not an Arrow IPC stream: %v", err)
 	}
@@ -133,8 +133,8 @@ func (p *arrowPipeline) run(body io.Reader) error {
 	maxRows, batchMax := int64(p.a.streamMaxRows()), int64(p.a.writeMaxRows())
 	read := int64(0)
 	for i := 0; p.stopErr == nil; i++ {
-		if !rd.Next() {
-			if err := rd.Err(); err != nil && !errors.Is(err, io.EOF) {
+		if ok, err := arrowNext(rd); !ok {
+			if err != nil && !errors.Is(err, io.EOF) {
 				return domain.InvalidArgument("record batch %d: the Arrow stream cannot be read (truncated or malformed): %v", i, err)
 			}
 			return nil
@@ -203,6 +203,34 @@ func (p *arrowPipeline) settle(n int) {
 		p.fold(head)
 		p.pending = p.pending[1:]
 	}
+}
+
+// newArrowReader opens the stream behind the guard (arrowguard.go), with
+// arrow-go's own size limits at the guard's. arrow-go panics on some
+// malformed metadata the guard does not look into (a type table's fields):
+// that is an invalid body, not a gateway failure.
+func newArrowReader(body io.Reader) (rd *ipc.Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rd, err = nil, fmt.Errorf("malformed schema message (%v)", p)
+		}
+	}()
+	return ipc.NewReader(&arrowGuard{r: body}, ipc.WithAllocator(memory.DefaultAllocator), ipc.WithEnsureNativeEndian(true),
+		ipc.WithMetadataSizeLimit(arrowMaxMetadata), ipc.WithBodySizeLimit(arrowMaxBody))
+}
+
+// arrowNext is rd.Next with rd's error, and arrow-go's panics on malformed
+// messages turned into an error.
+func arrowNext(rd *ipc.Reader) (ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ok, err = false, fmt.Errorf("malformed record batch message (%v)", p)
+		}
+	}()
+	if rd.Next() {
+		return true, nil
+	}
+	return false, rd.Err()
 }
 
 func (p *arrowPipeline) drain() {
@@ -317,7 +345,14 @@ func (d *arrowDecoder) release() {
 }
 
 // DecodeWrite matches the batch's schema to t and converts its rows.
-func (d *arrowDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.WriteBatch, []string, error) {
+func (d *arrowDecoder) DecodeWrite(t *application.Table, maxRows int) (batch domain.WriteBatch, ids []string, err error) {
+	defer func() {
+		// Buffers shorter than the row count claims (arrow-go does not
+		// check them) fail a bounds check: the body is invalid.
+		if p := recover(); p != nil {
+			batch, ids, err = domain.WriteBatch{}, nil, domain.InvalidArgument("record batch %d: malformed Arrow data (%v)", d.batch, p)
+		}
+	}()
 	cols := t.Columns()
 	n := int(d.rec.NumRows())
 	if n > maxRows {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -556,4 +557,57 @@ func TestWriteBodiesAreCountedByContentType(t *testing.T) {
 		fmt.Sprintf("application/x-ndjson d.events rows=3 bytes=%d", len(nd)), // decoded bytes, not the gzip bytes
 		fmt.Sprintf("application/vnd.apache.arrow.stream d.events rows=1 bytes=%d", len(arrowBody)),
 	}, obs.calls)
+}
+
+// TestArrowGuardRefusesWhatArrowGoWouldTrust: metadata that claims more
+// than it holds, dictionaries and compressed bodies are refused before
+// arrow-go allocates for them.
+func TestArrowGuardRefusesWhatArrowGoWouldTrust(t *testing.T) {
+	t.Parallel()
+	good := arrowStream(t, eventsArrow, []func(array.Builder){int64s(1, 2), strs("a", "b")})
+	// The schema message's fields vector: find its length (2) and claim 2^30.
+	claim := bytes.Clone(good)
+	meta := claim[8 : 8+int(binary.LittleEndian.Uint32(claim[4:8]))]
+	b := fb(meta)
+	m, err := b.table(0)
+	require.NoError(t, err)
+	hpos, err := b.field(m, 2)
+	require.NoError(t, err)
+	h, err := b.table(hpos)
+	require.NoError(t, err)
+	start, n, err := b.vector(h, 1, 4)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	binary.LittleEndian.PutUint32(meta[start-4:], 1<<30)
+
+	compressed := func() []byte {
+		var out bytes.Buffer
+		w := ipc.NewWriter(&out, ipc.WithSchema(eventsArrow), ipc.WithZstd())
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, eventsArrow)
+		int64s(1)(rb.Field(0))
+		strs("a")(rb.Field(1))
+		rec := rb.NewRecordBatch()
+		require.NoError(t, w.Write(rec))
+		rec.Release()
+		rb.Release()
+		require.NoError(t, w.Close())
+		return out.Bytes()
+	}()
+	for _, tc := range []struct {
+		name string
+		body []byte
+		msg  string
+	}{
+		{"a fields vector longer than the metadata", claim, "does not fit in"},
+		{"a compressed body", compressed, "compressed record batch bodies are not supported"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := newGateway(t).withTables()
+			r := g.postRaw(eventsWrite, tc.body, "Content-Type", MIMEArrowStream)
+			require.Equal(t, 400, r.status, "%s", r.body)
+			assert.Contains(t, r.message(t), tc.msg)
+			assert.Zero(t, g.writer.calls())
+		})
+	}
 }
