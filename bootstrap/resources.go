@@ -9,6 +9,7 @@ import (
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"go.opentelemetry.io/otel/metric"
 
+	httpadapter "github.com/fluss-gateway/fluss-gateway-go/adapters/http"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/telemetry"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
@@ -140,4 +141,28 @@ func derivedMaxConnections(soft uint64) int {
 	}
 	n := min(int(soft)*3/4, int(soft)-fdReserve)
 	return max(n, 16)
+}
+
+// registerListenerMetrics exposes the REST listener's connection counts:
+// fluss_gateway_rest_connections_open, fluss_gateway_rest_accept_failures_total
+// and fluss_gateway_rest_connections_refused_total.
+func registerListenerMetrics(m metric.Meter, g *httpadapter.GuardedListener, log *slog.Logger) {
+	open, err1 := m.Int64ObservableGauge("fluss.gateway.rest.connections.open", metric.WithUnit("{connection}"),
+		metric.WithDescription("Open REST connections, lingering ones included (gateway.rest.max-connections caps them)."))
+	failures, err2 := m.Int64ObservableCounter("fluss.gateway.rest.accept.failures", metric.WithUnit("{error}"),
+		metric.WithDescription("Failed accepts of the REST listener (EMFILE: the descriptor limit), each retried with a backoff; /ready answers 503 while they last."))
+	refused, err3 := m.Int64ObservableCounter("fluss.gateway.rest.connections.refused", metric.WithUnit("{connection}"),
+		metric.WithDescription("REST connections refused with 429 by gateway.rest.max-connections-per-address."))
+	_, err4 := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		o.ObserveInt64(open, g.Open())
+		o.ObserveInt64(failures, g.AcceptFailures())
+		o.ObserveInt64(refused, g.RefusedPerAddress())
+		return nil
+	}, open, failures, refused)
+	for _, err := range []error{err1, err2, err3, err4} {
+		if err != nil {
+			log.Warn("REST listener metrics", "error", err)
+			return
+		}
+	}
 }
