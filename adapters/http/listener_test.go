@@ -108,11 +108,9 @@ func TestGuardedListenerGlobalCap(t *testing.T) {
 	ln := loopback(t)
 	g := GuardListener(ln, ListenerLimits{MaxConns: 2})
 	defer g.Close()
-	var clients []net.Conn
 	for range 3 {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		require.NoError(t, err)
-		clients = append(clients, c)
 		defer c.Close()
 	}
 	var accepted []net.Conn
