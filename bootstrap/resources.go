@@ -4,10 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"os"
+	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/fx"
 
 	httpadapter "github.com/fluss-gateway/fluss-gateway-go/adapters/http"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/telemetry"
@@ -49,6 +53,25 @@ func setMemoryLimit(log *slog.Logger) int64 {
 	return limit
 }
 
+// fallbackGoMemLimit is the soft Go memory limit of a process that has no
+// memory limit at all (no cgroup limit, no GOMEMLIMIT, AUTOMEMLIMIT not
+// off): the default budget, the writer's default buffer (64 MiB) and the
+// runtime's baseline fit well below it, and the garbage collector works
+// harder near it instead of letting the heap double. It is soft: a process
+// whose live memory exceeds it keeps running.
+const fallbackGoMemLimit = 224 << 20
+
+// applyFallbackMemoryLimit sets fallbackGoMemLimit when limit says there is
+// none and the environment does not opt out; it returns the limit in force.
+func applyFallbackMemoryLimit(limit int64, log *slog.Logger) int64 {
+	if limit != math.MaxInt64 || os.Getenv("GOMEMLIMIT") != "" || os.Getenv("AUTOMEMLIMIT") == "off" {
+		return limit
+	}
+	debug.SetMemoryLimit(fallbackGoMemLimit)
+	log.Info("no memory limit found: soft GOMEMLIMIT set", "gomemlimit", config.FormatByteSize(fallbackGoMemLimit))
+	return fallbackGoMemLimit
+}
+
 // derivedMemoryBudget is the default data-plane budget for a process whose
 // Go memory limit is limit: a quarter of it, within [16 MiB, 1 GiB], or
 // 64 MiB without a limit.
@@ -64,11 +87,14 @@ func derivedMemoryBudget(limit int64) int64 {
 // fluss_gateway_memory_budget_{capacity,used}_bytes,
 // fluss_gateway_memory_budget_waited_bytes_total and
 // fluss_gateway_memory_budget_refused_total.
-func newMemoryBudget(cfg *config.Config, log *slog.Logger, tel *telemetry.Providers) *membudget.Budget {
+func newMemoryBudget(lc fx.Lifecycle, cfg *config.Config, log *slog.Logger, tel *telemetry.Providers) *membudget.Budget {
 	limit := setMemoryLimit(log)
 	size, source := cfg.REST.MemoryBudgetBytes, "configured"
 	if size <= 0 {
 		size, source = derivedMemoryBudget(limit), "derived from the memory limit"
+	}
+	if cfg.REST.MemoryBudgetBytes <= 0 {
+		limit = applyFallbackMemoryLimit(limit, log)
 	}
 	b := membudget.New(size, cfg.REST.AdmissionMaxWait)
 	goLimit := "none"
@@ -80,6 +106,11 @@ func newMemoryBudget(cfg *config.Config, log *slog.Logger, tel *telemetry.Provid
 	if tel != nil && tel.MeterProvider != nil {
 		registerBudgetMetrics(tel.MeterProvider.Meter(telemetry.ScopeName), b, log)
 	}
+	rc := newReclaimer(b, reclaimEvery)
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { rc.start(); return nil },
+		OnStop:  func(context.Context) error { rc.close(); return nil },
+	})
 	return b
 }
 
@@ -163,6 +194,56 @@ func registerListenerMetrics(m metric.Meter, g *httpadapter.GuardedListener, log
 		if err != nil {
 			log.Warn("REST listener metrics", "error", err)
 			return
+		}
+	}
+}
+
+// reclaimer returns the heap of a burst to the operating system once the
+// burst is over: when the budget, after having been used to at least a
+// quarter, is idle again, debug.FreeOSMemory runs (at most every
+// reclaimEvery). Without it the Go scavenger gives the pages back over
+// minutes, and the RSS of an idle gateway stays at its peak.
+type reclaimer struct {
+	b     *membudget.Budget
+	every time.Duration
+	stop  chan struct{}
+	done  chan struct{}
+	// reclaims counts the FreeOSMemory calls (tests).
+	reclaims int
+}
+
+// reclaimEvery spaces the reclaims: each is a full garbage collection.
+const reclaimEvery = 5 * time.Second
+
+func newReclaimer(b *membudget.Budget, every time.Duration) *reclaimer {
+	return &reclaimer{b: b, every: every, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+func (r *reclaimer) start() { go r.run() }
+
+func (r *reclaimer) close() {
+	close(r.stop)
+	<-r.done
+}
+
+func (r *reclaimer) run() {
+	defer close(r.done)
+	tick := time.NewTicker(r.every / 5)
+	defer tick.Stop()
+	var peak int64
+	var last time.Time
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+		}
+		used := r.b.Stats().InUse
+		peak = max(peak, used)
+		if used == 0 && peak >= r.b.Capacity()/4 && time.Since(last) >= r.every {
+			debug.FreeOSMemory()
+			r.reclaims++
+			peak, last = 0, time.Now()
 		}
 	}
 }

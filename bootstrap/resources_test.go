@@ -1,10 +1,16 @@
 package bootstrap
 
 import (
+	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 func TestDerivedMemoryBudget(t *testing.T) {
@@ -40,4 +46,22 @@ func TestDerivedMaxConnections(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, derivedMaxConnections(tt.soft), "soft limit %d", tt.soft)
 	}
+}
+
+func TestReclaimerFreesAfterABurstOnly(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	b := membudget.New(100, 10*time.Millisecond)
+	r := newReclaimer(b, 50*time.Millisecond)
+	r.start()
+	ch := b.NewCharge()
+	require.NoError(t, ch.Acquire(context.Background(), 10))
+	time.Sleep(120 * time.Millisecond) // a small use is no burst
+	ch.Release()
+	time.Sleep(120 * time.Millisecond)
+	require.NoError(t, ch.Acquire(context.Background(), 60))
+	time.Sleep(40 * time.Millisecond)
+	ch.Release()
+	time.Sleep(200 * time.Millisecond)
+	r.close()
+	assert.Equal(t, 1, r.reclaims)
 }

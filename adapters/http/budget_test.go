@@ -180,7 +180,7 @@ func TestLookupAnswerChargedToBudget(t *testing.T) {
 	}
 	r := g.call("POST", usersLookup, `{"keys":[`+strings.Join(keys, ",")+`]}`)
 	require.Equal(t, 429, r.status, string(r.body))
-	assert.Contains(t, r.message(t), "the answer")
+	assert.Contains(t, r.message(t), "memory budget")
 }
 
 // A streamed body that was never read (a 404) is not read by the tracing
