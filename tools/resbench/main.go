@@ -112,8 +112,8 @@ func (b *bench) run() error {
 	}
 	idle := readStatus(b.c.pid, "VmRSS")
 	fmt.Printf("gateway pid %d, idle RSS %d MiB, fds %d\n", b.c.pid, idle>>20, countFDs(b.c.pid))
-	for _, kind := range strings.Split(b.c.kinds, ",") {
-		for _, p := range strings.Split(b.c.points, ",") {
+	for _, kind := range strings.FieldsFunc(b.c.kinds, isComma) {
+		for _, p := range strings.FieldsFunc(b.c.points, isComma) {
 			var entries, conc int
 			if _, err := fmt.Sscanf(p, "%dx%d", &entries, &conc); err != nil {
 				return fmt.Errorf("point %q: %w", p, err)
@@ -792,3 +792,5 @@ func countFDs(pid int) int {
 	}
 	return len(ents)
 }
+
+func isComma(r rune) bool { return r == ',' }
