@@ -15,7 +15,8 @@
 //     limit, then how long /health takes once they are closed.
 //
 // For each point it prints the gateway's peak RSS (VmHWM, reset between
-// points through /proc/<pid>/clear_refs), the peak of its open descriptors,
+// points through /proc/<pid>/clear_refs, after waiting up to 10 s for the RSS
+// to settle near its idle value), the peak of its open descriptors,
 // rows/s, 429 answers, and whether every acknowledged row landed exactly once
 // (the independent peer client's end offsets: one change-log record per new
 // key or appended row). With -assert-rss-mib it fails when a point's peak RSS
@@ -111,6 +112,7 @@ func (b *bench) run() error {
 		return err
 	}
 	idle := readStatus(b.c.pid, "VmRSS")
+	idleRSS = idle
 	fmt.Printf("gateway pid %d, idle RSS %d MiB, fds %d\n", b.c.pid, idle>>20, countFDs(b.c.pid))
 	for _, kind := range strings.FieldsFunc(b.c.kinds, isComma) {
 		for _, p := range strings.FieldsFunc(b.c.points, isComma) {
@@ -165,6 +167,7 @@ type sampler struct {
 }
 
 func startSampler(pid int) *sampler {
+	settle(pid)
 	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
 	s := &sampler{pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
@@ -183,6 +186,20 @@ func startSampler(pid int) *sampler {
 		}
 	}()
 	return s
+}
+
+// idleRSS is the gateway's RSS before the first point.
+var idleRSS int64
+
+// settle waits, at most 10 s, for the gateway's RSS to come back within
+// 48 MiB of its idle RSS (the reclaimer returns a burst's heap once the
+// memory budget has been idle for 5 s), so that each point's peak starts from
+// a settled process rather than from the previous point's high-water mark.
+func settle(pid int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && readStatus(pid, "VmRSS") > idleRSS+48<<20 {
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func (s *sampler) finish(r *result) {
