@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -241,6 +242,8 @@ func (r *reclaimer) run() {
 		used := r.b.Stats().InUse
 		peak = max(peak, used)
 		if used == 0 && peak >= r.b.Capacity()/4 && time.Since(last) >= r.every {
+			// Two collections: objects in sync.Pools survive the first.
+			runtime.GC()
 			debug.FreeOSMemory()
 			r.reclaims++
 			peak, last = 0, time.Now()

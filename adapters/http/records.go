@@ -473,11 +473,14 @@ func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wri
 // chargeRows charges the decoded rows' memory (what buf holds beyond what
 // is charged already) before any row is handed to the writer: rows that do
 // not fit in the budget are refused with 429 before any of them is sent.
+// The writer encodes the rows into record bytes of about the same size
+// (adapters/fluss/writer, the request arena) and holds them until the
+// verdicts: that copy is charged here too (twice the rows' memory).
 func (d *bodyDecoder) chargeRows() error {
 	if d.charge == nil || d.buf == nil {
 		return nil
 	}
-	held := d.buf.Retained()
+	held := 2 * d.buf.Retained()
 	if held <= d.charged {
 		return nil
 	}

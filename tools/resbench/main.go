@@ -103,6 +103,7 @@ type result struct {
 	status429        int64
 	otherStatus      map[int]int64
 	peakRSS, peakFDs int64
+	startRSS         int64
 	landed           string
 	note             string
 }
@@ -161,6 +162,7 @@ func (b *bench) run() error {
 // descriptors while a point runs.
 type sampler struct {
 	pid    int
+	start  int64
 	peakFD atomic.Int64
 	stop   chan struct{}
 	done   chan struct{}
@@ -169,7 +171,7 @@ type sampler struct {
 func startSampler(pid int) *sampler {
 	settle(pid)
 	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
-	s := &sampler{pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &sampler{pid: pid, start: readStatus(pid, "VmRSS"), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(50 * time.Millisecond)
@@ -206,6 +208,7 @@ func (s *sampler) finish(r *result) {
 	close(s.stop)
 	<-s.done
 	r.peakRSS = readStatus(s.pid, "VmHWM")
+	r.startRSS = s.start
 	r.peakFDs = s.peakFD.Load()
 }
 
@@ -723,8 +726,8 @@ func statusOf(c net.Conn) int {
 
 func (b *bench) print() {
 	fmt.Println()
-	fmt.Printf("| %-48s | %9s | %8s | %6s | %-14s | %8s | %6s | %-16s | %s\n", "point", "rows/s", "requests", "429s", "other statuses", "peak RSS", "fds", "rows landed", "note")
-	fmt.Println("|" + strings.Repeat("-", 50) + "|-----------|----------|--------|----------------|----------|--------|------------------|-----")
+	fmt.Printf("| %-48s | %9s | %8s | %6s | %-14s | %16s | %6s | %-16s | %s\n", "point", "rows/s", "requests", "429s", "other statuses", "RSS start→peak", "fds", "rows landed", "note")
+	fmt.Println("|" + strings.Repeat("-", 50) + "|-----------|----------|--------|----------------|------------------|--------|------------------|-----")
 	for _, r := range b.rows {
 		rps := "-"
 		if r.rows > 0 && r.seconds > 0 {
@@ -734,8 +737,8 @@ func (b *bench) print() {
 		for code, n := range r.otherStatus {
 			other = append(other, fmt.Sprintf("%d:%d", code, n))
 		}
-		fmt.Printf("| %-48s | %9s | %8d | %6d | %-14s | %5d MiB | %6d | %-16s | %s\n", r.point, rps, r.requests, r.status429,
-			strings.Join(other, " "), r.peakRSS>>20, r.peakFDs, r.landed, r.note)
+		fmt.Printf("| %-48s | %9s | %8d | %6d | %-14s | %4d → %4d MiB | %6d | %-16s | %s\n", r.point, rps, r.requests, r.status429,
+			strings.Join(other, " "), r.startRSS>>20, r.peakRSS>>20, r.peakFDs, r.landed, r.note)
 	}
 }
 
