@@ -60,7 +60,7 @@ func setMemoryLimit(log *slog.Logger) int64 {
 // runtime's baseline fit well below it, and the garbage collector works
 // harder near it instead of letting the heap double. It is soft: a process
 // whose live memory exceeds it keeps running.
-const fallbackGoMemLimit = 224 << 20
+const fallbackGoMemLimit = 192 << 20
 
 // applyFallbackMemoryLimit sets fallbackGoMemLimit when limit says there is
 // none and the environment does not opt out; it returns the limit in force.
