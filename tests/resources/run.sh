@@ -85,7 +85,7 @@ grep -h '"memory budget"\|"REST connection limits"' "$OUT/gateway.log" || true
 
 args=(-url "http://127.0.0.1:$GW_PORT" -pid "$gw_pid" -db "$db" -user bench -password bench-secret -peer "$FLUSS_PEER")
 if [[ $short == 1 ]]; then
-  args+=(-points "${RES_POINTS:-500x16}" -rows "${RES_ROWS:-16000}" -lookup-concurrency 16 -big-bodies 2 -gzip-bodies 2
+  args+=(-points "${RES_POINTS:-500x16}" -rows "${RES_ROWS:-16000}" -lookup-concurrency 8 -big-bodies 1 -gzip-bodies 1
          -unauth-conns 32 -fd-conns 1100 -assert-rss-mib "${RES_MAX_RSS_MIB:-256}")
 else
   args+=(-points "${RES_POINTS:-500x16,2000x16,10000x16,500x64,2000x64,10000x64}" -rows "${RES_ROWS:-200000}")
