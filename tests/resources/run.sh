@@ -67,7 +67,7 @@ echo "==> gateway on 127.0.0.1:$GW_PORT against $FLUSS_BOOTSTRAP (default config
 $GO build -o "$OUT/fluss-gateway" ./bootstrap/cmd/gateway
 $GO build -o "$OUT/resbench" ./tools/resbench
 (
-  ulimit -n "${RES_FD_LIMIT:-1024}"
+  ulimit -n "${RES_FD_LIMIT:-1024}" 2>/dev/null || echo "cannot set the descriptor limit to ${RES_FD_LIMIT:-1024}; keeping $(ulimit -n)" >&2
   FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:$GW_PORT \
   FLUSS_GATEWAY__METRICS__ENABLED=false \
   FLUSS_GATEWAY__SECURITY__AUTHENTICATION=password \
