@@ -57,7 +57,6 @@ type config struct {
 	bigBodies, gzBodies int
 	lookupConc          int
 	assertRSSMiB        int
-	skip                string
 }
 
 func main() {
