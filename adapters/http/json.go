@@ -2,9 +2,9 @@ package http
 
 import (
 	"bytes"
-	"encoding/binary"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
