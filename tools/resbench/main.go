@@ -211,7 +211,15 @@ func (s *sampler) finish(r *result) {
 	r.peakFDs = s.peakFD.Load()
 }
 
+// progress prints a point as soon as it is measured (the table follows at
+// the end).
+func progress(r *result) {
+	fmt.Printf("  done: %s: %d rows in %.1fs, %d×429, RSS %d → %d MiB, %d fds, %s %s\n", r.point, r.rows, r.seconds,
+		r.status429, r.startRSS>>20, r.peakRSS>>20, r.peakFDs, r.landed, r.note)
+}
+
 func (b *bench) checkRSS(r *result) {
+	progress(r)
 	if b.c.assertRSSMiB > 0 && r.peakRSS > int64(b.c.assertRSSMiB)<<20 {
 		b.failed = append(b.failed, fmt.Sprintf("%s: peak RSS %d MiB exceeds %d MiB", r.point, r.peakRSS>>20, b.c.assertRSSMiB))
 	}
