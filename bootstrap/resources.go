@@ -4,11 +4,17 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/fx"
 
+	httpadapter "github.com/fluss-gateway/fluss-gateway-go/adapters/http"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/telemetry"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
@@ -48,6 +54,25 @@ func setMemoryLimit(log *slog.Logger) int64 {
 	return limit
 }
 
+// fallbackGoMemLimit is the soft Go memory limit of a process that has no
+// memory limit at all (no cgroup limit, no GOMEMLIMIT, AUTOMEMLIMIT not
+// off): the default budget, the writer's default buffer (64 MiB) and the
+// runtime's baseline fit well below it, and the garbage collector works
+// harder near it instead of letting the heap double. It is soft: a process
+// whose live memory exceeds it keeps running.
+const fallbackGoMemLimit = 192 << 20
+
+// applyFallbackMemoryLimit sets fallbackGoMemLimit when limit says there is
+// none and the environment does not opt out; it returns the limit in force.
+func applyFallbackMemoryLimit(limit int64, log *slog.Logger) int64 {
+	if limit != math.MaxInt64 || os.Getenv("GOMEMLIMIT") != "" || os.Getenv("AUTOMEMLIMIT") == "off" {
+		return limit
+	}
+	debug.SetMemoryLimit(fallbackGoMemLimit)
+	log.Info("no memory limit found: soft GOMEMLIMIT set", "gomemlimit", config.FormatByteSize(fallbackGoMemLimit))
+	return fallbackGoMemLimit
+}
+
 // derivedMemoryBudget is the default data-plane budget for a process whose
 // Go memory limit is limit: a quarter of it, within [16 MiB, 1 GiB], or
 // 64 MiB without a limit.
@@ -63,11 +88,14 @@ func derivedMemoryBudget(limit int64) int64 {
 // fluss_gateway_memory_budget_{capacity,used}_bytes,
 // fluss_gateway_memory_budget_waited_bytes_total and
 // fluss_gateway_memory_budget_refused_total.
-func newMemoryBudget(cfg *config.Config, log *slog.Logger, tel *telemetry.Providers) *membudget.Budget {
+func newMemoryBudget(lc fx.Lifecycle, cfg *config.Config, log *slog.Logger, tel *telemetry.Providers) *membudget.Budget {
 	limit := setMemoryLimit(log)
 	size, source := cfg.REST.MemoryBudgetBytes, "configured"
 	if size <= 0 {
 		size, source = derivedMemoryBudget(limit), "derived from the memory limit"
+	}
+	if cfg.REST.MemoryBudgetBytes <= 0 {
+		limit = applyFallbackMemoryLimit(limit, log)
 	}
 	b := membudget.New(size, cfg.REST.AdmissionMaxWait)
 	goLimit := "none"
@@ -79,6 +107,11 @@ func newMemoryBudget(cfg *config.Config, log *slog.Logger, tel *telemetry.Provid
 	if tel != nil && tel.MeterProvider != nil {
 		registerBudgetMetrics(tel.MeterProvider.Meter(telemetry.ScopeName), b, log)
 	}
+	rc := newReclaimer(b, reclaimEvery)
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { rc.start(); return nil },
+		OnStop:  func(context.Context) error { rc.close(); return nil },
+	})
 	return b
 }
 
@@ -140,4 +173,80 @@ func derivedMaxConnections(soft uint64) int {
 	}
 	n := min(int(soft)*3/4, int(soft)-fdReserve)
 	return max(n, 16)
+}
+
+// registerListenerMetrics exposes the REST listener's connection counts:
+// fluss_gateway_rest_connections_open, fluss_gateway_rest_accept_failures_total
+// and fluss_gateway_rest_connections_refused_total.
+func registerListenerMetrics(m metric.Meter, g *httpadapter.GuardedListener, log *slog.Logger) {
+	open, err1 := m.Int64ObservableGauge("fluss.gateway.rest.connections.open", metric.WithUnit("{connection}"),
+		metric.WithDescription("Open REST connections, lingering ones included (gateway.rest.max-connections caps them)."))
+	failures, err2 := m.Int64ObservableCounter("fluss.gateway.rest.accept.failures", metric.WithUnit("{error}"),
+		metric.WithDescription("Failed accepts of the REST listener (EMFILE: the descriptor limit), each retried with a backoff; /ready answers 503 while they last."))
+	refused, err3 := m.Int64ObservableCounter("fluss.gateway.rest.connections.refused", metric.WithUnit("{connection}"),
+		metric.WithDescription("REST connections refused with 429 by gateway.rest.max-connections-per-address."))
+	_, err4 := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		o.ObserveInt64(open, g.Open())
+		o.ObserveInt64(failures, g.AcceptFailures())
+		o.ObserveInt64(refused, g.RefusedPerAddress())
+		return nil
+	}, open, failures, refused)
+	for _, err := range []error{err1, err2, err3, err4} {
+		if err != nil {
+			log.Warn("REST listener metrics", "error", err)
+			return
+		}
+	}
+}
+
+// reclaimer returns the heap of a burst to the operating system once the
+// burst is over: when the budget, after having been used to at least a
+// quarter, is idle again, debug.FreeOSMemory runs (at most every
+// reclaimEvery). Without it the Go scavenger gives the pages back over
+// minutes, and the RSS of an idle gateway stays at its peak.
+type reclaimer struct {
+	b     *membudget.Budget
+	every time.Duration
+	stop  chan struct{}
+	done  chan struct{}
+	// reclaims counts the FreeOSMemory calls (tests).
+	reclaims int
+}
+
+// reclaimEvery spaces the reclaims: each is a full garbage collection.
+const reclaimEvery = 5 * time.Second
+
+func newReclaimer(b *membudget.Budget, every time.Duration) *reclaimer {
+	return &reclaimer{b: b, every: every, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+func (r *reclaimer) start() { go r.run() }
+
+func (r *reclaimer) close() {
+	close(r.stop)
+	<-r.done
+}
+
+func (r *reclaimer) run() {
+	defer close(r.done)
+	tick := time.NewTicker(r.every / 5)
+	defer tick.Stop()
+	var peak int64
+	var last time.Time
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+		}
+		used := r.b.Stats().InUse
+		peak = max(peak, used)
+		if used == 0 && peak >= r.b.Capacity()/4 && time.Since(last) >= r.every {
+			// Two collections: objects in sync.Pools survive the first.
+			runtime.GC()
+			debug.FreeOSMemory()
+			r.reclaims++
+			peak, last = 0, time.Now()
+		}
+	}
 }

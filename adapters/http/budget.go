@@ -210,20 +210,28 @@ type answerBudget struct {
 	charged int
 }
 
-// grow charges out's capacity beyond what is charged, and refuses an answer
-// over the cap with 413 limit_exceeded.
-func (b *answerBudget) grow(out []byte) error {
-	if len(out) > b.limit {
-		return &domain.Error{Kind: domain.KindLimitExceeded, Message: fmt.Sprintf(
+// add appends part to out. An answer that would exceed the cap is refused
+// with 413 limit_exceeded; when out must grow, the larger buffer is charged
+// to the budget before it is allocated (429 when it does not fit).
+func (b *answerBudget) add(out, part []byte) ([]byte, error) {
+	need := len(out) + len(part)
+	if need > b.limit {
+		return out, &domain.Error{Kind: domain.KindLimitExceeded, Message: fmt.Sprintf(
 			"the answer would exceed %d bytes (gateway.rest.lookup.max-response-bytes); ask for fewer keys or columns", b.limit)}
 	}
-	if c := cap(out); c > b.charged {
-		if err := b.ch.Acquire(b.ctx, int64(c-b.charged)); err != nil {
-			return budgetError(err, "the answer")
+	if need > cap(out) {
+		size := min(max(need, 2*cap(out)), b.limit)
+		if size > b.charged {
+			if err := b.ch.Acquire(b.ctx, int64(size-b.charged)); err != nil {
+				return out, budgetError(err, "the answer")
+			}
+			b.charged = size
 		}
-		b.charged = c
+		grown := make([]byte, len(out), size)
+		copy(grown, out)
+		out = grown
 	}
-	return nil
+	return append(out, part...), nil
 }
 
 // newAnswerBudget starts charging the answer of the request c.
@@ -233,4 +241,20 @@ func (a *api) newAnswerBudget(c *fiber.Ctx) *answerBudget {
 		limit = DefaultMaxLookupResponseBytes
 	}
 	return &answerBudget{ctx: c.UserContext(), ch: a.charge(c), limit: int(min(limit, int64(^uint(0)>>1)))}
+}
+
+// datumSize is the size of a domain.Datum on 64-bit platforms.
+const datumSize = 80
+
+// datumBytes estimates the memory of a decoded row: its datums and the bytes
+// they point to.
+func datumBytes(row []domain.Datum) int64 {
+	n := int64(len(row)) * datumSize
+	for _, d := range row {
+		n += int64(len(d.Bytes))
+		if len(d.Elems) > 0 {
+			n += datumBytes(d.Elems)
+		}
+	}
+	return n
 }

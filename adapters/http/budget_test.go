@@ -180,7 +180,7 @@ func TestLookupAnswerChargedToBudget(t *testing.T) {
 	}
 	r := g.call("POST", usersLookup, `{"keys":[`+strings.Join(keys, ",")+`]}`)
 	require.Equal(t, 429, r.status, string(r.body))
-	assert.Contains(t, r.message(t), "the answer")
+	assert.Contains(t, r.message(t), "memory budget")
 }
 
 // A streamed body that was never read (a 404) is not read by the tracing
@@ -195,4 +195,27 @@ func TestUnreadBodyOfUnknownRouteIsNotRead(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	assert.Equal(t, 200, resp.StatusCode)
+}
+
+// Finding "a write naming a 30 MiB unknown column": a 31 MB 400 answer and a
+// 31 MB access-log line. Quoted names are now cut short.
+func TestHugeUnknownColumnNameIsQuotedShort(t *testing.T) {
+	g := newGateway(t, withMaxBody(8<<20)).withTables()
+	name := strings.Repeat("c", 4<<20)
+	tests := []struct{ path, body string }{
+		{usersWrite, `{"entries":[{"id":"e1","upsert":{"region":"eu","id":1,"` + name + `":1}}]}`},
+		{usersWrite, `{"` + name + `":[]}`},
+		{usersWrite, `{"entries":[{"id":"e1","` + name + `":{}}]}`},
+		{usersLookup, `{"keys":[{"region":"eu","id":1}],"columns":["` + name + `"]}`},
+		{usersPrefix, `{"prefix_columns":["` + name + `"],"prefixes":[["eu"]]}`},
+	}
+	for i, tt := range tests {
+		r := g.call("POST", tt.path, tt.body)
+		require.Contains(t, []int{400, 413}, r.status, "case %d", i)
+		assert.Less(t, len(r.body), 4<<10, "case %d: answer of %d bytes", i, len(r.body))
+		if r.status == 400 {
+			assert.Contains(t, r.message(t), "ccc…", "case %d", i)
+		}
+	}
+	assert.Less(t, len(g.logs.String()), 64<<10, "the access lines quote the name cut short")
 }

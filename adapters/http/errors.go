@@ -156,6 +156,7 @@ func classifyFramework(c *fiber.Ctx, fe *fiber.Error, maxBody int64) (int, strin
 // with the request id and never sent.
 func (a *api) writeError(c *fiber.Ctx, err error) {
 	status, code, message, retryAfter, internal := classify(c, err, a.opts.MaxRequestBytes)
+	message = boundMessage(message)
 	id := requestID(c)
 	if internal {
 		a.log.ErrorContext(c.UserContext(), "request failed", "request_id", id, "error", err)
@@ -165,7 +166,7 @@ func (a *api) writeError(c *fiber.Ctx, err error) {
 	// out of the envelope but is already logged in full above.
 	logged := message
 	if internal {
-		logged = err.Error()
+		logged = boundMessage(err.Error())
 	}
 	c.Locals(localFailure, failure{code: code, message: logged})
 	if retryAfter > 0 {
@@ -195,4 +196,17 @@ func (a *api) errorHandler(c *fiber.Ctx, err error) error {
 		a.accessLog(c)
 	}
 	return nil
+}
+
+// maxMessageBytes bounds an error message in an answer or a log line: the
+// decoders already cut the names they quote, this is the backstop for any
+// message that quotes user input (issue 21).
+const maxMessageBytes = 2 << 10
+
+// boundMessage cuts msg to maxMessageBytes, marking the cut.
+func boundMessage(msg string) string {
+	if len(msg) <= maxMessageBytes {
+		return msg
+	}
+	return truncateUTF8(msg, maxMessageBytes) + "… (cut)"
 }

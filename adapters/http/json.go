@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -147,6 +148,14 @@ func gunzipLimited(raw []byte, limit int64, count func(io.Reader) io.Reader) ([]
 		src = count(src)
 	}
 	var out bytes.Buffer
+	// A gzip member ends with the size of its input modulo 2^32 (RFC 1952
+	// section 2.3.1, ISIZE): a body of one member decodes into one buffer
+	// of that size, instead of a buffer doubled (and copied) as it fills.
+	if len(raw) >= 18 {
+		if hint := int64(binary.LittleEndian.Uint32(raw[len(raw)-4:])); hint > 0 {
+			out.Grow(int(min(hint, limit) + 1))
+		}
+	}
 	n, err := out.ReadFrom(io.LimitReader(src, limit+1))
 	if err != nil {
 		return nil, err
