@@ -145,20 +145,30 @@ const localQuotaKey = "fluss-gateway.quota-key"
 // the client), until the request's deadline, after which the request ends
 // with 429 resource_exhausted.
 func (a *api) chargeStreamed(c *fiber.Ctx, n int) error {
-	ctx := c.UserContext()
-	if a.admission != nil && a.admission.writeRate != nil {
-		if err := waitBytes(ctx, a.admission.writeRate.bytes, n, "write rate limit"); err != nil {
-			return err
-		}
+	return a.streamCharger(c)(c.UserContext(), n)
+}
+
+// streamCharger returns chargeStreamed for the request c that no longer
+// needs c (it may run after the handler returned, see ndjson.go).
+func (a *api) streamCharger(c *fiber.Ctx) func(ctx context.Context, n int) error {
+	var limiters []*rate.Limiter
+	var names []string
+	if a.admission != nil && a.admission.writeRate != nil && a.admission.writeRate.bytes != nil {
+		limiters, names = append(limiters, a.admission.writeRate.bytes), append(names, "write rate limit")
 	}
 	if a.quotas != nil && a.quotas.cfg.BytesPerSecond > 0 {
 		if key, ok := c.Locals(localQuotaKey).(string); ok {
-			if err := waitBytes(ctx, a.quotas.entry(key).bytes, n, "byte quota"); err != nil {
+			limiters, names = append(limiters, a.quotas.entry(key).bytes), append(names, "byte quota")
+		}
+	}
+	return func(ctx context.Context, n int) error {
+		for i, l := range limiters {
+			if err := waitBytes(ctx, l, n, names[i]); err != nil {
 				return err
 			}
 		}
+		return nil
 	}
-	return nil
 }
 
 // waitBytes takes n tokens from l, at most its burst at a time, waiting for

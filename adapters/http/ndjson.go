@@ -36,6 +36,11 @@ import (
 //   - with `Accept: application/x-ndjson`, one verdict line per entry in
 //     line order: {"line":n,"id":"…","ok":true} or {"line":n,"id":"…",
 //     "ok":false,"error_code":"…","message":"…","retryable":b,"applied":"no"|"unknown"}.
+//     The lines are built as chunks complete but sent once the body is
+//     done: the tracing middleware (otelfiber), response compression and
+//     the access log read the whole response body after the handler, which
+//     a response body stream (fasthttp SetBodyStreamWriter) would have to
+//     bypass first.
 //
 // An invalid entry (unknown column, wrong type, missing id…) gets its own
 // invalid_argument verdict whose message starts with "line n: ". A line that
@@ -384,9 +389,14 @@ func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.Tab
 	}
 	ctx := c.UserContext()
 	sink := &verdictSink{ndjson: acceptsNDJSON(c.Get(fiber.HeaderAccept))}
-	p := &ndjsonPipeline{a: a, c: c, ctx: ctx, scope: scope, path: path, sink: sink}
+	p := &ndjsonPipeline{a: a, ctx: ctx, charge: a.streamCharger(c), scope: scope, path: path, sink: sink}
 	err = p.run(body)
 	p.drain()
+	if p.dispatched {
+		// Verdicts (or the error saying what was written) are owed even if
+		// answering runs late.
+		c.Locals(localVerdicts, true)
+	}
 	if p.stopErr != nil {
 		err = streamStop(p.stopErr, sink, p.stopWhat)
 	}
@@ -406,13 +416,14 @@ func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.Tab
 
 // ndjsonPipeline reads, dispatches and folds the chunks of one NDJSON body.
 type ndjsonPipeline struct {
-	a       *api
-	c       *fiber.Ctx
-	ctx     context.Context
-	scope   application.Scope
-	path    domain.TablePath
-	sink    *verdictSink
-	pending []*ndjsonChunk // dispatched, in order, not yet folded
+	a          *api
+	ctx        context.Context
+	charge     func(ctx context.Context, n int) error // chargeStreamed
+	dispatched bool                                   // a chunk was handed to the use case
+	scope      application.Scope
+	path       domain.TablePath
+	sink       *verdictSink
+	pending    []*ndjsonChunk // dispatched, in order, not yet folded
 	// stopErr and stopWhat are the first chunk error that ends the request
 	// and where it happened; the message is built once every dispatched
 	// chunk is folded (chunks in flight still write).
@@ -511,7 +522,7 @@ func (p *ndjsonPipeline) settled() string {
 // decoded (so a line that is not JSON stops everything after it) and hands
 // the chunk to the use case on its own goroutine.
 func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
-	if err := p.a.chargeStreamed(p.c, ch.bytes); err != nil {
+	if err := p.charge(p.ctx, ch.bytes); err != nil {
 		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
 	}
 	if p.stopErr != nil {
@@ -534,7 +545,7 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 	if err != nil {
 		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
 	}
-	p.c.Locals(localVerdicts, true)
+	p.dispatched = true
 	go func() {
 		defer close(ch.done)
 		defer ch.markDecoded()
