@@ -94,6 +94,24 @@ func TestWriteNDJSON(t *testing.T) {
 			rows:   2,
 		},
 		{
+			name:   "two lines that are not JSON do not join into one entry",
+			body:   `{"id":"a","append":{"msg":"` + "\n" + `","ts":1}}`,
+			status: 400,
+			want:   "line 1: not valid JSON",
+		},
+		{
+			name:   "nor do they when the join gives as many entries as lines",
+			body:   `{"id":"a","append":{"msg":"` + "\n" + `","ts":1}},{"id":"b","append":{}}`,
+			status: 400,
+			want:   "line 1: not valid JSON",
+		},
+		{
+			name:   "a line holding two entries",
+			body:   appendLine("a", 1, "x") + "," + appendLine("b", 2, "y"),
+			status: 400,
+			want:   "line 1: not valid JSON",
+		},
+		{
 			name:   "row cap",
 			body:   appendLine("a", 1, "x") + "\n" + appendLine("b", 2, "y") + "\n" + appendLine("c", 3, "z"),
 			opts:   []gatewayOption{func(o *Options, _ *Deps) { o.StreamMaxRows = 2 }},
@@ -406,6 +424,8 @@ func FuzzNDJSONBody(f *testing.F) {
 			for _, l := range bytes.Split(body, []byte("\n")) {
 				if len(bytes.TrimSpace(l)) > 0 {
 					lines++
+					// Answered per entry: every line is one JSON value.
+					assert.True(t, json.Valid(l), "line %q is not JSON but the request was answered 200", l)
 				}
 			}
 			assert.Equal(t, lines, ans.RowCount)

@@ -140,16 +140,28 @@ func (d *ndjsonDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.W
 	ch := d.ch
 	ch.badLine, ch.badMsg = -1, ""
 	d.rejected = d.rejected[:0]
-	doc := append(ch.doc, "]}"...)
-	batch, ids, rejected, err := codec.DecodeWriteReport(d.buf, doc, rowjson.Limits{MaxEntries: maxRows})
-	ch.doc = doc[:len(doc)-2]
+	var (
+		batch    domain.WriteBatch
+		ids      []string
+		rejected []rowjson.Rejected
+	)
+	err = errNotAligned
+	if ch.balanced() {
+		doc := append(ch.doc, "]}"...)
+		batch, ids, rejected, err = codec.DecodeWriteReport(d.buf, doc, rowjson.Limits{MaxEntries: maxRows})
+		ch.doc = doc[:len(doc)-2]
+		if err == nil && len(ids)+len(rejected) != len(ch.lines) {
+			// A line with a top-level comma: not one JSON value.
+			err = errNotAligned
+		}
+	}
 	if err == nil {
 		for _, r := range rejected {
 			d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: lineMessage(ch.lines[r.Index], r.Message)})
 		}
 		return batch, ids, nil
 	}
-	if de := domain.AsError(err); de == nil || de.Kind != domain.KindInvalidArgument {
+	if de := domain.AsError(err); err != errNotAligned && (de == nil || de.Kind != domain.KindInvalidArgument) {
 		return domain.WriteBatch{}, nil, err
 	}
 	var all domain.WriteBatch
@@ -173,6 +185,50 @@ func (d *ndjsonDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.W
 		}
 	}
 	return all, ids, nil
+}
+
+// errNotAligned sends a chunk to the line-by-line decoding: its lines,
+// joined into one entries array, would not give one element per line.
+var errNotAligned = errors.New("lines not aligned with entries")
+
+// balanced reports whether every line of the chunk closes what it opens:
+// no string left open, brackets and braces back at depth 0. Joined with
+// commas, such lines cannot merge into one another (a line with an open
+// string or object could swallow the next one: `{"a":"` and `","b":1}`
+// make one valid entry), so one element per line is then only a matter of
+// counting the elements. It is one pass over the bytes, far cheaper than
+// validating each line as JSON.
+func (ch *ndjsonChunk) balanced() bool {
+	for i := range ch.lines {
+		depth, inStr, esc := 0, false, false
+		for _, c := range ch.line(i) {
+			if inStr {
+				switch {
+				case esc:
+					esc = false
+				case c == '\\':
+					esc = true
+				case c == '"':
+					inStr = false
+				}
+				continue
+			}
+			switch c {
+			case '"':
+				inStr = true
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth < 0 {
+					return false
+				}
+			}
+		}
+		if inStr || depth != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // lineMessage prefixes an entry's message with its line, dropping the
