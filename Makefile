@@ -5,7 +5,7 @@ CLUSTER := deployments/local/fluss-cluster.sh
 GATEWAY_CONFIG ?= configs/local.yaml
 GOLANGCI_VERSION ?= v2.15.0
 
-.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native fuzz-campaign test-backpressure
+.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native fuzz-campaign test-backpressure bench-resources bench-resources-short
 
 all: build
 
@@ -56,6 +56,14 @@ test-backpressure:
 ## load: a bounded load run on loopback at 2x the sustainable rate
 load:
 	bash tests/load/run.sh
+
+## bench-resources: peak RSS, descriptors, rows/s and 429s of the gateway under the issue-21 load
+## points (tests/resources/run.sh; bench-resources-short is the CI form, < 2 min, with the hard limits)
+bench-resources:
+	bash tests/resources/run.sh
+
+bench-resources-short:
+	bash tests/resources/run.sh --short
 
 ## bench-native: the gateway and the official Java client writing the same rows side by side
 ## (tests/bench-native/run.sh; BENCH_SWEEP=1 for the entries x concurrency sweep)

@@ -3,6 +3,7 @@ module github.com/fluss-gateway/fluss-gateway-go
 go 1.26.8
 
 require (
+	github.com/KimMachineGun/automemlimit v1.0.2
 	github.com/MicahParks/jwkset v0.11.4
 	github.com/MicahParks/keyfunc/v3 v3.9.2
 	github.com/apache/arrow-go/v18 v18.8.0
@@ -28,12 +29,17 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	go.uber.org/fx v1.24.0
+	go.uber.org/goleak v1.3.0
+	golang.org/x/sync v0.24.0
 	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/go-openapi/jsonpointer v1.0.0 // indirect
+require (
+	github.com/go-openapi/jsonpointer v1.0.0 // indirect
+	github.com/pbnjay/memory v0.0.0-20210728143218-7b4eea64cf58 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -2,8 +2,10 @@ package application
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -539,12 +541,28 @@ func (s *RecordService) lookup(ctx context.Context, scope Scope, path domain.Tab
 	}
 	def := s.definition(key, session)
 	run := func(t *Table, req *domain.LookupRequest) (LookupResult, error) {
-		resp, err := port.Lookup(ctx, req)
+		// Each distinct key is fetched once: 128 copies of one key cost one
+		// row from the cluster, answered 128 times.
+		uniq, index := collapseKeys(req.Keys)
+		sent := req
+		if len(uniq) < len(req.Keys) {
+			r := *req
+			r.Keys = uniq
+			sent = &r
+		}
+		resp, err := port.Lookup(ctx, sent)
 		if err != nil {
 			return LookupResult{}, err
 		}
-		if resp == nil || len(resp.Results) != len(req.Keys) {
-			return LookupResult{}, domain.Errorf(domain.KindInternal, "lookup returned a response that does not match its %d keys", len(req.Keys))
+		if resp == nil || len(resp.Results) != len(sent.Keys) {
+			return LookupResult{}, domain.Errorf(domain.KindInternal, "lookup returned a response that does not match its %d keys", len(sent.Keys))
+		}
+		if sent != req {
+			results := make([]domain.LookupResult, len(req.Keys))
+			for i, j := range index {
+				results[i] = resp.Results[j]
+			}
+			resp = &domain.LookupResponse{SchemaID: resp.SchemaID, Results: results}
 		}
 		rt, err := renderTable(ctx, def, t, resp.SchemaID)
 		return LookupResult{Table: rt, Response: resp}, err
@@ -780,4 +798,50 @@ func (s *RecordService) explainNotFound(ctx context.Context, scope Scope, path d
 	out := *de
 	out.Message = fmt.Sprintf("table `%s` does not exist: database `%s` does not exist", path, path.Database)
 	return &out
+}
+
+// collapseKeys returns the distinct keys of keys in first-seen order and,
+// for each key, the position of its copy among them (nil when all are
+// distinct). Keys are compared datum by datum (null flag, integer, nanos,
+// float bits, bytes).
+func collapseKeys(keys [][]domain.Datum) (uniq [][]domain.Datum, index []int) {
+	if len(keys) < 2 {
+		return keys, nil
+	}
+	seen := make(map[string]int, len(keys))
+	index = make([]int, len(keys))
+	var b []byte
+	for i, k := range keys {
+		b = appendKeyIdentity(b[:0], k)
+		j, ok := seen[string(b)]
+		if !ok {
+			j = len(uniq)
+			seen[string(b)] = j
+			uniq = append(uniq, k)
+		}
+		index[i] = j
+	}
+	if len(uniq) == len(keys) {
+		return keys, nil
+	}
+	return uniq, index
+}
+
+// appendKeyIdentity appends an unambiguous encoding of the datums of a key.
+func appendKeyIdentity(b []byte, key []domain.Datum) []byte {
+	for _, d := range key {
+		if d.Null {
+			b = append(b, 0)
+			continue
+		}
+		b = append(b, 1)
+		b = binary.LittleEndian.AppendUint64(b, uint64(d.I64))
+		b = binary.LittleEndian.AppendUint32(b, uint32(d.Nanos))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(d.F64))
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(d.Bytes)))
+		b = append(b, d.Bytes...)
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(d.Elems)))
+		b = appendKeyIdentity(b, d.Elems)
+	}
+	return b
 }

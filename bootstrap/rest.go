@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/fx"
 
 	httpadapter "github.com/fluss-gateway/fluss-gateway-go/adapters/http"
@@ -17,6 +19,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
@@ -32,6 +35,7 @@ var RESTModule = fx.Module("rest",
 		application.NewCatalogService,
 		newRecordService,
 		newIdempotentWrites,
+		newMemoryBudget,
 		func() IdentityFactory { return NewIdentity },
 		newRESTServer,
 	),
@@ -52,6 +56,9 @@ type RESTServer struct {
 	identity  *lateIdentity
 	tls       *tlsReloader
 	ln        net.Listener
+	guard     *httpadapter.GuardedListener
+	meter     metric.Meter
+	stopping  atomic.Bool
 	done      chan error
 }
 
@@ -81,6 +88,7 @@ type restParams struct {
 
 	// Idempotency is nil when gateway.idempotency.enabled is false.
 	Idempotency *application.IdempotentWrites
+	Budget      *membudget.Budget
 }
 
 func newRESTServer(p restParams) (*RESTServer, error) {
@@ -95,15 +103,20 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 	}
 	q := p.Config.Security.Quota
 	app, err := httpadapter.New(httpadapter.Options{
-		RequestTimeout:          p.Config.REST.RequestTimeout,
-		MaxRequestBytes:         p.Config.REST.MaxRequestBytes,
-		ReadTimeout:             p.Config.REST.HeaderReadTimeout,
-		WriteTimeout:            p.Config.REST.WriteTimeout,
-		IdleTimeout:             p.Config.REST.IdleTimeout,
-		MaxConnsPerAddress:      p.Config.REST.MaxConnectionsPerAddress,
+		RequestTimeout:  p.Config.REST.RequestTimeout,
+		MaxRequestBytes: p.Config.REST.MaxRequestBytes,
+		ReadTimeout:     p.Config.REST.HeaderReadTimeout,
+		WriteTimeout:    p.Config.REST.WriteTimeout,
+		IdleTimeout:     p.Config.REST.IdleTimeout,
+		// The per-address cap is enforced by the listener (GuardListener,
+		// start), which counts lingering connections; fasthttp's own cap is
+		// off.
+		MaxConnsPerAddress:      0,
 		MaxMetadataRequestBytes: p.Config.REST.MaxMetadataRequestBytes,
 		SingleValueHeaders:      singleValueHeaders(p.Config),
 		Admission:               admission(p.Config),
+		MemoryBudget:            p.Budget,
+		MaxLookupResponseBytes:  p.Config.REST.MaxLookupResponseBytes,
 		Quota: httpadapter.Quota{
 			RequestsPerSecond: q.RequestsPerSecond,
 			BytesPerSecond:    q.BytesPerSecond,
@@ -119,6 +132,7 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		Docs:           p.Config.REST.DocsEnabled,
 		Browser:        browserGuard(p.Config),
 		Authorizer:     authorizer,
+		StreamMaxRows:  p.Config.Limits.WriteStreamMaxRows,
 	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity,
 		Idempotency: idempotentWriter(p.Idempotency)})
 	if err != nil {
@@ -134,6 +148,9 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		log:       p.Logger,
 		factory:   p.Identity,
 		identity:  identity,
+	}
+	if p.Telemetry != nil && p.Telemetry.MeterProvider != nil {
+		s.meter = p.Telemetry.MeterProvider.Meter(telemetry.ScopeName)
 	}
 	p.Lifecycle.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
 	return s, nil
@@ -260,14 +277,41 @@ func (s *RESTServer) start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("REST listener on %s (%s): %w", s.listen, config.KeyRESTListen, err)
 	}
-	// The lingering close wraps the TCP connections, under TLS.
-	ln = httpadapter.LingeringListener(ln, s.cfg.REST.LingerTimeout, 2*s.cfg.REST.MaxRequestBytes)
+	// The guard caps connections (lingering ones included) and keeps
+	// accepting through EMFILE; the lingering close wraps its connections,
+	// under TLS.
+	maxConns := s.cfg.REST.MaxConnections
+	fdLimit := raiseDescriptorLimit(s.log)
+	if maxConns == 0 {
+		maxConns = derivedMaxConnections(fdLimit)
+	}
+	s.guard = httpadapter.GuardListener(ln, httpadapter.ListenerLimits{
+		MaxConns:           maxConns,
+		MaxConnsPerAddress: s.cfg.REST.MaxConnectionsPerAddress,
+		Readiness:          s.readiness,
+		Logger:             s.log,
+	})
+	if s.meter != nil {
+		registerListenerMetrics(s.meter, s.guard, s.log)
+	}
+	s.log.Info("REST connection limits", "max_connections", maxConns, "max_connections_per_address",
+		s.cfg.REST.MaxConnectionsPerAddress, "descriptor_limit", fdLimit)
+	ln = httpadapter.LingeringListener(s.guard, s.cfg.REST.LingerTimeout, 2*s.cfg.REST.MaxRequestBytes)
 	if s.tls != nil {
 		s.tls.start()
 		ln = tls.NewListener(ln, s.tls.Config())
 	}
 	s.ln, s.done = ln, make(chan error, 1)
-	go func() { s.done <- s.app.Listener(ln) }()
+	go func() {
+		err := s.app.Listener(ln)
+		if !s.stopping.Load() {
+			// Never silently: the guard retries accept errors, so this is
+			// a bug or a closed socket; /ready turns 503 for good.
+			s.log.Error("REST listener stopped serving before shutdown", "error", err)
+			s.readiness.SetListenerFailed()
+		}
+		s.done <- err
+	}()
 	s.readiness.SetServing()
 	s.log.Info("REST listener serving", "address", ln.Addr().String(), "scheme", s.Scheme())
 	return nil
@@ -298,6 +342,7 @@ func (s *RESTServer) Scheme() string {
 // the listener closes, and in-flight requests get until the drain timeout to
 // finish.
 func (s *RESTServer) stop(ctx context.Context) error {
+	s.stopping.Store(true)
 	s.readiness.BeginShutdown()
 	defer s.readiness.SetStopped()
 	started := time.Now()

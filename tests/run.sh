@@ -20,6 +20,8 @@
 # FLUSS_TEST_FAULTS (1: run the bounded fault suite and the backpressure suite; 0: skip),
 # FLUSS_TEST_OTEL (1: run the telemetry suite, on the first version; 0: skip),
 # FLUSS_TEST_DEPLOY (1: run make test-deploy, on the first version; 0: skip),
+# FLUSS_TEST_RESOURCES (1: run the short resource benchmark, tests/resources/run.sh
+# --short, on the first version; 0: skip),
 # FLUSS_VERSION, FLUSS_TABLET_SERVERS, FLUSS_SNAPSHOT_DIR (see deployments/local/fluss-cluster.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -169,6 +171,12 @@ integration() {
     break
   done
 
+  if [[ ${resources_done:-0} == 0 && ${FLUSS_TEST_RESOURCES:-1} == 1 ]]; then
+    resources_done=1
+    phase "resource benchmark, short form (Fluss $FLUSS_VERSION): peak RSS, descriptors, rows landed once"
+    bash tests/resources/run.sh --short || status=1
+    took "resource benchmark (short form)"
+  fi
   if [[ ${otel_done:-0} == 0 && ${FLUSS_TEST_OTEL:-1} == 1 ]]; then
     otel_done=1
     phase "telemetry into a real OpenTelemetry Collector (Fluss $FLUSS_VERSION)"

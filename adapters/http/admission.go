@@ -83,10 +83,14 @@ func newAdmission(o Admission, maxBody int64) *admission {
 func (a *api) admit(class admissionClass) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if class == admitWrite && a.admission.writeRate != nil {
-			// The decoded bytes: a gzip body counts what it expands to.
-			size, err := a.decodedBodySize(c, routeSpec{admission: class})
-			if err != nil {
-				return err
+			// The decoded bytes: a gzip body counts what it expands to. A
+			// streamed body pays for them as they are read (chargeStreamed).
+			size := 0
+			if streamedMediaType(c) == "" {
+				var err error
+				if size, err = a.decodedBodySize(c, routeSpec{admission: class}); err != nil {
+					return err
+				}
 			}
 			if err := a.admission.writeRate.Admit(c.UserContext(), size); err != nil {
 				return err

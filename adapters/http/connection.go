@@ -52,19 +52,35 @@ func (l *lingeringListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tcp, ok := c.(*net.TCPConn)
+	half, ok := c.(halfCloser)
 	if !ok {
 		return c, nil
 	}
-	return &lingeringConn{TCPConn: tcp, timeout: l.timeout, maxBytes: l.maxBytes}, nil
+	return &lingeringConn{TCPConn: half, timeout: l.timeout, maxBytes: l.maxBytes}, nil
+}
+
+// halfCloser is a connection whose sending side can be shut down alone
+// (*net.TCPConn, and GuardedListener's connections over it).
+type halfCloser interface {
+	net.Conn
+	CloseWrite() error
 }
 
 type lingeringConn struct {
-	*net.TCPConn
+	// TCPConn is the connection (named for what it usually is).
+	TCPConn  halfCloser
 	timeout  time.Duration
 	maxBytes int64
 	once     sync.Once
 }
+
+func (c *lingeringConn) Read(p []byte) (int, error)         { return c.TCPConn.Read(p) }
+func (c *lingeringConn) Write(p []byte) (int, error)        { return c.TCPConn.Write(p) }
+func (c *lingeringConn) LocalAddr() net.Addr                { return c.TCPConn.LocalAddr() }
+func (c *lingeringConn) RemoteAddr() net.Addr               { return c.TCPConn.RemoteAddr() }
+func (c *lingeringConn) SetDeadline(t time.Time) error      { return c.TCPConn.SetDeadline(t) }
+func (c *lingeringConn) SetReadDeadline(t time.Time) error  { return c.TCPConn.SetReadDeadline(t) }
+func (c *lingeringConn) SetWriteDeadline(t time.Time) error { return c.TCPConn.SetWriteDeadline(t) }
 
 // Close shuts the sending side down and drains the receiving side in the
 // background; it never blocks the server's goroutine.

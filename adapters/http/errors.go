@@ -163,6 +163,7 @@ func classifyFramework(c *fiber.Ctx, fe *fiber.Error, maxBody int64) (int, strin
 // with the request id and never sent.
 func (a *api) writeError(c *fiber.Ctx, err error) {
 	status, code, message, retryAfter, internal := classify(c, err, a.opts.MaxRequestBytes)
+	message = boundMessage(message)
 	id := requestID(c)
 	if internal {
 		a.log.ErrorContext(c.UserContext(), "request failed", "request_id", id, "error", err)
@@ -172,7 +173,7 @@ func (a *api) writeError(c *fiber.Ctx, err error) {
 	// out of the envelope but is already logged in full above.
 	logged := message
 	if internal || status >= fiber.StatusInternalServerError || status == fiber.StatusForbidden {
-		logged = err.Error() // backend details stay in the gateway's log (redactBackend)
+		logged = boundMessage(err.Error()) // backend details stay in the gateway's log (redactBackend)
 	}
 	c.Locals(localFailure, failure{code: code, message: logged})
 	if retryAfter > 0 {
@@ -219,4 +220,17 @@ var (
 func redactBackend(message string) string {
 	message = backendRPC.ReplaceAllString(message, "the Fluss cluster:")
 	return backendAddr.ReplaceAllString(message, "<server>")
+}
+
+// maxMessageBytes bounds an error message in an answer or a log line: the
+// decoders already cut the names they quote, this is the backstop for any
+// message that quotes user input (issue 21).
+const maxMessageBytes = 2 << 10
+
+// boundMessage cuts msg to maxMessageBytes, marking the cut.
+func boundMessage(msg string) string {
+	if len(msg) <= maxMessageBytes {
+		return msg
+	}
+	return truncateUTF8(msg, maxMessageBytes) + "… (cut)"
 }

@@ -81,6 +81,7 @@ func (a *api) requestContext(c *fiber.Ctx) error {
 		a.writeError(c, err)
 	}
 	a.accessLog(c)
+	a.releaseWritten(c)
 	return nil
 }
 
@@ -142,7 +143,7 @@ func (a *api) accessLog(c *fiber.Ctx) {
 		"path", c.Path(),
 		"status", c.Response().StatusCode(),
 		"duration_ms", float64(elapsed.Microseconds()) / 1000,
-		"bytes_in", len(c.Request().Body()),
+		"bytes_in", bytesIn(c),
 		"bytes_out", len(c.Response().Body()),
 		"remote", c.IP(),
 	}
@@ -186,6 +187,7 @@ func addLogAttrs(c *fiber.Ctx, kv ...any) {
 // included) and turns a panic into 500 internal without leaking its value.
 func (a *api) errorsAndPanics(c *fiber.Ctx) (err error) {
 	c.Locals(localSpanCtx, c.UserContext())
+	defer dropUnreadBody(c)
 	defer func() {
 		if p := recover(); p != nil {
 			a.log.ErrorContext(c.UserContext(), "handler panicked", "request_id", requestID(c), "panic", fmt.Sprint(p))
@@ -279,6 +281,10 @@ func quoteHeader(v string) string {
 func acceptJSON(c *fiber.Ctx) error {
 	accept := c.Get(fiber.HeaderAccept)
 	if accept == "" || acceptsJSON(accept) {
+		return c.Next()
+	}
+	if c.Method() == fiber.MethodPost && strings.HasSuffix(c.Path(), "/records") && acceptsNDJSON(accept) {
+		// NDJSON verdict lines of a streamed write (ndjson.go).
 		return c.Next()
 	}
 	return newHTTPError(fiber.StatusNotAcceptable, codeNotAcceptable, "the Accept header must allow application/json")

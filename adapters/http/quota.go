@@ -118,9 +118,16 @@ func (a *api) quota(r routeSpec) fiber.Handler {
 				return err
 			}
 		}
-		size, err := a.decodedBodySize(c, r)
-		if err != nil {
-			return err
+		size := 0
+		if streamedMediaType(c) == "" {
+			var err error
+			if size, err = a.decodedBodySize(c, r); err != nil {
+				return err
+			}
+		} else {
+			// A streamed body pays for its bytes as they are read
+			// (chargeStreamed); here only the request is counted.
+			c.Locals(localQuotaKey, key)
 		}
 		delay := a.quotas.admit(key, size)
 		if delay <= 0 {

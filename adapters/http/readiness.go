@@ -24,7 +24,17 @@ const (
 // bootstrap moves it. The zero value is starting.
 type Readiness struct {
 	state atomic.Int32
+	// acceptFailing is set while the REST listener cannot accept
+	// connections (GuardedListener): /ready answers 503 meanwhile.
+	acceptFailing atomic.Bool
 }
+
+// setAcceptFailing records whether the listener is failing to accept.
+func (r *Readiness) setAcceptFailing(failing bool) { r.acceptFailing.Store(failing) }
+
+// SetListenerFailed marks the REST listener as dead for good (its serve loop
+// ended while serving): /ready answers 503 from now on.
+func (r *Readiness) SetListenerFailed() { r.acceptFailing.Store(true) }
 
 // NewReadiness returns a Readiness in the starting state.
 func NewReadiness() *Readiness { return &Readiness{} }
@@ -46,7 +56,9 @@ func (r *Readiness) SetStopped() { r.advance(stateStopped) }
 
 // Ready reports whether /ready answers 200: startup is complete and shutdown
 // has not begun.
-func (r *Readiness) Ready() bool { return r.state.Load() == stateServing }
+func (r *Readiness) Ready() bool {
+	return r.state.Load() == stateServing && !r.acceptFailing.Load()
+}
 
 // Accepting reports whether application traffic is accepted: while serving
 // and during the readiness grace of shutdown.
@@ -60,6 +72,9 @@ func (r *Readiness) Accepting() bool {
 func (r *Readiness) ensureReady() error {
 	if s := r.state.Load(); s != stateServing {
 		return notAccepting(s)
+	}
+	if r.acceptFailing.Load() {
+		return domain.Errorf(domain.KindUnavailable, "the REST listener cannot accept connections (descriptor limit?)")
 	}
 	return nil
 }

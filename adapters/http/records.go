@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 // The data-plane routes: writes, primary-key lookups and prefix lookups.
@@ -82,6 +84,12 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	if a.records == nil {
 		return unsupportedRecords(scope.Cluster, "writes")
 	}
+	switch streamedMediaType(c) {
+	case MIMEApplicationNDJSON:
+		return a.writeNDJSON(c, scope, path)
+	case MIMEArrowStream:
+		return a.writeArrow(c, scope, path)
+	}
 	body, err := a.jsonBody(c)
 	if err != nil {
 		return err
@@ -92,13 +100,15 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 		buffers.Put(buf)
 	}()
 	res, err := a.write(c, scope, application.WriteCommand{
-		Path:    path,
-		Decoder: &bodyDecoder{body: body, buf: buf, report: invalidEntriesReported(c)},
+		Path: path,
+		Decoder: &bodyDecoder{body: body, buf: buf, report: invalidEntriesReported(c),
+			ctx: c.UserContext(), charge: a.charge(c)},
 	}, body)
 	if err != nil {
 		return err
 	}
 	sum := res.Summary
+	a.observeIngest(c, fiber.MIMEApplicationJSON, path, int64(sum.Rows), int64(len(body)))
 	c.Locals(localWriteSummary, sum)
 	addLogAttrs(c, "table", path.String(), "rows", sum.Rows, "rows_failed", sum.Failed,
 		"rows_applied_unknown", sum.AppliedUnknown, "delivery_ms", float64(sum.Delivery.Microseconds())/1000)
@@ -250,32 +260,56 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 	}
 	cols := res.Table.Columns()
 	proj := newProjection(cols, dec.read.Columns, res.Table.Info.SchemaID)
+	ab := a.newAnswerBudget(c)
+	// The rows fetched are charged too (they are held until the answer is
+	// written); duplicates share one row.
+	var fetched int64
+	seen := map[*domain.Datum]bool{}
+	for _, r := range res.Response.Results {
+		if len(r.Row) == 0 || seen[&r.Row[0]] {
+			continue
+		}
+		seen[&r.Row[0]] = true
+		fetched += datumBytes(r.Row)
+	}
+	if err := ab.ch.Acquire(ab.ctx, fetched); err != nil {
+		return budgetError(err, "the rows fetched")
+	}
 	out := make([]byte, 0, 256+len(res.Response.Results)*64)
 	out = append(out, `{"schema_id":`...)
 	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
 	out = append(out, `,"results":[`...)
 	found := 0
+	// Each result is rendered into part (one row at most), then added to
+	// the answer, which is charged before it grows.
+	var part []byte
 	for i, r := range res.Response.Results {
+		part = part[:0]
 		if i > 0 {
-			out = append(out, ',')
+			part = append(part, ',')
 		}
-		out = append(out, `{"input_index":`...)
-		out = strconv.AppendInt(out, int64(i), 10)
-		out = append(out, `,"found":`...)
-		out = strconv.AppendBool(out, r.Row != nil && r.Err == nil)
-		out = append(out, `,"row":`...)
+		part = append(part, `{"input_index":`...)
+		part = strconv.AppendInt(part, int64(i), 10)
+		part = append(part, `,"found":`...)
+		part = strconv.AppendBool(part, r.Row != nil && r.Err == nil)
+		part = append(part, `,"row":`...)
 		if r.Row != nil && r.Err == nil {
-			out = proj.appendRow(out, r.Row)
+			part = proj.appendRow(part, r.Row)
 			found++
 		} else {
-			out = append(out, "null"...)
+			part = append(part, "null"...)
 		}
 		if r.Err != nil {
-			out = appendKeyError(out, r.Err)
+			part = appendKeyError(part, r.Err)
 		}
-		out = append(out, '}')
+		part = append(part, '}')
+		if out, err = ab.add(out, part); err != nil {
+			return err
+		}
 	}
-	out = append(out, "]}"...)
+	if out, err = ab.add(out, []byte("]}")); err != nil {
+		return err
+	}
 	addLogAttrs(c, "table", path.String(), "keys", len(res.Response.Results), "found", found)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(out)
@@ -300,40 +334,63 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 	}
 	cols := res.Table.Columns()
 	proj := newProjection(cols, dec.read.Columns, res.Table.Info.SchemaID)
+	ab := a.newAnswerBudget(c)
+	var fetched int64
+	for _, r := range res.Response.Results {
+		for _, row := range r.Rows {
+			fetched += datumBytes(row)
+		}
+	}
+	if err := ab.ch.Acquire(ab.ctx, fetched); err != nil {
+		return budgetError(err, "the rows fetched")
+	}
 	out := make([]byte, 0, 256)
 	out = append(out, `{"schema_id":`...)
 	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
 	out = append(out, `,"results":[`...)
 	rows := 0
+	// Every piece is rendered into part (one row at most), then added to
+	// the answer, which is charged before it grows.
+	var part []byte
 	for i, r := range res.Response.Results {
+		part = part[:0]
 		if i > 0 {
-			out = append(out, ',')
+			part = append(part, ',')
 		}
-		out = append(out, `{"input_index":`...)
-		out = strconv.AppendInt(out, int64(i), 10)
-		out = append(out, `,"row_count":`...)
-		out = strconv.AppendInt(out, int64(len(r.Rows)), 10)
-		out = append(out, `,"truncated":`...)
-		out = strconv.AppendBool(out, r.Truncated)
-		out = append(out, `,"rows":[`...)
+		part = append(part, `{"input_index":`...)
+		part = strconv.AppendInt(part, int64(i), 10)
+		part = append(part, `,"row_count":`...)
+		part = strconv.AppendInt(part, int64(len(r.Rows)), 10)
+		part = append(part, `,"truncated":`...)
+		part = strconv.AppendBool(part, r.Truncated)
+		part = append(part, `,"rows":[`...)
 		for j, row := range r.Rows {
 			if j > 0 {
-				out = append(out, ',')
+				part = append(part, ',')
 			}
-			out = proj.appendRow(out, row)
+			part = proj.appendRow(part, row)
+			if out, err = ab.add(out, part); err != nil {
+				return err
+			}
+			part = part[:0]
 		}
-		out = append(out, ']')
+		part = append(part, ']')
 		if i < len(res.NextPageTokens) && res.NextPageTokens[i] != "" {
-			out = append(out, `,"next_page_token":`...)
-			out = strconv.AppendQuote(out, res.NextPageTokens[i])
+			part = append(part, `,"next_page_token":`...)
+			part = strconv.AppendQuote(part, res.NextPageTokens[i])
 		}
 		rows += len(r.Rows)
 		if r.Err != nil {
-			out = appendKeyError(out, r.Err)
+			part = appendKeyError(part, r.Err)
 		}
-		out = append(out, '}')
+		part = append(part, '}')
+		if out, err = ab.add(out, part); err != nil {
+			return err
+		}
 	}
-	out = append(out, "]}"...)
+	if out, err = ab.add(out, []byte("]}")); err != nil {
+		return err
+	}
 	addLogAttrs(c, "table", path.String(), "prefixes", len(res.Response.Results), "rows_returned", rows)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(out)
@@ -374,6 +431,11 @@ type bodyDecoder struct {
 	rejected []application.RejectedEntry
 	// read are the lookup body's extension fields (columns, page_token).
 	read rowjson.ReadOptions
+	// charge, when set, is charged for the decoded rows' memory (buf's
+	// chunks) until the request's answer is written; ctx bounds the wait.
+	ctx     context.Context
+	charge  *membudget.Charge
+	charged int
 }
 
 // PageToken implements application.PagedPrefixDecoder.
@@ -398,14 +460,42 @@ func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wri
 		return domain.WriteBatch{}, nil, err
 	}
 	if !d.report {
-		return codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+		batch, ids, err := codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
+		if err == nil {
+			err = d.chargeRows()
+		}
+		return batch, ids, err
 	}
 	batch, ids, rejected, err := codec.DecodeWriteReport(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
 	d.rejected = d.rejected[:0]
 	for _, r := range rejected {
 		d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: r.Message})
 	}
+	if err == nil {
+		err = d.chargeRows()
+	}
 	return batch, ids, err
+}
+
+// chargeRows charges the decoded rows' memory (what buf holds beyond what
+// is charged already) before any row is handed to the writer: rows that do
+// not fit in the budget are refused with 429 before any of them is sent.
+// The writer encodes the rows into record bytes of about the same size
+// (adapters/fluss/writer, the request arena) and holds them until the
+// verdicts: that copy is charged here too (twice the rows' memory).
+func (d *bodyDecoder) chargeRows() error {
+	if d.charge == nil || d.buf == nil {
+		return nil
+	}
+	held := 2 * d.buf.Retained()
+	if held <= d.charged {
+		return nil
+	}
+	if err := d.charge.Acquire(d.ctx, int64(held-d.charged)); err != nil {
+		return budgetError(err, "the decoded rows")
+	}
+	d.charged = held
+	return nil
 }
 
 // DecodeKeys decodes the lookup body against t.

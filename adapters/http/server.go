@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 // Catalog is what the handlers need from the catalog use cases; it is
@@ -81,6 +82,15 @@ type Options struct {
 	SingleValueHeaders []string
 	// Admission configures the concurrency budgets and the write rate limit.
 	Admission Admission
+	// MemoryBudget is the data-plane memory budget
+	// (gateway.rest.memory-budget-bytes, budget.go): request bodies, the
+	// bytes gzip bodies expand to, decoded rows and lookup answers are
+	// charged to it; nil charges nothing.
+	MemoryBudget *membudget.Budget
+	// MaxLookupResponseBytes caps the answer of one lookup or prefix lookup
+	// (gateway.rest.lookup.max-response-bytes); 0 is
+	// DefaultMaxLookupResponseBytes.
+	MaxLookupResponseBytes int64
 	// Quota configures per-principal rate limits; the zero value has none.
 	Quota Quota
 	// AuditLogger receives one record per write request (see auditWrite);
@@ -104,6 +114,10 @@ type Options struct {
 	// Authorizer is the gateway-side authorization policy (authorize.go);
 	// nil allows every authenticated request. DDL is audited either way.
 	Authorizer Authorizer
+	// StreamMaxRows caps the entries of one streamed write body (NDJSON or
+	// Arrow IPC; gateway.rest.write.stream.max-rows); 0 means
+	// DefaultStreamMaxRows.
+	StreamMaxRows int
 }
 
 // RequestObserver records REST requests; telemetry.GatewayMetrics implements
@@ -137,6 +151,8 @@ type api struct {
 	records   Records
 	admission *admission
 	quotas    *quotas
+	budget    *membudget.Budget
+	pending   pendingCharges
 	audit     *slog.Logger
 	readiness *Readiness
 	identity  domain.Identity
@@ -180,6 +196,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		records:   deps.Records,
 		admission: newAdmission(opts.Admission, opts.MaxRequestBytes),
 		quotas:    newQuotas(opts.Quota, opts.MaxRequestBytes),
+		budget:    opts.MemoryBudget,
 		audit:     opts.AuditLogger,
 		readiness: deps.Readiness,
 		identity:  deps.Identity,
@@ -207,11 +224,16 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		Immutable:             true,
 		DisableStartupMessage: true,
 		ErrorHandler:          a.errorHandler,
+		// Bodies are read by admitBody, after authentication and once
+		// charged to the memory budget (budget.go); streamed write bodies
+		// (ingest.go) are read by their handler as they arrive.
+		StreamRequestBody: true,
 	})
 	a.app = app
 	srv := app.Server()
 	srv.ExpectHandler = a.expectContinue
 	srv.MaxConnsPerIP = opts.MaxConnsPerAddress
+	srv.ConnState = a.pending.connState
 	srv.Handler = a.knownMethods(srv.Handler)
 
 	otelOpts := []otelfiber.Option{
@@ -259,7 +281,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		if r.audit {
 			chain = append(chain, a.auditWrite)
 		}
-		chain = append(chain, a.authenticate(r), a.authorize(r), checkQuery(r.query), a.quota(r), a.admit(r.admission),
+		chain = append(chain, a.authenticate(r), a.authorize(r), checkQuery(r.query), a.admitBody, a.quota(r), a.admit(r.admission),
 			func(c *fiber.Ctx) error { return h(a, c) })
 		app.Add(r.method, fiberPath(r.path), chain...)
 	}

@@ -110,3 +110,14 @@ func (g *GatewayMetrics) RecordEntries(ctx context.Context, table domain.TablePa
 		g.in.writeEntries.Add(ctx, n, metric.WithAttributes(attrs...))
 	}
 }
+
+// ObserveIngest counts one write body by its content type:
+// fluss_gateway_write_body_rows_total{content_type} (the entries it held)
+// and fluss_gateway_write_body_bytes_total{content_type} (its bytes as
+// decoded, after gzip). contentType is one of the gateway's write media
+// types, never free text from the request.
+func (g *GatewayMetrics) ObserveIngest(ctx context.Context, contentType string, table domain.TablePath, rows, bytes int64) {
+	attrs := g.in.tableAttr([]attribute.KeyValue{AttrContentType.String(contentType)}, table)
+	g.in.bodyRows.Add(ctx, rows, metric.WithAttributes(attrs...))
+	g.in.bodyBytes.Add(ctx, bytes, metric.WithAttributes(attrs...))
+}

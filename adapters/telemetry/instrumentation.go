@@ -31,6 +31,10 @@ const (
 	MetricWriteEntries = "fluss.gateway.write.entries" // fluss_gateway_write_entries_total
 	// Keys of lookups and prefixes of prefix lookups by outcome (GatewayMetrics.RecordLookups).
 	MetricLookupKeys = "fluss.gateway.lookup.keys" // fluss_gateway_lookup_keys_total
+	// Write bodies by content type (GatewayMetrics.ObserveIngest): entries
+	// decoded and body bytes read (after gzip).
+	MetricWriteBodyRows  = "fluss.gateway.write.body.rows"  // fluss_gateway_write_body_rows_total
+	MetricWriteBodyBytes = "fluss.gateway.write.body.bytes" // fluss_gateway_write_body_bytes_total
 	// Rows and bytes sent to Fluss by the writer (WriterHooks.BatchesSent).
 	MetricBackendWriteRows  = "fluss.gateway.backend.write.rows"  // fluss_gateway_backend_write_rows_total
 	MetricBackendWriteBytes = "fluss.gateway.backend.write.bytes" // fluss_gateway_backend_write_bytes_total
@@ -72,6 +76,7 @@ const (
 	AttrCluster     = attribute.Key("cluster")      // configured cluster id
 	AttrAPI         = attribute.Key("api")          // Fluss API name, PUT_KV
 	AttrFlussCode   = attribute.Key("fluss_code")   // Fluss error name (NONE on success), see FlussCodeName
+	AttrContentType = attribute.Key("content_type") // write bodies: application/json, application/x-ndjson, application/vnd.apache.arrow.stream
 )
 
 // Span attribute keys.
@@ -189,6 +194,8 @@ type Instrumentation struct {
 	restDuration metric.Float64Histogram
 	writeEntries metric.Int64Counter
 	lookupKeys   metric.Int64Counter
+	bodyRows     metric.Int64Counter
+	bodyBytes    metric.Int64Counter
 
 	backendRows     metric.Int64Counter
 	backendBytes    metric.Int64Counter
@@ -238,6 +245,8 @@ func NewInstrumentation(opts InstrumentationOptions) (*Instrumentation, error) {
 	in.restRequests = b.counter(MetricRESTRequests, "{request}", "REST requests served, by method, route template, status and error code.")
 	in.restDuration = b.histogram(MetricRESTRequestDuration, "s", "Duration of REST requests, by method, route template, status class and error code.", secondsBuckets)
 	in.writeEntries = b.counter(MetricWriteEntries, "{entry}", "Entries of REST write requests by final verdict, once per entry: outcome success, failed (applied no) or unknown (maybe applied), and entry code; entries refused while decoding with X-Fluss-Invalid-Entries included.")
+	in.bodyRows = b.counter(MetricWriteBodyRows, "{entry}", "Entries of REST write requests by the body's content type (application/json, application/x-ndjson, application/vnd.apache.arrow.stream).")
+	in.bodyBytes = b.counter(MetricWriteBodyBytes, "By", "Body bytes of REST write requests by content type, counted as decoded (after gzip).")
 	in.lookupKeys = b.counter(MetricLookupKeys, "{key}", "Keys of lookups and prefixes of prefix lookups, by kind and outcome: found (a row, or at least one row), missed (none) or failed.")
 
 	in.backendRows = b.counter(MetricBackendWriteRows, "{row}", "Rows sent to Fluss in PutKv and ProduceLog requests (resends included).")

@@ -133,6 +133,9 @@ func TestGatewayMetrics(t *testing.T) {
 		{Code: "invalid_argument"},
 		{Code: "timeout", Applied: domain.AppliedUnknown},
 	})
+	g.ObserveIngest(ctx, "application/x-ndjson", table, 1000, 5000)
+	g.ObserveIngest(ctx, "application/x-ndjson", table, 3, 100)
+	g.ObserveIngest(ctx, "application/json", table, 20, 300)
 
 	got := h.metrics(t)
 	dbs := []attribute.KeyValue{AttrMethod.String("POST"), AttrRoute.String("/v1/clusters/{cluster}/databases"), AttrErrorCode.String("ok")}
@@ -152,6 +155,14 @@ func TestGatewayMetrics(t *testing.T) {
 		point(int64(3), AttrOutcome.String("success"), AttrCode.String("ok")),
 		point(int64(2), AttrOutcome.String("failed"), AttrCode.String("invalid_argument")),
 		point(int64(1), AttrOutcome.String("unknown"), AttrCode.String("timeout")),
+	))
+	assertMetric(t, got, MetricWriteBodyRows, "{entry}", sum(true,
+		point(int64(1003), AttrContentType.String("application/x-ndjson")),
+		point(int64(20), AttrContentType.String("application/json")),
+	))
+	assertMetric(t, got, MetricWriteBodyBytes, "By", sum(true,
+		point(int64(5100), AttrContentType.String("application/x-ndjson")),
+		point(int64(300), AttrContentType.String("application/json")),
 	))
 }
 

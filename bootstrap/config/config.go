@@ -78,6 +78,18 @@ type REST struct {
 	// client can read the answer, a 413 for example, instead of a reset
 	// (`gateway.rest.linger-timeout`, a gateway-go key).
 	LingerTimeout time.Duration
+	// MemoryBudgetBytes is the data-plane memory budget
+	// (`gateway.rest.memory-budget-bytes`, a gateway-go key): request bodies,
+	// decompressed bodies, decoded rows and lookup answers in flight. 0
+	// derives it from the process's memory limit (bootstrap/resources.go).
+	MemoryBudgetBytes int64
+	// MaxLookupResponseBytes caps the answer of one lookup or prefix lookup
+	// (`gateway.rest.lookup.max-response-bytes`, a gateway-go key).
+	MaxLookupResponseBytes int64
+	// MaxConnections caps the REST listener's open connections, lingering
+	// ones included (`gateway.rest.max-connections`, a gateway-go key). 0
+	// derives it from the descriptor limit (bootstrap/resources.go).
+	MaxConnections int
 	// MaxDeliveryTime bounds how long a write may spend delivering its rows
 	// to Fluss (`gateway.rest.write.max-delivery-time`, a gateway-go key).
 	// Delivery always ends a margin (a quarter of the request's time, at
@@ -237,7 +249,10 @@ func (q Quota) Enabled() bool { return q.RequestsPerSecond > 0 || q.BytesPerSeco
 // `gateway.rest.prefix-lookup.*`) and of the catalog API
 // (`gateway.rest.metadata.*`, a gateway-go key).
 type Limits struct {
-	WriteMaxRows                      int
+	WriteMaxRows int
+	// WriteStreamMaxRows caps the entries of one streamed write body, NDJSON
+	// or Arrow IPC (`gateway.rest.write.stream.max-rows`, a gateway-go key).
+	WriteStreamMaxRows                int
 	WriteMaxConcurrentRequests        int
 	WriteRateLimitEnabled             bool
 	WriteRateLimitRequestsPerSecond   int
@@ -352,6 +367,7 @@ func Default() Config {
 			IdleTimeout:              60 * time.Second,
 			MaxConnectionsPerAddress: 256,
 			LingerTimeout:            2 * time.Second,
+			MaxLookupResponseBytes:   16 << 20,
 			TLS: TLS{
 				MinVersion:     "1.2",
 				ClientAuth:     ClientAuthNone,
@@ -386,6 +402,7 @@ func Default() Config {
 		Idempotency: DefaultIdempotency(),
 		Limits: Limits{
 			WriteMaxRows:                      10_000,
+			WriteStreamMaxRows:                1_000_000,
 			WriteMaxConcurrentRequests:        64,
 			WriteRateLimitRequestsPerSecond:   1000,
 			WriteRateLimitBytesPerSecond:      64 << 20,

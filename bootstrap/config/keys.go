@@ -54,10 +54,17 @@ const (
 // REST listener hardening keys (gateway-go extensions).
 const (
 	KeyMetadataMaxRequestBytes = "gateway.rest.metadata.max-request-bytes"
-	KeyRESTWriteTimeout        = "gateway.rest.write-timeout"
-	KeyRESTIdleTimeout         = "gateway.rest.idle-timeout"
-	KeyRESTMaxConnsPerAddress  = "gateway.rest.max-connections-per-address"
-	KeyRESTLingerTimeout       = "gateway.rest.linger-timeout"
+	// KeyWriteStreamMaxRows caps the entries of one streamed (NDJSON or
+	// Arrow IPC) write body; a gateway-go key.
+	KeyWriteStreamMaxRows     = "gateway.rest.write.stream.max-rows"
+	KeyRESTWriteTimeout       = "gateway.rest.write-timeout"
+	KeyRESTIdleTimeout        = "gateway.rest.idle-timeout"
+	KeyRESTMaxConnsPerAddress = "gateway.rest.max-connections-per-address"
+	KeyRESTLingerTimeout      = "gateway.rest.linger-timeout"
+	// Resource budget (issue 21), gateway-go keys.
+	KeyRESTMemoryBudget       = "gateway.rest.memory-budget-bytes"
+	KeyLookupMaxResponseBytes = "gateway.rest.lookup.max-response-bytes"
+	KeyRESTMaxConnections     = "gateway.rest.max-connections"
 )
 
 // scalar is one configured value: YAML scalar text with its resolved tag
@@ -269,6 +276,7 @@ var globalEntries = append([]entry[Config]{
 		render: func(c *Config) string { return optionalDuration(c.REST.MaxDeliveryTime) },
 	},
 	countEntry("gateway.rest.write.max-rows", func(c *Config) *int { return &c.Limits.WriteMaxRows }),
+	countEntry(KeyWriteStreamMaxRows, func(c *Config) *int { return &c.Limits.WriteStreamMaxRows }),
 	countEntry("gateway.rest.write.max-concurrent-requests", func(c *Config) *int { return &c.Limits.WriteMaxConcurrentRequests }),
 	boolEntry("gateway.rest.write.rate-limit.enabled", func(c *Config) *bool { return &c.Limits.WriteRateLimitEnabled }),
 	countEntry("gateway.rest.write.rate-limit.requests-per-second", func(c *Config) *int { return &c.Limits.WriteRateLimitRequestsPerSecond }),
@@ -287,6 +295,20 @@ var globalEntries = append([]entry[Config]{
 	durationEntry(KeyRESTIdleTimeout, func(c *Config) *time.Duration { return &c.REST.IdleTimeout }),
 	countEntry(KeyRESTMaxConnsPerAddress, func(c *Config) *int { return &c.REST.MaxConnectionsPerAddress }),
 	durationEntry(KeyRESTLingerTimeout, func(c *Config) *time.Duration { return &c.REST.LingerTimeout }),
+	{
+		// Optional: unset derives the budget from the memory limit, and the
+		// dump omits it.
+		key:   KeyRESTMemoryBudget,
+		apply: func(c *Config, v scalar) (err error) { c.REST.MemoryBudgetBytes, err = v.byteSize(); return err },
+		render: func(c *Config) string {
+			if c.REST.MemoryBudgetBytes == 0 {
+				return ""
+			}
+			return FormatByteSize(c.REST.MemoryBudgetBytes)
+		},
+	},
+	sizeEntry(KeyLookupMaxResponseBytes, func(c *Config) *int64 { return &c.REST.MaxLookupResponseBytes }),
+	countEntry(KeyRESTMaxConnections, func(c *Config) *int { return &c.REST.MaxConnections }),
 	boolEntry("gateway.metrics.enabled", func(c *Config) *bool { return &c.Metrics.Enabled }),
 	{
 		key: "gateway.metrics.exporters",

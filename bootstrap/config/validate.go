@@ -29,6 +29,12 @@ func (c *Config) Validate() error {
 	checkDuration(add, KeyRESTWriteTimeout, c.REST.WriteTimeout)
 	checkDuration(add, KeyRESTIdleTimeout, c.REST.IdleTimeout)
 	checkDuration(add, KeyRESTLingerTimeout, c.REST.LingerTimeout)
+	if c.REST.MemoryBudgetBytes < 0 {
+		add("%s must be 0 (derived from the memory limit) or a size", KeyRESTMemoryBudget)
+	}
+	if c.REST.MaxConnections < 0 {
+		add("%s must be 0 (derived from the descriptor limit) or a count", KeyRESTMaxConnections)
+	}
 	if c.REST.MaxDeliveryTime != 0 {
 		checkDuration(add, KeyMaxDeliveryTime, c.REST.MaxDeliveryTime)
 		if c.REST.MaxDeliveryTime > c.REST.RequestTimeout && c.REST.RequestTimeout > 0 {
@@ -47,7 +53,9 @@ func (c *Config) Validate() error {
 		{"gateway.rest.write.max-request-bytes", c.REST.MaxRequestBytes},
 		{KeyMetadataMaxRequestBytes, c.REST.MaxMetadataRequestBytes},
 		{KeyRESTMaxConnsPerAddress, int64(c.REST.MaxConnectionsPerAddress)},
+		{KeyLookupMaxResponseBytes, c.REST.MaxLookupResponseBytes},
 		{"gateway.rest.write.max-rows", int64(c.Limits.WriteMaxRows)},
+		{KeyWriteStreamMaxRows, int64(c.Limits.WriteStreamMaxRows)},
 		{"gateway.rest.write.max-concurrent-requests", int64(c.Limits.WriteMaxConcurrentRequests)},
 		{"gateway.rest.write.rate-limit.requests-per-second", int64(c.Limits.WriteRateLimitRequestsPerSecond)},
 		{"gateway.rest.write.rate-limit.bytes-per-second", c.Limits.WriteRateLimitBytesPerSecond},

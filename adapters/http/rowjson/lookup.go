@@ -46,7 +46,7 @@ func (c *Codec) decodeKeys(body []byte, lim Limits, ro *ReadOptions) ([][]domain
 					continue
 				}
 			}
-			return nil, invalid("unknown field `%s` in the request body (expected `keys`)", name)
+			return nil, invalid("unknown field `%s` in the request body (expected `keys`)", cutName(string(name)))
 		}
 		if saw {
 			return nil, topErr(st.dupKey(name))
@@ -148,7 +148,7 @@ func (c *Codec) decodePrefixes(body []byte, lim Limits, ro *ReadOptions) ([]stri
 					continue
 				}
 			}
-			return nil, nil, invalid("unknown field `%s` in the request body (expected `prefix_columns` and `prefixes`)", name)
+			return nil, nil, invalid("unknown field `%s` in the request body (expected `prefix_columns` and `prefixes`)", cutName(string(name)))
 		}
 	}
 	if err := st.endTopLevel(); err != nil {
@@ -208,11 +208,11 @@ func (st *state) prefixColumns() ([]string, []int, error) {
 		}
 		ci := c.columnIndex(name, -1)
 		if ci < 0 {
-			return nil, nil, invalid("prefix_columns[%d]: no such column `%s`", i, name)
+			return nil, nil, invalid("prefix_columns[%d]: no such column `%s`", i, cutName(string(name)))
 		}
 		for _, prev := range sel {
 			if prev == ci {
-				return nil, nil, invalid("prefix_columns[%d]: column `%s` listed twice", i, name)
+				return nil, nil, invalid("prefix_columns[%d]: column `%s` listed twice", i, cutName(string(name)))
 			}
 		}
 		sel = append(sel, ci)

@@ -44,8 +44,12 @@ func (b *Buffer) Retained() int {
 }
 
 const (
-	datumSize          = 80 // unsafe.Sizeof(domain.Datum{}) on 64-bit platforms
-	maxRetained        = 32 << 20
+	datumSize = 80 // unsafe.Sizeof(domain.Datum{}) on 64-bit platforms
+	// maxRetained bounds the chunk memory a pooled Buffer keeps across
+	// requests, so that the pool does not keep the high-water mark of a
+	// burst (issue 21): a 500-row request fits, larger ones allocate the
+	// rest afresh.
+	maxRetained        = 4 << 20
 	maxRetainedEntries = 1 << 16
 
 	slabFirstChunk  = 256

@@ -95,7 +95,25 @@ func (e *fieldError) Error() string {
 	if e.path == "" {
 		return e.msg
 	}
-	return "column `" + e.path + "`: " + e.msg
+	return "column `" + cutName(e.path) + "`: " + e.msg
+}
+
+// maxNameInMessage bounds a name (a column path, an unknown member) quoted in
+// an error message: a 30 MiB unknown column name must not make a 30 MiB
+// answer or log line (issue 21).
+const maxNameInMessage = 128
+
+// cutName shortens name to maxNameInMessage bytes (without splitting a
+// character), marking the cut with "…".
+func cutName(name string) string {
+	if len(name) <= maxNameInMessage {
+		return name
+	}
+	n := maxNameInMessage
+	for n > 0 && name[n]&0xC0 == 0x80 {
+		n--
+	}
+	return name[:n] + "…"
 }
 
 // state is the pooled per-request decoder state.

@@ -145,7 +145,7 @@ func (st *state) decodeWrite() (domain.WriteBatch, []string, error) {
 			}
 			batch.Entries = entries
 		default:
-			return batch, nil, invalid("unknown field `%s` in the request body (expected `entries` and optionally `partial_update_columns`)", name)
+			return batch, nil, invalid("unknown field `%s` in the request body (expected `entries` and optionally `partial_update_columns`)", cutName(string(name)))
 		}
 	}
 	if err := st.endTopLevel(); err != nil {
@@ -542,7 +542,7 @@ func (st *state) entry(i int, deferPartial bool) (domain.WriteEntry, error) {
 		case "append":
 			op = domain.OpAppend
 		default:
-			return e, st.entryErr(i, haveID, depth, &fieldError{msg: "unknown field `" + string(name) +
+			return e, st.entryErr(i, haveID, depth, &fieldError{msg: "unknown field `" + cutName(string(name)) +
 				"` (an entry has `id` and one of `upsert`, `delete`, `append`)"})
 		}
 		if e.Op == op {

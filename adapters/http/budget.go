@@ -1,0 +1,260 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
+)
+
+// The data-plane memory budget (issue 21) at the HTTP edge. Request bodies
+// are streamed (fiber's StreamRequestBody): fasthttp reads the head and at
+// most 8 KiB of the body before the handler chain runs, and admitBody reads
+// the rest only after authentication, once the body's Content-Length has been
+// charged to the budget. Unauthenticated requests and requests refused before
+// admitBody never have their bodies read: the connection is closed after the
+// answer (fasthttp closes it when more than 256 KiB are left unread) and the
+// lingering close discards the rest without buffering it.
+//
+// Every charge of a request (the body, the bytes a gzip body expands to, the
+// decoded rows, the rendered lookup answer) goes into one membudget.Charge,
+// released when fasthttp has written the answer to the connection (the
+// connection turns idle or closes, see releaseWritten).
+
+// localCharge holds the request's *membudget.Charge.
+const localCharge = "fluss-gateway.memory-charge"
+
+// bodyReadStep is the step in which a chunked body (no Content-Length) is
+// charged as it arrives.
+const bodyReadStep = 64 << 10
+
+// DefaultMaxLookupResponseBytes caps the rendered answer of one lookup or
+// prefix lookup (gateway.rest.lookup.max-response-bytes) when the option is 0.
+const DefaultMaxLookupResponseBytes = 16 << 20
+
+// charge returns the request's ledger, creating it on first use.
+func (a *api) charge(c *fiber.Ctx) *membudget.Charge {
+	if ch, ok := c.Locals(localCharge).(*membudget.Charge); ok {
+		return ch
+	}
+	ch := a.budget.NewCharge()
+	c.Locals(localCharge, ch)
+	return ch
+}
+
+// budgetError turns a membudget refusal into the 429 resource_exhausted the
+// caller gets (with Retry-After); other errors pass through.
+func budgetError(err error, what string) error {
+	var ex *membudget.ExhaustedError
+	if !errors.As(err, &ex) {
+		return err
+	}
+	return &domain.Error{
+		Kind:             domain.KindResourceExhausted,
+		Retryable:        true,
+		RetryAfterMillis: max(ex.RetryAfter.Milliseconds(), 1),
+		Message: fmt.Sprintf("the gateway's memory budget is exhausted (%s needs %d bytes, %d of %d bytes in use); retry after %s",
+			what, ex.Wanted, ex.InUse, ex.Capacity, retryAfterText(ex.RetryAfter)),
+	}
+}
+
+// admitBody charges the request body to the memory budget by its
+// Content-Length and then reads it (a chunked body is charged as it
+// arrives). It runs after authentication, so an unauthenticated caller never
+// makes the gateway read or hold a body. A body over the limit is refused
+// with 413 without being read; a body the budget cannot take within the
+// bounded wait with 429. Both close the connection.
+func (a *api) admitBody(c *fiber.Ctx) error {
+	req := c.Request()
+	if !req.IsBodyStream() || streamedMediaType(c) != "" {
+		// A streamed write body (ingest.go) is read, and charged chunk by
+		// chunk, by its handler.
+		return c.Next()
+	}
+	limit := a.opts.MaxRequestBytes
+	size := int64(req.Header.ContentLength())
+	if size > limit {
+		c.Context().SetConnectionClose()
+		return fiber.ErrRequestEntityTooLarge
+	}
+	ch := a.charge(c)
+	ctx := c.UserContext()
+	var body []byte
+	if size >= 0 {
+		if err := ch.Acquire(ctx, size); err != nil {
+			c.Context().SetConnectionClose()
+			return budgetError(err, "the request body")
+		}
+		body = make([]byte, size)
+		if _, err := io.ReadFull(req.BodyStream(), body); err != nil {
+			c.Context().SetConnectionClose()
+			return bodyReadError(err)
+		}
+	} else {
+		var err error
+		body, err = io.ReadAll(ch.Reader(ctx, io.LimitReader(req.BodyStream(), limit+1), bodyReadStep))
+		if err != nil {
+			c.Context().SetConnectionClose()
+			if be := budgetError(err, "the request body"); be != err {
+				return be
+			}
+			return bodyReadError(err)
+		}
+		if int64(len(body)) > limit {
+			c.Context().SetConnectionClose()
+			return fiber.ErrRequestEntityTooLarge
+		}
+	}
+	req.SetBodyRaw(body)
+	return c.Next()
+}
+
+// bodyReadError is the answer to a body that could not be read: the read
+// deadline (gateway.rest.header-read-timeout) passed, or the client closed
+// or sent a malformed chunk.
+func bodyReadError(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fiber.ErrRequestTimeout
+	}
+	return domain.InvalidArgument("the request body could not be read: it ended before its Content-Length or is malformed")
+}
+
+// dropUnreadBody detaches a streamed body the chain did not read (a request
+// refused before admitBody), so that nothing after the chain (the tracing
+// middleware measures the request's size) reads it into memory. fasthttp
+// still owns the stream: it discards a short rest, or closes the connection.
+func dropUnreadBody(c *fiber.Ctx) {
+	if c.Request().IsBodyStream() {
+		c.Request().ResetBody()
+	}
+}
+
+// requestBodySize is the size of the request body for the access log: 0
+// for a streamed body that was never read.
+func requestBodySize(c *fiber.Ctx) int {
+	if c.Request().IsBodyStream() {
+		return 0
+	}
+	return len(c.Request().Body())
+}
+
+// pendingCharges holds, per connection, the charge of the answer fasthttp is
+// writing on it; the connection-state hook releases it once the answer is
+// written (the connection turns idle) or the connection ends.
+type pendingCharges struct {
+	mu sync.Mutex
+	m  map[net.Conn]*membudget.Charge
+}
+
+// hold registers ch for release once conn's answer is written; a charge
+// still pending on conn (never the case: fasthttp answers one request at a
+// time per connection) is released first.
+func (p *pendingCharges) hold(conn net.Conn, ch *membudget.Charge) {
+	p.mu.Lock()
+	prev := p.m[conn]
+	if p.m == nil {
+		p.m = map[net.Conn]*membudget.Charge{}
+	}
+	p.m[conn] = ch
+	p.mu.Unlock()
+	if prev != nil && prev != ch {
+		prev.Release()
+	}
+}
+
+// connState is fasthttp's ConnState hook: an idle connection has written its
+// answer; a closed or hijacked one will write nothing more.
+func (p *pendingCharges) connState(conn net.Conn, state fasthttp.ConnState) {
+	switch state {
+	case fasthttp.StateIdle, fasthttp.StateClosed, fasthttp.StateHijacked:
+	default:
+		return
+	}
+	p.mu.Lock()
+	ch := p.m[conn]
+	delete(p.m, conn)
+	p.mu.Unlock()
+	ch.Release()
+}
+
+// releaseWritten hands the request's charge to the connection-state hook so
+// it is released when the answer has been written; without a connection
+// (tests) it is released at once.
+func (a *api) releaseWritten(c *fiber.Ctx) {
+	ch, ok := c.Locals(localCharge).(*membudget.Charge)
+	if !ok || ch.Held() == 0 {
+		return
+	}
+	if conn := c.Context().Conn(); conn != nil {
+		a.pending.hold(conn, ch)
+		return
+	}
+	ch.Release()
+}
+
+// answerBudget charges a lookup answer as it is rendered and holds it to
+// the answer-size cap.
+type answerBudget struct {
+	ctx     context.Context
+	ch      *membudget.Charge
+	limit   int
+	charged int
+}
+
+// add appends part to out. An answer that would exceed the cap is refused
+// with 413 limit_exceeded; when out must grow, the larger buffer is charged
+// to the budget before it is allocated (429 when it does not fit).
+func (b *answerBudget) add(out, part []byte) ([]byte, error) {
+	need := len(out) + len(part)
+	if need > b.limit {
+		return out, &domain.Error{Kind: domain.KindLimitExceeded, Message: fmt.Sprintf(
+			"the answer would exceed %d bytes (gateway.rest.lookup.max-response-bytes); ask for fewer keys or columns", b.limit)}
+	}
+	if need > cap(out) {
+		size := min(max(need, 2*cap(out)), b.limit)
+		if size > b.charged {
+			if err := b.ch.Acquire(b.ctx, int64(size-b.charged)); err != nil {
+				return out, budgetError(err, "the answer")
+			}
+			b.charged = size
+		}
+		grown := make([]byte, len(out), size)
+		copy(grown, out)
+		out = grown
+	}
+	return append(out, part...), nil
+}
+
+// newAnswerBudget starts charging the answer of the request c.
+func (a *api) newAnswerBudget(c *fiber.Ctx) *answerBudget {
+	limit := a.opts.MaxLookupResponseBytes
+	if limit <= 0 {
+		limit = DefaultMaxLookupResponseBytes
+	}
+	return &answerBudget{ctx: c.UserContext(), ch: a.charge(c), limit: int(min(limit, int64(^uint(0)>>1)))}
+}
+
+// datumSize is the size of a domain.Datum on 64-bit platforms.
+const datumSize = 80
+
+// datumBytes estimates the memory of a decoded row: its datums and the bytes
+// they point to.
+func datumBytes(row []domain.Datum) int64 {
+	n := int64(len(row)) * datumSize
+	for _, d := range row {
+		n += int64(len(d.Bytes))
+		if len(d.Elems) > 0 {
+			n += datumBytes(d.Elems)
+		}
+	}
+	return n
+}

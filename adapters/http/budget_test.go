@@ -1,0 +1,221 @@
+package http
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"net"
+	nethttp "net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
+)
+
+// Issue 21 regression tests: the memory budget at the HTTP edge.
+
+func withBudget(b *membudget.Budget) gatewayOption {
+	return func(o *Options, _ *Deps) { o.MemoryBudget = b }
+}
+
+// rawRequest sends head (and body) on a fresh connection and returns the
+// status line of the answer, read within wait.
+func rawRequest(t *testing.T, base, head string, body []byte, wait time.Duration) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write(append([]byte(head), body...))
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(wait)))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	require.NoError(t, err, "no answer within %v", wait)
+	return strings.TrimSpace(line)
+}
+
+// bodyStart is the first 16 KiB of a large body: fasthttp reads at most
+// 8 KiB of a body before the handler chain runs.
+func bodyStart() []byte {
+	return append([]byte(`{"entries":[`), bytes.Repeat([]byte(" "), 16<<10)...)
+}
+
+// Finding "unauthenticated requests sending only headers with
+// Content-Length: 33554432": the body buffer was reserved and read before
+// authentication (only Expect: 100-continue was checked first), so each such
+// connection cost up to 32 MiB and got no answer until the body arrived. The
+// body is now read only after authentication: the 401 comes at once and
+// nothing of the body is held.
+func TestUnauthenticatedBigContentLengthIsAnsweredUnread(t *testing.T) {
+	g := newGateway(t, withIdentity(denyAll{}), withMaxBody(32<<20))
+	base := serveOnListener(t, g)
+	head := "POST " + db + "/d/tables/t/records HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n" +
+		"Content-Length: 33554432\r\n\r\n"
+	assert.Equal(t, "HTTP/1.1 401 Unauthorized", rawRequest(t, base, head, bodyStart(), 2*time.Second))
+}
+
+// A body over the limit is refused by its Content-Length, unread, after
+// authentication.
+func TestOversizedContentLengthIs413Unread(t *testing.T) {
+	g := newGateway(t, withMaxBody(1<<20))
+	base := serveOnListener(t, g)
+	head := "POST " + usersWrite + " HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 33554432\r\n\r\n"
+	assert.Equal(t, "HTTP/1.1 413 Request Entity Too Large", rawRequest(t, base, head, bodyStart(), 2*time.Second))
+}
+
+func TestMemoryBudgetRefusesBodiesWith429AndReleases(t *testing.T) {
+	budget := membudget.New(64<<10, 50*time.Millisecond)
+	g := newGateway(t, withBudget(budget), withMaxBody(1<<20)).withTables()
+	hold := budget.NewCharge()
+	require.NoError(t, hold.Acquire(context.Background(), 60<<10))
+
+	var items []string
+	for i := range 100 {
+		items = append(items, upsert(fmt.Sprint("e", i), "eu", i))
+	}
+	body := entries(items...)
+	require.Greater(t, len(body), 4<<10)
+	r := g.call("POST", usersWrite, body)
+	require.Equal(t, 429, r.status, string(r.body))
+	assert.Equal(t, "resource_exhausted", r.errorCode(t))
+	assert.Contains(t, r.message(t), "memory budget")
+	assert.NotEmpty(t, r.header.Get("Retry-After"))
+	assert.Zero(t, g.writer.calls(), "nothing was sent")
+	assert.Equal(t, int64(1), budget.Stats().Refused)
+
+	hold.Release()
+	r = g.call("POST", usersWrite, body)
+	require.Equal(t, 200, r.status, string(r.body))
+	assert.Eventually(t, func() bool { return budget.Stats().InUse == 0 }, 2*time.Second, 10*time.Millisecond,
+		"released once the answer is written: %d bytes held", budget.Stats().InUse)
+}
+
+func TestMemoryBudgetChargesDecompressedBytes(t *testing.T) {
+	budget := membudget.New(256<<10, 50*time.Millisecond)
+	g := newGateway(t, withBudget(budget), withMaxBody(1<<20)).withTables()
+	var items []string
+	for i := range 2000 {
+		items = append(items, upsert(fmt.Sprint("e", i), "eu", i))
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(entries(items...)))
+	require.NoError(t, zw.Close())
+	require.Less(t, gz.Len(), 32<<10)
+
+	hold := budget.NewCharge()
+	require.NoError(t, hold.Acquire(context.Background(), 200<<10))
+	r := g.call("POST", usersWrite, gz.String(), "Content-Encoding", "gzip")
+	require.Equal(t, 429, r.status, string(r.body))
+	assert.Contains(t, r.message(t), "decompressed request body")
+	hold.Release()
+	assert.Eventually(t, func() bool { return budget.Stats().InUse == 0 }, 2*time.Second, 10*time.Millisecond)
+
+	r = g.call("POST", usersWrite, gz.String(), "Content-Encoding", "gzip")
+	require.Equal(t, 200, r.status, string(r.body))
+}
+
+// Finding "one lookup of 128 keys on a table with one 256 KiB row": a
+// 1,418-byte request produced a 201 MB answer. Duplicate keys are now
+// fetched once, and the answer is held to the answer-size cap.
+func TestLookupDuplicateKeysAndAnswerCap(t *testing.T) {
+	budget := membudget.New(64<<20, 50*time.Millisecond)
+	g := newGateway(t, withBudget(budget), func(o *Options, _ *Deps) { o.MaxLookupResponseBytes = 1 << 20 }).withTables()
+	big := bytes.Repeat([]byte{7}, 64<<10)
+	g.lookup.setLookup(func(_ context.Context, req *domain.LookupRequest) (*domain.LookupResponse, error) {
+		out := &domain.LookupResponse{SchemaID: req.SchemaID}
+		for range req.Keys {
+			out.Results = append(out.Results, domain.LookupResult{Row: []domain.Datum{
+				{Bytes: []byte("eu")}, {I64: 1}, {Bytes: []byte("ann")}, {I64: 7}, {Bytes: big}, {Null: true},
+			}})
+		}
+		return out, nil
+	})
+	keys := strings.TrimSuffix(strings.Repeat(`{"region":"eu","id":1},`, 128), ",")
+	r := g.call("POST", usersLookup, `{"keys":[`+keys+`]}`)
+	require.Len(t, g.lookup.lastLookup().Keys, 1, "128 copies of one key are fetched once")
+	require.Equal(t, 413, r.status, "128 × 87 KB rendered exceeds the 1 MiB cap")
+	assert.Equal(t, "limit_exceeded", r.errorCode(t))
+	assert.Contains(t, r.message(t), "max-response-bytes")
+	assert.Less(t, len(r.body), 1024)
+
+	r = g.call("POST", usersLookup, `{"keys":[{"region":"eu","id":1},{"region":"eu","id":2},{"region":"eu","id":1}]}`)
+	require.Equal(t, 200, r.status)
+	require.Len(t, g.lookup.lastLookup().Keys, 2)
+	res := r.json(t)["results"].([]any)
+	require.Len(t, res, 3, "one answer per key asked, duplicates included")
+	for i, x := range res {
+		assert.Equal(t, float64(i), x.(map[string]any)["input_index"])
+		assert.Equal(t, true, x.(map[string]any)["found"])
+	}
+	assert.Eventually(t, func() bool { return budget.Stats().InUse == 0 }, 2*time.Second, 10*time.Millisecond)
+}
+
+// An answer the budget cannot hold is refused with 429 rather than rendered.
+func TestLookupAnswerChargedToBudget(t *testing.T) {
+	budget := membudget.New(512<<10, 50*time.Millisecond)
+	g := newGateway(t, withBudget(budget)).withTables()
+	big := bytes.Repeat([]byte{7}, 64<<10)
+	g.lookup.setLookup(func(_ context.Context, req *domain.LookupRequest) (*domain.LookupResponse, error) {
+		out := &domain.LookupResponse{SchemaID: req.SchemaID}
+		for range req.Keys {
+			out.Results = append(out.Results, domain.LookupResult{Row: []domain.Datum{
+				{Bytes: []byte("eu")}, {I64: 1}, {Bytes: []byte("ann")}, {I64: 7}, {Bytes: big}, {Null: true},
+			}})
+		}
+		return out, nil
+	})
+	hold := budget.NewCharge()
+	require.NoError(t, hold.Acquire(context.Background(), 400<<10))
+	defer hold.Release()
+	var keys []string
+	for i := range 8 {
+		keys = append(keys, fmt.Sprintf(`{"region":"eu","id":%d}`, i))
+	}
+	r := g.call("POST", usersLookup, `{"keys":[`+strings.Join(keys, ",")+`]}`)
+	require.Equal(t, 429, r.status, string(r.body))
+	assert.Contains(t, r.message(t), "memory budget")
+}
+
+// A streamed body that was never read (a 404) is not read by the tracing
+// middleware or the access log after the chain either.
+func TestUnreadBodyOfUnknownRouteIsNotRead(t *testing.T) {
+	g := newGateway(t, withMaxBody(32<<20))
+	base := serveOnListener(t, g)
+	head := "POST /v1/nowhere HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 33554432\r\n\r\n"
+	assert.Equal(t, "HTTP/1.1 404 Not Found", rawRequest(t, base, head, bodyStart(), 2*time.Second))
+	// The server is still healthy.
+	resp, err := nethttp.Get(base + "/health")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+}
+
+// Finding "a write naming a 30 MiB unknown column": a 31 MB 400 answer and a
+// 31 MB access-log line. Quoted names are now cut short.
+func TestHugeUnknownColumnNameIsQuotedShort(t *testing.T) {
+	g := newGateway(t, withMaxBody(8<<20)).withTables()
+	name := strings.Repeat("c", 4<<20)
+	tests := []struct{ path, body string }{
+		{usersWrite, `{"entries":[{"id":"e1","upsert":{"region":"eu","id":1,"` + name + `":1}}]}`},
+		{usersWrite, `{"` + name + `":[]}`},
+		{usersWrite, `{"entries":[{"id":"e1","` + name + `":{}}]}`},
+		{usersLookup, `{"keys":[{"region":"eu","id":1}],"columns":["` + name + `"]}`},
+		{usersPrefix, `{"prefix_columns":["` + name + `"],"prefixes":[["eu"]]}`},
+	}
+	for i, tt := range tests {
+		r := g.call("POST", tt.path, tt.body)
+		require.Contains(t, []int{400, 413}, r.status, "case %d", i)
+		assert.Less(t, len(r.body), 4<<10, "case %d: answer of %d bytes", i, len(r.body))
+		if r.status == 400 {
+			assert.Contains(t, r.message(t), "ccc…", "case %d", i)
+		}
+	}
+	assert.Less(t, len(g.logs.String()), 64<<10, "the access lines quote the name cut short")
+}

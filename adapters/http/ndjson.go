@@ -1,0 +1,671 @@
+package http
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
+	"github.com/fluss-gateway/fluss-gateway-go/application"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// NDJSON write bodies (Content-Type: application/x-ndjson, a gateway-go
+// extension): one write entry per line, in exactly the shape of one element
+// of a JSON body's `entries` ({"id": …, "upsert"|"delete"|"append": {…}});
+// blank lines are skipped; lines are numbered from 1, blank ones included.
+//
+// The body is read as it arrives and cut into chunks (ndjsonChunkRows lines
+// or ndjsonChunkBytes bytes, at most gateway.rest.write.max-rows); each chunk
+// is decoded by the row codec (rowjson, the JSON body's own decoder, over
+// the chunk's lines as one `entries` array) and handed to the write use
+// case while the next chunk is read; at most ndjsonInFlight chunks hold
+// memory at a time. Answers:
+//
+//   - by default the JSON body's answer (row_count, success_count,
+//     error_count, successes, failures), one entry per non-blank line;
+//   - with `Accept: application/x-ndjson`, one verdict line per entry in
+//     line order: {"line":n,"id":"…","ok":true} or {"line":n,"id":"…",
+//     "ok":false,"error_code":"…","message":"…","retryable":b,"applied":"no"|"unknown"}.
+//     The lines are built as chunks complete but sent once the body is
+//     done: the tracing middleware (otelfiber), response compression and
+//     the access log read the whole response body after the handler, which
+//     a response body stream (fasthttp SetBodyStreamWriter) would have to
+//     bypass first.
+//
+// An invalid entry (unknown column, wrong type, missing id…) gets its own
+// invalid_argument verdict whose message starts with "line n: ". A line that
+// is not JSON ends the request: 400 invalid_argument naming the line and
+// stating which earlier entries were already written; nothing from that line
+// on is written. So do a body over the row cap (413 limit_exceeded), a body
+// that cannot be read to its end (truncated, bad gzip: 400), and a chunk the
+// use case refuses as a whole (its own status, e.g. 504 when the deadline
+// passed). Entry ids are not checked for uniqueness across chunks.
+
+const (
+	ndjsonChunkRows  = 8192
+	ndjsonChunkBytes = 4 << 20
+	ndjsonInFlight   = 3
+	// ndjsonBudgetFactor estimates a chunk's memory from its bytes: the
+	// lines, the decoded rows (an 80-byte Datum per value) and the writer's
+	// encoded copy.
+	ndjsonBudgetFactor = 6
+)
+
+// ndjsonChunk is a run of lines written by one use-case call.
+type ndjsonChunk struct {
+	doc   []byte // {"entries":[line,line,…]}
+	spans []int  // start, end offsets in doc of each line
+	lines []int  // line number of each line
+	bytes int    // body bytes of the chunk (lines and newlines)
+
+	decoded chan struct{} // closed once the chunk's lines were decoded (or the call ended)
+	done    chan struct{} // closed once res and err are set
+	once    sync.Once
+	res     application.WriteResult
+	err     error
+	// badLine is the position in the chunk of a line that is not JSON, -1
+	// for none; badMsg is its syntax error. The lines before it were
+	// written.
+	badLine int
+	badMsg  string
+}
+
+// chunkDocs recycles the chunks' documents: a long body reuses a handful
+// (each grown to what its chunks need, at most ndjsonChunkBytes and a line)
+// instead of growing a new one per chunk.
+var chunkDocs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return &b }}
+
+func newNDJSONChunk() *ndjsonChunk {
+	doc := chunkDocs.Get().(*[]byte)
+	return &ndjsonChunk{doc: append((*doc)[:0], `{"entries":[`...), badLine: -1,
+		decoded: make(chan struct{}), done: make(chan struct{})}
+}
+
+// recycle returns the chunk's document once nothing reads it (the use case
+// has returned: rows and ids never alias the document).
+func (ch *ndjsonChunk) recycle() {
+	if cap(ch.doc) <= 2*(ndjsonChunkBytes+64<<10) {
+		doc := ch.doc[:0]
+		chunkDocs.Put(&doc)
+	}
+	ch.doc = nil
+}
+
+func (ch *ndjsonChunk) add(line []byte, lineNo, n int) {
+	if len(ch.lines) > 0 {
+		ch.doc = append(ch.doc, ',')
+	}
+	ch.spans = append(ch.spans, len(ch.doc))
+	ch.doc = append(ch.doc, line...)
+	ch.spans = append(ch.spans, len(ch.doc))
+	ch.lines = append(ch.lines, lineNo)
+	ch.bytes += n
+}
+
+func (ch *ndjsonChunk) line(i int) []byte { return ch.doc[ch.spans[2*i]:ch.spans[2*i+1]] }
+
+func (ch *ndjsonChunk) markDecoded() { ch.once.Do(func() { close(ch.decoded) }) }
+
+// ndjsonDecoder decodes one chunk for the write use case
+// (application.RejectingDecoder).
+type ndjsonDecoder struct {
+	ch       *ndjsonChunk
+	buf      *rowjson.Buffer
+	rejected []application.RejectedEntry
+	one      []byte
+}
+
+func (d *ndjsonDecoder) Rejected() []application.RejectedEntry { return d.rejected }
+
+// DecodeWrite decodes the chunk's lines as one entries array; when that
+// fails as a whole (a line that is not JSON, an invalid entry without a
+// usable id, a duplicate id) it decodes line by line, answering each
+// invalid line on its own and stopping at the first line that is not JSON.
+func (d *ndjsonDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.WriteBatch, []string, error) {
+	defer d.ch.markDecoded()
+	codec, err := codecOf(t)
+	if err != nil {
+		return domain.WriteBatch{}, nil, err
+	}
+	ch := d.ch
+	ch.badLine, ch.badMsg = -1, ""
+	d.rejected = d.rejected[:0]
+	var (
+		batch    domain.WriteBatch
+		ids      []string
+		rejected []rowjson.Rejected
+	)
+	err = errNotAligned
+	if ch.balanced() {
+		doc := append(ch.doc, "]}"...)
+		batch, ids, rejected, err = codec.DecodeWriteReport(d.buf, doc, rowjson.Limits{MaxEntries: maxRows})
+		ch.doc = doc[:len(doc)-2]
+		if err == nil && len(ids)+len(rejected) != len(ch.lines) {
+			// A line with a top-level comma: not one JSON value.
+			err = errNotAligned
+		}
+	}
+	if err == nil {
+		for _, r := range rejected {
+			d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: lineMessage(ch.lines[r.Index], r.Message)})
+		}
+		return batch, ids, nil
+	}
+	if de := domain.AsError(err); err != errNotAligned && (de == nil || de.Kind != domain.KindInvalidArgument) {
+		return domain.WriteBatch{}, nil, err
+	}
+	var all domain.WriteBatch
+	ids = ids[:0]
+	for i := range ch.lines {
+		line := ch.line(i)
+		if !json.Valid(line) {
+			ch.badLine, ch.badMsg = i, syntaxMessage(line)
+			break
+		}
+		d.one = append(append(append(d.one[:0], `{"entries":[`...), line...), "]}"...)
+		b, oneIDs, rej, err := codec.DecodeWriteReport(d.buf, d.one, rowjson.Limits{MaxEntries: 1})
+		switch {
+		case err != nil:
+			d.rejected = append(d.rejected, application.RejectedEntry{Index: i, ID: lineID(line), Message: lineMessage(ch.lines[i], errorMessage(err))})
+		case len(rej) > 0:
+			d.rejected = append(d.rejected, application.RejectedEntry{Index: i, ID: rej[0].ID, Message: lineMessage(ch.lines[i], rej[0].Message)})
+		default:
+			all.Entries = append(all.Entries, b.Entries...)
+			ids = append(ids, oneIDs...)
+		}
+	}
+	return all, ids, nil
+}
+
+// errNotAligned sends a chunk to the line-by-line decoding: its lines,
+// joined into one entries array, would not give one element per line.
+var errNotAligned = errors.New("lines not aligned with entries")
+
+// balanced reports whether every line of the chunk closes what it opens:
+// no string left open, brackets and braces back at depth 0. Joined with
+// commas, such lines cannot merge into one another (a line with an open
+// string or object could swallow the next one: `{"a":"` and `","b":1}`
+// make one valid entry), so one element per line is then only a matter of
+// counting the elements. It is one pass over the bytes, far cheaper than
+// validating each line as JSON.
+func (ch *ndjsonChunk) balanced() bool {
+	for i := range ch.lines {
+		depth, inStr, esc := 0, false, false
+		for _, c := range ch.line(i) {
+			if inStr {
+				switch {
+				case esc:
+					esc = false
+				case c == '\\':
+					esc = true
+				case c == '"':
+					inStr = false
+				}
+				continue
+			}
+			switch c {
+			case '"':
+				inStr = true
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth < 0 {
+					return false
+				}
+			}
+		}
+		if inStr || depth != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// lineMessage prefixes an entry's message with its line, dropping the
+// codec's "entries[i]: " (a position in the chunk, not in the body).
+func lineMessage(line int, msg string) string {
+	if strings.HasPrefix(msg, "entries[") {
+		if i := strings.Index(msg, "]: "); i > 0 {
+			msg = msg[i+3:]
+		}
+	}
+	return "line " + strconv.Itoa(line) + ": " + msg
+}
+
+func errorMessage(err error) string {
+	if de := domain.AsError(err); de != nil {
+		return de.Message
+	}
+	return err.Error()
+}
+
+// lineID is the `id` of a line that is a JSON object with a string id, ""
+// otherwise.
+func lineID(line []byte) string {
+	var v struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &v) != nil {
+		return ""
+	}
+	var id string
+	if json.Unmarshal(v.ID, &id) != nil {
+		return ""
+	}
+	return id
+}
+
+// syntaxMessage describes why line is not JSON, quoting at most a little of
+// it.
+func syntaxMessage(line []byte) string {
+	var v any
+	err := json.Unmarshal(line, &v)
+	msg := "not valid JSON"
+	if err != nil {
+		msg += " (" + err.Error() + ")"
+	}
+	return msg + ": " + quoteCut(line, 40)
+}
+
+func quoteCut(b []byte, n int) string {
+	if len(b) > n {
+		return strconv.Quote(string(b[:n])) + "…"
+	}
+	return strconv.Quote(string(b))
+}
+
+// verdictSink renders the verdicts of a streamed write as they are folded
+// in, in input order: the JSON body's answer or NDJSON verdict lines.
+type verdictSink struct {
+	ndjson bool
+	rows   int
+	ok     int
+	// succ is, for the JSON body, sinkHead reserved bytes (where send puts
+	// the counts, so the answer is never copied whole) and the successes'
+	// elements, comma-separated.
+	succ      []byte
+	fail      []byte // JSON body: the failures' elements
+	out       []byte // NDJSON: the verdict lines
+	firstFail []string
+}
+
+func (s *verdictSink) add(line int, id string, r domain.EntryResult) {
+	s.rows++
+	if r.OK() {
+		s.ok++
+	} else if len(s.firstFail) < 5 {
+		s.firstFail = append(s.firstFail, fmt.Sprintf("line %d (id %q)", line, id))
+	}
+	if s.ndjson {
+		s.out = append(s.out, `{"line":`...)
+		s.out = strconv.AppendInt(s.out, int64(line), 10)
+		s.out = append(s.out, `,"id":`...)
+		s.out = appendJSONString(s.out, id)
+		if r.OK() {
+			s.out = append(s.out, `,"ok":true}`+"\n"...)
+			return
+		}
+		s.out = append(s.out, `,"ok":false`...)
+		s.out = appendFailureFields(s.out, r)
+		s.out = append(s.out, "}\n"...)
+		return
+	}
+	if r.OK() {
+		if len(s.succ) < sinkHead {
+			s.succ = make([]byte, sinkHead, sinkHead+64<<10)
+		} else if len(s.succ) > sinkHead {
+			s.succ = append(s.succ, ',')
+		}
+		s.succ = append(s.succ, `{"id":`...)
+		s.succ = appendJSONString(s.succ, id)
+		s.succ = append(s.succ, '}')
+		return
+	}
+	if len(s.fail) > 0 {
+		s.fail = append(s.fail, ',')
+	}
+	s.fail = append(s.fail, `{"id":`...)
+	s.fail = appendJSONString(s.fail, id)
+	s.fail = appendFailureFields(s.fail, r)
+	s.fail = append(s.fail, '}')
+}
+
+// sinkHead is the room reserved for the answer's head: three counts and
+// the member names.
+const sinkHead = 96
+
+// appendFailureFields appends a failed entry's fields after its id, as the
+// JSON body's answer spells them.
+func appendFailureFields(dst []byte, r domain.EntryResult) []byte {
+	applied := r.Applied
+	if applied != domain.AppliedNo {
+		applied = domain.AppliedUnknown
+	}
+	code, msg := officialEntryCode(r.Code, r.Message, r.Retryable)
+	dst = append(dst, `,"error_code":`...)
+	dst = appendJSONString(dst, code)
+	dst = append(dst, `,"message":`...)
+	dst = appendJSONString(dst, msg)
+	dst = append(dst, `,"retryable":`...)
+	dst = strconv.AppendBool(dst, r.Retryable)
+	dst = append(dst, `,"applied":`...)
+	return appendJSONString(dst, string(applied))
+}
+
+// send writes the answer.
+func (s *verdictSink) send(c *fiber.Ctx) error {
+	if s.ndjson {
+		c.Set(fiber.HeaderContentType, MIMEApplicationNDJSON)
+		return c.Send(s.out)
+	}
+	head := make([]byte, 0, sinkHead)
+	head = append(head, `{"row_count":`...)
+	head = strconv.AppendInt(head, int64(s.rows), 10)
+	head = append(head, `,"success_count":`...)
+	head = strconv.AppendInt(head, int64(s.ok), 10)
+	head = append(head, `,"error_count":`...)
+	head = strconv.AppendInt(head, int64(s.rows-s.ok), 10)
+	head = append(head, `,"successes":[`...)
+	if len(s.succ) < sinkHead {
+		s.succ = make([]byte, sinkHead)
+	}
+	// The head goes right before the elements, in the reserved bytes.
+	out := s.succ[sinkHead-len(head):]
+	copy(out, head)
+	out = append(out, `],"failures":[`...)
+	out = append(out, s.fail...)
+	out = append(out, "]}"...)
+	s.succ, s.fail = nil, nil
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(out)
+}
+
+// written describes, for the error that ends a streamed write, what had
+// been written before it.
+func (s *verdictSink) written() string {
+	if s.rows == 0 {
+		return "no entry had been written before it"
+	}
+	msg := fmt.Sprintf("%d other entries had already been handed to the writer: %d written, %d failed", s.rows, s.ok, s.rows-s.ok)
+	if len(s.firstFail) > 0 {
+		msg += " (failed: " + strings.Join(s.firstFail, ", ")
+		if s.rows-s.ok > len(s.firstFail) {
+			msg += ", …"
+		}
+		msg += ")"
+	}
+	return msg
+}
+
+// streamStop is the error that ends a streamed write, with what was written
+// before it.
+func streamStop(err error, sink *verdictSink, what string) error {
+	de := domain.AsError(err)
+	if de == nil {
+		de = &domain.Error{Kind: domain.KindInternal, Cause: err}
+	}
+	out := *de
+	if out.Message == "" && out.Kind != domain.KindInternal {
+		out.Message = err.Error()
+	}
+	prefix := what
+	if out.Message != "" {
+		prefix += ": " + out.Message
+	}
+	out.Message = prefix + "; " + sink.written() + "; nothing from there on was written"
+	return &out
+}
+
+// writeMaxRows is the use case's row cap of one write call, which bounds a
+// chunk.
+func (a *api) writeMaxRows() int {
+	if r, ok := a.records.(interface {
+		Limits() application.RecordLimits
+	}); ok && r.Limits().WriteMaxRows > 0 {
+		return r.Limits().WriteMaxRows
+	}
+	return 10_000
+}
+
+// writeNDJSON serves POST …/records with an NDJSON body.
+func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.TablePath) error {
+	body, err := streamedBody(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	sink := &verdictSink{ndjson: acceptsNDJSON(c.Get(fiber.HeaderAccept))}
+	p := &ndjsonPipeline{a: a, ctx: ctx, charge: a.streamCharger(c), scope: scope, path: path, sink: sink}
+	err = p.run(body)
+	p.drain()
+	if p.dispatched {
+		// Verdicts (or the error saying what was written) are owed even if
+		// answering runs late.
+		c.Locals(localVerdicts, true)
+	}
+	if p.stopErr != nil {
+		err = streamStop(p.stopErr, sink, p.stopWhat)
+	}
+	a.observeIngest(c, MIMEApplicationNDJSON, path, int64(sink.rows), body.n)
+	c.Locals(localBytesIn, body.n)
+	addLogAttrs(c, "table", path.String(), "rows", sink.rows, "rows_failed", sink.rows-sink.ok)
+	if err != nil {
+		// The rest of the body is not read: the connection cannot carry
+		// another request.
+		c.Context().SetConnectionClose()
+		return err
+	}
+	c.Locals(localVerdicts, true)
+	a.chargeAnswer(c, int64(cap(sink.succ)+cap(sink.fail)+cap(sink.out)))
+	return sink.send(c)
+}
+
+// ndjsonPipeline reads, dispatches and folds the chunks of one NDJSON body.
+type ndjsonPipeline struct {
+	a          *api
+	ctx        context.Context
+	charge     func(ctx context.Context, n int) error // chargeStreamed
+	dispatched bool                                   // a chunk was handed to the use case
+	scope      application.Scope
+	path       domain.TablePath
+	sink       *verdictSink
+	pending    []*ndjsonChunk // dispatched, in order, not yet folded
+	// stopErr and stopWhat are the first chunk error that ends the request
+	// and where it happened; the message is built once every dispatched
+	// chunk is folded (chunks in flight still write).
+	stopErr  error
+	stopWhat string
+}
+
+// run reads the body line by line, dispatching full chunks; it returns the
+// error that ended reading, if any.
+func (p *ndjsonPipeline) run(body io.Reader) error {
+	maxRows := p.a.streamMaxRows()
+	chunkRows := min(ndjsonChunkRows, p.a.writeMaxRows())
+	maxLine := int(min(p.a.opts.MaxRequestBytes, 1<<30))
+	br := bufio.NewReaderSize(body, 256<<10)
+	cur := newNDJSONChunk()
+	var long []byte
+	lineNo, rows := 0, 0
+	for p.stopErr == nil {
+		frag, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(frag) > maxLine {
+				if derr := p.flush(cur); derr != nil {
+					return derr
+				}
+				return &domain.Error{Kind: domain.KindLimitExceeded,
+					Message: fmt.Sprintf("line %d: longer than the limit of %d bytes; %s; nothing from there on was written", lineNo+1, maxLine, p.settled())}
+			}
+			long = append(long, frag...)
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			if derr := p.flush(cur); derr != nil {
+				return derr
+			}
+			return domain.InvalidArgument("reading the body failed after line %d: %v; %s; nothing from there on was written", lineNo, err, p.settled())
+		}
+		line := frag
+		if long != nil {
+			line = append(long, frag...)
+			long = nil
+		}
+		n := len(line)
+		if n > 0 {
+			lineNo++
+			if len(line) > maxLine {
+				return &domain.Error{Kind: domain.KindLimitExceeded,
+					Message: fmt.Sprintf("line %d: longer than the limit of %d bytes; %s; nothing from there on was written", lineNo, maxLine, p.settled())}
+			}
+			if t := bytes.TrimSpace(line); len(t) > 0 {
+				if rows == maxRows {
+					if derr := p.flush(cur); derr != nil {
+						return derr
+					}
+					return &domain.Error{Kind: domain.KindLimitExceeded,
+						Message: fmt.Sprintf("line %d: the body has more than %d entries, the limit of one request; %s; nothing from there on was written", lineNo, maxRows, p.settled())}
+				}
+				rows++
+				cur.add(t, lineNo, n)
+			} else {
+				cur.bytes += n
+			}
+		}
+		if len(cur.lines) >= chunkRows || len(cur.doc) >= ndjsonChunkBytes || (errors.Is(err, io.EOF) && len(cur.lines) > 0) {
+			if derr := p.dispatch(cur); derr != nil {
+				return derr
+			}
+			cur = newNDJSONChunk()
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if p.ctx.Err() != nil {
+			return &domain.Error{Kind: domain.KindTimeout, Retryable: true, Cause: p.ctx.Err(),
+				Message: fmt.Sprintf("line %d: the request deadline passed while reading the body; %s; nothing from there on was written", lineNo, p.settled())}
+		}
+	}
+	return nil
+}
+
+// flush dispatches the lines read before an error that ends the request.
+func (p *ndjsonPipeline) flush(cur *ndjsonChunk) error {
+	if len(cur.lines) == 0 {
+		return nil
+	}
+	return p.dispatch(cur)
+}
+
+// settled describes what the chunks dispatched so far wrote, after waiting
+// for them.
+func (p *ndjsonPipeline) settled() string {
+	p.drain()
+	return p.sink.written()
+}
+
+// dispatch charges the chunk's bytes, waits until the previous chunk is
+// decoded (so a line that is not JSON stops everything after it) and hands
+// the chunk to the use case on its own goroutine.
+func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
+	if err := p.charge(p.ctx, ch.bytes); err != nil {
+		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
+	}
+	if p.stopErr != nil {
+		return nil
+	}
+	if n := len(p.pending); n > 0 {
+		prev := p.pending[n-1]
+		select {
+		case <-prev.decoded:
+		case <-prev.done:
+		}
+		if prev.badLine >= 0 {
+			// Nothing after a line that is not JSON is written.
+			p.drain()
+			return nil
+		}
+	}
+	p.settle(ndjsonInFlight - 1)
+	release, err := p.a.acquireChunk(p.ctx, int64(len(ch.doc))*ndjsonBudgetFactor)
+	if err != nil {
+		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
+	}
+	p.dispatched = true
+	go func() {
+		defer close(ch.done)
+		defer ch.markDecoded()
+		defer release()
+		buf := buffers.Get().(*rowjson.Buffer)
+		defer func() {
+			buf.Reset()
+			buffers.Put(buf)
+		}()
+		ch.res, ch.err = p.a.records.Write(p.ctx, p.scope, application.WriteCommand{
+			Path: p.path, Decoder: &ndjsonDecoder{ch: ch, buf: buf},
+		})
+		ch.recycle()
+	}()
+	p.pending = append(p.pending, ch)
+	return nil
+}
+
+// settle folds the chunks that are done, in order, and waits for the
+// oldest until at most n are in flight.
+func (p *ndjsonPipeline) settle(n int) {
+	for len(p.pending) > 0 {
+		head := p.pending[0]
+		if len(p.pending) <= n {
+			select {
+			case <-head.done:
+			default:
+				return
+			}
+		}
+		<-head.done
+		p.fold(head)
+		p.pending = p.pending[1:]
+	}
+}
+
+func (p *ndjsonPipeline) settledSink() *verdictSink {
+	p.drain()
+	return p.sink
+}
+
+// drain waits for and folds every dispatched chunk.
+func (p *ndjsonPipeline) drain() {
+	for _, ch := range p.pending {
+		<-ch.done
+		p.fold(ch)
+	}
+	p.pending = nil
+}
+
+// fold adds a finished chunk's verdicts to the answer, or records the error
+// that ends the request.
+func (p *ndjsonPipeline) fold(ch *ndjsonChunk) {
+	if ch.err != nil {
+		if p.stopErr == nil {
+			p.stopErr, p.stopWhat = ch.err, fmt.Sprintf("lines %d-%d were not written", ch.lines[0], ch.lines[len(ch.lines)-1])
+		}
+		return
+	}
+	for i, r := range ch.res.Results {
+		p.sink.add(ch.lines[i], ch.res.IDs[i], r)
+	}
+	if ch.badLine >= 0 && p.stopErr == nil {
+		p.stopErr = domain.InvalidArgument("%s", ch.badMsg)
+		p.stopWhat = fmt.Sprintf("line %d", ch.lines[ch.badLine])
+	}
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Resource benchmark (`make bench-resources`, issue 21): the gateway binary
+# with its default configuration (password mode, so that unauthenticated
+# requests can be tried; a descriptor limit of 1,024) against a local Fluss
+# cluster, driven by tools/resbench: writes of entries × concurrency into
+# primary-key and log tables, 128-key lookups on 256 KiB rows, 32 MiB bodies,
+# gzip bodies, unauthenticated 32 MiB Content-Length, descriptor exhaustion.
+# It prints peak RSS (VmHWM), peak descriptors, rows/s, 429 counts and
+# whether every row landed once (the peer client's end offsets).
+#
+#   bash tests/resources/run.sh           # the full benchmark (long)
+#   bash tests/resources/run.sh --short   # the CI form (< 2 min): 500×16, small
+#                                         # bursts; fails when a point's peak RSS
+#                                         # exceeds RES_MAX_RSS_MIB (256), /health
+#                                         # takes > 1 s after exhaustion, or a row
+#                                         # is lost or duplicated
+#
+# It starts a cluster of its own (ports RES_PORT/RES_SASL_PORT/RES_ZK_PORT,
+# 48123/48124/48181; state .cache/fluss-resources) unless FLUSS_BOOTSTRAP names
+# a running one. Environment: RES_GATEWAY_PORT (28082), RES_POINTS,
+# RES_ROWS, RES_MAX_RSS_MIB, RES_FD_LIMIT (1024), plus any FLUSS_GATEWAY__*
+# override for the gateway.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+GO=${GO:-go}
+GW_PORT=${RES_GATEWAY_PORT:-28082}
+OUT="$ROOT/.cache/resources"
+mkdir -p "$OUT"
+short=0
+[[ ${1:-} == --short ]] && short=1
+
+started_cluster=0
+gw_pid=""
+db=""
+cleanup() {
+  local rc=$?
+  if [[ -n $gw_pid ]] && kill -0 "$gw_pid" 2>/dev/null; then
+    kill -TERM "$gw_pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$gw_pid" 2>/dev/null || true
+  fi
+  if [[ -n $db ]]; then bash tests/peer/peer.sh drop-database "$db" >/dev/null 2>&1 || true; fi
+  if [[ $started_cluster == 1 ]]; then
+    echo "==> stopping the resource-benchmark cluster"
+    FLUSS_KEEP_STATE=0 bash deployments/local/fluss-cluster.sh stop || true
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [[ -z "${FLUSS_BOOTSTRAP:-}" ]]; then
+  export FLUSS_PORT=${RES_PORT:-48123} FLUSS_SASL_PORT=${RES_SASL_PORT:-48124} FLUSS_ZK_PORT=${RES_ZK_PORT:-48181}
+  export FLUSS_STATE_DIR="$ROOT/.cache/fluss-resources"
+  bash deployments/local/fluss-cluster.sh fetch
+  started_cluster=1
+  out=$(bash deployments/local/fluss-cluster.sh start)
+  FLUSS_BOOTSTRAP=$(echo "$out" | sed -n 's/^FLUSS_BOOTSTRAP=//p')
+  export FLUSS_BOOTSTRAP
+fi
+bash tests/peer/setup.sh >/dev/null
+export FLUSS_PEER=${FLUSS_PEER:-$ROOT/tests/peer/peer.sh}
+
+db="resbench_$(date +%s)"
+echo "==> gateway on 127.0.0.1:$GW_PORT against $FLUSS_BOOTSTRAP (default configuration, password mode, descriptor limit ${RES_FD_LIMIT:-1024})"
+$GO build -o "$OUT/fluss-gateway" ./bootstrap/cmd/gateway
+$GO build -o "$OUT/resbench" ./tools/resbench
+(
+  ulimit -n "${RES_FD_LIMIT:-1024}" 2>/dev/null || echo "cannot set the descriptor limit to ${RES_FD_LIMIT:-1024}; keeping $(ulimit -n)" >&2
+  FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:$GW_PORT \
+  FLUSS_GATEWAY__METRICS__ENABLED=false \
+  FLUSS_GATEWAY__SECURITY__AUTHENTICATION=password \
+  FLUSS_GATEWAY__SECURITY__USERS=bench:bench-secret \
+  FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$FLUSS_BOOTSTRAP \
+    exec "$OUT/fluss-gateway" --config configs/local.yaml
+) > "$OUT/gateway.log" 2>&1 &
+gw_pid=$!
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$GW_PORT/ready" >/dev/null 2>&1 && break
+  kill -0 "$gw_pid" 2>/dev/null || { cat "$OUT/gateway.log"; exit 1; }
+  sleep 0.2
+done
+grep -h '"memory budget"\|"REST connection limits"' "$OUT/gateway.log" || true
+
+args=(-url "http://127.0.0.1:$GW_PORT" -pid "$gw_pid" -db "$db" -user bench -password bench-secret -peer "$FLUSS_PEER")
+if [[ $short == 1 ]]; then
+  args+=(-points "${RES_POINTS:-500x16}" -rows "${RES_ROWS:-16000}" -lookup-concurrency 8 -big-bodies 1 -gzip-bodies 1
+         -unauth-conns 32 -fd-conns 1100 -assert-rss-mib "${RES_MAX_RSS_MIB:-256}")
+else
+  args+=(-points "${RES_POINTS:-500x16,2000x16,10000x16,500x64,2000x64,10000x64}" -rows "${RES_ROWS:-200000}")
+  [[ -n ${RES_MAX_RSS_MIB:-} ]] && args+=(-assert-rss-mib "$RES_MAX_RSS_MIB")
+fi
+"$OUT/resbench" "${args[@]}"
