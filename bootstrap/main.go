@@ -69,6 +69,10 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 		log.Warn(w)
 	}
 	log.Debug("effective configuration", "config", cfg.Redacted())
+	// The process's memory limit (GOMEMLIMIT from the cgroup), set here
+	// rather than in the fx graph so that tests assembling the gateway
+	// in-process keep their own.
+	setProcessMemoryLimit(cfg, log)
 
 	app := New(cfg, log)
 	if err := app.Err(); err != nil {

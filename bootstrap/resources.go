@@ -73,6 +73,16 @@ func applyFallbackMemoryLimit(limit int64, log *slog.Logger) int64 {
 	return fallbackGoMemLimit
 }
 
+// setProcessMemoryLimit sets the process's Go memory limit at start
+// (bootstrap.Main): from the cgroup, or the soft fallback when there is no
+// limit at all and the memory budget is derived.
+func setProcessMemoryLimit(cfg *config.Config, log *slog.Logger) {
+	limit := setMemoryLimit(log)
+	if cfg.REST.MemoryBudgetBytes <= 0 {
+		applyFallbackMemoryLimit(limit, log)
+	}
+}
+
 // derivedMemoryBudget is the default data-plane budget for a process whose
 // Go memory limit is limit: a quarter of it, within [16 MiB, 1 GiB], or
 // 64 MiB without a limit.
@@ -83,19 +93,22 @@ func derivedMemoryBudget(limit int64) int64 {
 	return min(max(limit/memoryBudgetShare, minMemoryBudget), maxMemoryBudget)
 }
 
-// newMemoryBudget sets the process's memory limit and builds the data-plane
-// budget (gateway.rest.memory-budget-bytes, or derived), with its metrics:
+// newMemoryBudget builds the data-plane budget (gateway.rest.memory-budget-bytes,
+// or derived from the Go memory limit setProcessMemoryLimit set), with its
+// metrics:
 // fluss_gateway_memory_budget_{capacity,used}_bytes,
 // fluss_gateway_memory_budget_waited_bytes_total and
 // fluss_gateway_memory_budget_refused_total.
 func newMemoryBudget(lc fx.Lifecycle, cfg *config.Config, log *slog.Logger, tel *telemetry.Providers) *membudget.Budget {
-	limit := setMemoryLimit(log)
+	limit := debug.SetMemoryLimit(-1)
 	size, source := cfg.REST.MemoryBudgetBytes, "configured"
 	if size <= 0 {
 		size, source = derivedMemoryBudget(limit), "derived from the memory limit"
-	}
-	if cfg.REST.MemoryBudgetBytes <= 0 {
-		limit = applyFallbackMemoryLimit(limit, log)
+		if limit == fallbackGoMemLimit {
+			// The soft limit of a process without one: the budget is the
+			// default of an unlimited process.
+			size = defaultMemoryBudget
+		}
 	}
 	b := membudget.New(size, cfg.REST.AdmissionMaxWait)
 	goLimit := "none"
