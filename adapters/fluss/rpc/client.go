@@ -14,6 +14,7 @@ import (
 
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -220,17 +221,10 @@ func (c *Client) Invalidate() {
 // returned at once.
 func (c *Client) Metadata(ctx context.Context, req *flusspb.MetadataRequest) (*flusspb.MetadataResponse, error) {
 	var last error
-	backoff := c.cfg.MetadataBackoff
+	wait := backoff.Policy{Initial: c.cfg.MetadataBackoff}.Start()
 	for attempt := 0; attempt < c.cfg.MetadataAttempts; attempt++ {
-		if attempt > 0 {
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, contextError(NotSent, wire.KeyGetMetadata, "", ctx.Err())
-			case <-t.C:
-			}
-			backoff *= 2
+		if attempt > 0 && !wait.Wait(ctx) {
+			return nil, contextError(NotSent, wire.KeyGetMetadata, "", ctx.Err())
 		}
 		for _, target := range c.metadataTargets() {
 			resp := &flusspb.MetadataResponse{}

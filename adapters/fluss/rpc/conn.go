@@ -13,6 +13,7 @@ import (
 
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -289,7 +290,7 @@ func (c *Conn) authenticate(ctx context.Context, s *SASLConfig) error {
 		Protocol: proto.String(s.mechanism()),
 		Token:    plainToken(s.AuthorizationID, s.Username, s.Password),
 	}
-	backoff := 100 * time.Millisecond
+	wait := backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}.Start()
 	for {
 		var ar flusspb.AuthenticateResponse
 		_, _, err := c.roundTrip(ctx, wire.KeyAuthenticate, 0, req, &ar)
@@ -306,14 +307,9 @@ func (c *Conn) authenticate(ctx context.Context, s *SASLConfig) error {
 		}
 		switch e.Code {
 		case wire.CodeRetriableAuthenticateException:
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !wait.Wait(ctx) {
 				return err
-			case <-t.C:
 			}
-			backoff = min(2*backoff, 5*time.Second)
 			continue
 		case wire.CodeAuthenticateException:
 			who := s.Username

@@ -14,6 +14,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 )
 
 // refreshInterval is the least time between two metadata refreshes of the
@@ -631,13 +632,7 @@ func (w *Writer) failThrottledLocked(b *bucket, now time.Time) {
 // backoff returns the wait before the attempt-th resend: exponential from
 // RetryBackoff up to RetryBackoffMax, with ±20 % jitter.
 func (w *Writer) backoff(attempt int) time.Duration {
-	d := w.opts.RetryBackoff
-	for i := 1; i < attempt && d < w.opts.RetryBackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, w.opts.RetryBackoffMax)
-	jitter := time.Duration(w.rng.Int64N(int64(d)/5+1)) * 2
-	return d - d/5 + jitter
+	return backoff.Policy{Initial: w.opts.RetryBackoff, Max: w.opts.RetryBackoffMax, Jitter: 0.2}.Delay(attempt)
 }
 
 // resetWriterIDLocked forgets the writer id; the sender fetches a new one and
