@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta/metatest"
@@ -926,4 +927,38 @@ func TestAutoPartitionedWrites(t *testing.T) {
 	res = e.write(t, ctxTimeout(t, 5*time.Second), tb.Path, row(domain.OpDelete, 7, day(-10)))
 	assert.True(t, res[0].OK(), "%+v", res[0])
 	assert.Equal(t, 2, e.fake.Calls(wire.KeyCreatePartition))
+}
+
+// Close cancels the requests still in the air and returns only when their
+// goroutines have ended: none is left waiting for its request timeout.
+// Not parallel, so that the leak check sees only this test's goroutines.
+func TestCloseEndsRequestsInTheAir(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	fake := metatest.New(2)
+	fake.AddTable(pkTable(10, 1))
+	entered := make(chan struct{}, 1)
+	fake.AfterWrite = func(ctx context.Context, node int32) error {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-ctx.Done()
+		return &metatest.Error{Outcome: "ambiguous", Retry: true, Message: "canceled", Wrapped: ctx.Err()}
+	}
+	w := New(fake, meta.New(fake, meta.Options{}), Options{Linger: time.Millisecond, RequestTimeout: time.Hour})
+	done := make(chan []domain.EntryResult, 1)
+	go func() {
+		r, _ := w.Write(ctxTimeout(t, 10*time.Second), &domain.WriteBatch{Table: pkPath, Entries: []domain.WriteEntry{upsert(1, "a", 1)}})
+		done <- r
+	}()
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	require.ErrorIs(t, w.Close(ctx), context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	res := <-done
+	assert.Equal(t, CodeClosed, res[0].Code)
+	assert.Equal(t, domain.AppliedUnknown, res[0].Applied)
+	goleak.VerifyNone(t, before)
 }
