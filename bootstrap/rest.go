@@ -50,6 +50,7 @@ type RESTServer struct {
 	identity  *lateIdentity
 	tls       *tlsReloader
 	ln        net.Listener
+	linger    *httpadapter.Lingering // under ln (and TLS): ends lingering closes on stop
 	done      chan error
 }
 
@@ -202,7 +203,8 @@ func (s *RESTServer) start(ctx context.Context) (err error) {
 		return fmt.Errorf("REST listener on %s (%s): %w", s.listen, config.KeyRESTListen, err)
 	}
 	// The lingering close wraps the TCP connections, under TLS.
-	ln = httpadapter.LingeringListener(ln, s.cfg.REST.LingerTimeout, 2*s.cfg.REST.MaxRequestBytes)
+	s.linger = httpadapter.LingeringListener(ln, s.cfg.REST.LingerTimeout, 2*s.cfg.REST.MaxRequestBytes)
+	ln = s.linger
 	if s.tls != nil {
 		s.tls.start()
 		ln = tls.NewListener(ln, s.tls.Config())
@@ -258,6 +260,11 @@ func (s *RESTServer) stop(ctx context.Context) error {
 		err = errors.Join(err, serveErr)
 	case <-ctx.Done():
 		err = errors.Join(err, ctx.Err())
+	}
+	// The lingering closes of the last connections end now, not a linger
+	// timeout later.
+	if s.linger != nil {
+		s.linger.Shutdown()
 	}
 	if s.tls != nil {
 		s.tls.close()
