@@ -200,7 +200,10 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 	}
 	req := &request{ctx: ctx, codec: c, results: results, recs: make([]rec, n), done: make(chan struct{})}
 	req.deadline, req.hasDeadline = ctx.Deadline()
-	defer w.report(c.path, results)
+	defer func() {
+		withKinds(results)
+		w.report(c.path, results)
+	}()
 	if wb.PartialUpdateColumns != nil {
 		if !c.pk {
 			return nil, domain.InvalidArgument("partial_update_columns: only primary-key tables support partial updates")
