@@ -470,7 +470,8 @@ func mayHaveBeenAppended(code wire.ErrorCode) bool {
 	return false
 }
 
-// batchFailedLocked applies a failed send of bt (§7.4, §7.5).
+// batchFailedLocked applies a failed send of bt (docs/fluss-writer.md,
+// Idempotence and Retry classification).
 func (w *Writer) batchFailedLocked(bt *batch, code wire.ErrorCode, msg string, ambiguous, retriable bool,
 	now time.Time, retried map[string]int, invalid map[physKey]bool) {
 	if bt.state != batchInAir {
