@@ -624,6 +624,24 @@ func TestDecodeBase64Groups(t *testing.T) {
 	}
 }
 
+// FuzzDecodeBase64 holds decodeBase64 (the standard library's strict
+// decoder plus the line-break rule) to the hand-written decoder it
+// replaced: the same acceptance, bytes and refused-character offset.
+func FuzzDecodeBase64(f *testing.F) {
+	for _, s := range []string{"", "QQ==", "QUI=", "QUJD", "QR==", "QUJ=", "QUJD\nRA==", "QUJDRA=\n", "Q===", "-_==", "QUJDR"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		got := make([]byte, len(src)/4*3)
+		want := make([]byte, len(src)/4*3)
+		gn, gbad := decodeBase64(got, src)
+		wn, wbad := decodeBase64Quads(want, src)
+		if gn != wn || gbad != wbad || (gbad < 0 && !bytes.Equal(got[:gn], want[:wn])) {
+			t.Fatalf("%q: got (%d, %d) %x, want (%d, %d) %x", src, gn, gbad, got[:gn], wn, wbad, want[:wn])
+		}
+	})
+}
+
 // TestFillMissingWide compares fillMissing, which walks the bits of the
 // absent columns, with a plain walk over every column, on tables wider than
 // a bitset word.
