@@ -614,13 +614,20 @@ func TestDecodeBase64Groups(t *testing.T) {
 				src[rng.IntN(len(src))] = "=-_ .\n\x00\xff"[rng.IntN(8)]
 			}
 		}
-		got := make([]byte, len(src)/4*3)
-		want := make([]byte, len(src)/4*3)
-		gn, gbad := decodeBase64(got, src)
-		wn, wbad := decodeBase64Quads(want, src)
-		if gn != wn || gbad != wbad || (gbad < 0 && !bytes.Equal(got[:gn], want[:wn])) {
-			t.Fatalf("%q: got (%d, %d) %x, want (%d, %d) %x", src, gn, gbad, got[:gn], wn, wbad, want[:wn])
-		}
+		checkBase64AgainstReference(t, src)
+	}
+}
+
+// checkBase64AgainstReference fails t unless decodeBase64 and the reference
+// decodeBase64Quads agree on src: acceptance, bytes and offset.
+func checkBase64AgainstReference(t *testing.T, src []byte) {
+	t.Helper()
+	got := make([]byte, len(src)/4*3)
+	want := make([]byte, len(src)/4*3)
+	gn, gbad := decodeBase64(got, src)
+	wn, wbad := decodeBase64Quads(want, src)
+	if gn != wn || gbad != wbad || (gbad < 0 && !bytes.Equal(got[:gn], want[:wn])) {
+		t.Fatalf("%q: got (%d, %d) %x, want (%d, %d) %x", src, gn, gbad, got[:gn], wn, wbad, want[:wn])
 	}
 }
 
@@ -631,15 +638,7 @@ func FuzzDecodeBase64(f *testing.F) {
 	for _, s := range []string{"", "QQ==", "QUI=", "QUJD", "QR==", "QUJ=", "QUJD\nRA==", "QUJDRA=\n", "Q===", "-_==", "QUJDR"} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, src []byte) {
-		got := make([]byte, len(src)/4*3)
-		want := make([]byte, len(src)/4*3)
-		gn, gbad := decodeBase64(got, src)
-		wn, wbad := decodeBase64Quads(want, src)
-		if gn != wn || gbad != wbad || (gbad < 0 && !bytes.Equal(got[:gn], want[:wn])) {
-			t.Fatalf("%q: got (%d, %d) %x, want (%d, %d) %x", src, gn, gbad, got[:gn], wn, wbad, want[:wn])
-		}
-	})
+	f.Fuzz(checkBase64AgainstReference)
 }
 
 // TestFillMissingWide compares fillMissing, which walks the bits of the
