@@ -25,15 +25,20 @@ func TestDelay(t *testing.T) {
 		{"capped", backoff.Policy{Initial: 50 * ms, Max: time.Second}, 10, time.Second},
 		{"cap below initial", backoff.Policy{Initial: 50 * ms, Max: 20 * ms}, 1, 20 * ms},
 		{"no cap", backoff.Policy{Initial: 100 * ms}, 6, 3200 * ms},
-		{"no overflow", backoff.Policy{Initial: time.Second, Jitter: 1}, 200, 0},
+		{"no overflow", backoff.Policy{Initial: time.Second}, 200, 0},
 		{"huge attempt with cap", backoff.Policy{Initial: ms, Max: 5 * time.Second}, 1 << 30, 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := tt.p.Delay(tt.attempt)
 			if tt.name == "no overflow" {
-				assert.Positive(t, d)
-				assert.Less(t, d, time.Duration(1<<62)+1)
+				// Doubling stops in [2^61, 2^62), so that even full jitter
+				// (up to twice that) stays below 2^63.
+				assert.GreaterOrEqual(t, d, time.Duration(1<<61))
+				assert.Less(t, d, time.Duration(1<<62))
+				for range 100 {
+					assert.GreaterOrEqual(t, backoff.Policy{Initial: time.Second, Jitter: 1}.Delay(tt.attempt), time.Duration(0))
+				}
 				return
 			}
 			assert.Equal(t, tt.want, d)
