@@ -395,7 +395,7 @@ func (w *IdempotentWrites) unknownAnswer(ctx context.Context, scope Scope, cmd W
 	}
 	results := make([]domain.EntryResult, len(ids))
 	for i := range results {
-		results[i] = domain.EntryResult{Code: EntryCodeOutcomeUnknown, Applied: domain.AppliedUnknown,
+		results[i] = domain.EntryResult{Code: EntryCodeOutcomeUnknown, Kind: "failed_precondition", Applied: domain.AppliedUnknown,
 			Message: "an earlier request with this Idempotency-Key stopped (gateway failure or lease over) before recording its verdicts: " +
 				"this entry may or may not have been written; the gateway will not write it again under this key; read the table to reconcile, or send it with a new key"}
 	}
@@ -479,6 +479,7 @@ type recordedAnswer struct {
 
 type recordedEntry struct {
 	Code         string `json:"c,omitempty"`
+	Kind         string `json:"k,omitempty"`
 	Message      string `json:"m,omitempty"`
 	Retryable    bool   `json:"r,omitempty"`
 	Applied      string `json:"a,omitempty"`
@@ -504,7 +505,7 @@ func answerOf(res WriteResult, err error) recordedAnswer {
 	}
 	a := recordedAnswer{IDs: res.IDs, Entries: make([]recordedEntry, len(res.Results))}
 	for i, r := range res.Results {
-		a.Entries[i] = recordedEntry{Code: r.Code, Message: r.Message, Retryable: r.Retryable, Applied: string(r.Applied),
+		a.Entries[i] = recordedEntry{Code: r.Code, Kind: string(r.Kind), Message: r.Message, Retryable: r.Retryable, Applied: string(r.Applied),
 			RetryAfterMs: r.RetryAfter.Milliseconds()}
 	}
 	return a
@@ -521,7 +522,7 @@ func (a recordedAnswer) replay() (IdempotentResult, error) {
 	}
 	results := make([]domain.EntryResult, len(a.Entries))
 	for i, e := range a.Entries {
-		results[i] = domain.EntryResult{Code: e.Code, Message: e.Message, Retryable: e.Retryable, Applied: domain.Applied(e.Applied),
+		results[i] = domain.EntryResult{Code: e.Code, Kind: domain.EntryKind(e.Kind), Message: e.Message, Retryable: e.Retryable, Applied: domain.Applied(e.Applied),
 			RetryAfter: time.Duration(e.RetryAfterMs) * time.Millisecond}
 	}
 	return IdempotentResult{Replayed: true, WriteResult: WriteResult{IDs: a.IDs, Results: results, Summary: summarize(results)}}, nil

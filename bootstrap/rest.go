@@ -59,6 +59,7 @@ type RESTServer struct {
 	guard     *httpadapter.GuardedListener
 	meter     metric.Meter
 	stopping  atomic.Bool
+	linger    *httpadapter.Lingering // under ln (and TLS): ends lingering closes on stop
 	done      chan error
 }
 
@@ -296,7 +297,8 @@ func (s *RESTServer) start(ctx context.Context) (err error) {
 	}
 	s.log.Info("REST connection limits", "max_connections", maxConns, "max_connections_per_address",
 		s.cfg.REST.MaxConnectionsPerAddress, "descriptor_limit", fdLimit)
-	ln = httpadapter.LingeringListener(s.guard, s.cfg.REST.LingerTimeout, 2*s.cfg.REST.MaxRequestBytes)
+	s.linger = httpadapter.LingeringListener(s.guard, s.cfg.REST.LingerTimeout, 2*s.cfg.REST.MaxRequestBytes)
+	ln = s.linger
 	if s.tls != nil {
 		s.tls.start()
 		ln = tls.NewListener(ln, s.tls.Config())
@@ -362,6 +364,11 @@ func (s *RESTServer) stop(ctx context.Context) error {
 		err = errors.Join(err, serveErr)
 	case <-ctx.Done():
 		err = errors.Join(err, ctx.Err())
+	}
+	// The lingering closes of the last connections end now, not a linger
+	// timeout later.
+	if s.linger != nil {
+		s.linger.Shutdown()
 	}
 	if s.tls != nil {
 		s.tls.close()

@@ -26,9 +26,21 @@ const (
 	AppliedUnknown Applied = "unknown"
 )
 
-// EntryResult is the verdict for one write entry. A zero Code means success.
+// EntryKind is the official error code (one of ErrorCodes) that a failed
+// write entry counts as: what clients see as the entry's `error_code`.
+type EntryKind string
+
+// EntryResult is the verdict for one write entry: Kind (official) and Code
+// (the finer reason) together. A zero Code means success.
 type EntryResult struct {
-	Code      string // snake_case entry error code, "" on success
+	// Code is the finer snake_case reason of a failure in the vocabulary of
+	// the adapter that gave it (for the Fluss adapter, e.g.
+	// not_enough_replicas); "" on success. Logs and metrics count by it.
+	Code string
+	// Kind is the official code the failure counts as. The adapter that
+	// gives the verdict sets it, mapping its own reasons once; it may stay
+	// empty when Code is itself an official code (see Official).
+	Kind      EntryKind
 	Message   string
 	Retryable bool
 	Applied   Applied
@@ -40,6 +52,24 @@ type EntryResult struct {
 
 // OK reports whether the entry succeeded.
 func (r EntryResult) OK() bool { return r.Code == "" }
+
+// Official returns the official code of a failed entry: Kind when set;
+// else Code when it is official itself; else `unavailable` for a retryable
+// failure and `backend` for any other. It is "" for a success.
+func (r EntryResult) Official() EntryKind {
+	switch {
+	case r.OK():
+		return ""
+	case r.Kind != "":
+		return r.Kind
+	case IsErrorCode(r.Code):
+		return EntryKind(r.Code)
+	case r.Retryable:
+		return "unavailable"
+	default:
+		return "backend"
+	}
+}
 
 // RowWriter is the port that writes rows into one table. Its request and row
 // types are defined together with the write path (see write_rows.go).

@@ -30,33 +30,39 @@ const DefaultLingerBytes = 64 << 20
 // request (413 on a body over the limit, 401 on an Expect: 100-continue
 // request) closes a socket with unread data, the kernel sends a reset, and
 // the client typically reports "connection reset" instead of the answer
-// (RFC 9112 section 9.6). timeout <= 0 returns ln.
-func LingeringListener(ln net.Listener, timeout time.Duration, maxBytes int64) net.Listener {
-	if timeout <= 0 {
-		return ln
-	}
+// (RFC 9112 section 9.6). timeout <= 0 passes connections through unchanged.
+// The server's owner calls Shutdown after the server has stopped, to end the
+// lingering closes still running.
+func LingeringListener(ln net.Listener, timeout time.Duration, maxBytes int64) *Lingering {
 	if maxBytes <= 0 {
 		maxBytes = DefaultLingerBytes
 	}
-	return &lingeringListener{Listener: ln, timeout: timeout, maxBytes: maxBytes}
+	return &Lingering{Listener: ln, timeout: timeout, maxBytes: maxBytes, closing: map[*lingeringConn]struct{}{}}
 }
 
-type lingeringListener struct {
+// Lingering is the listener LingeringListener returns.
+type Lingering struct {
 	net.Listener
 	timeout  time.Duration
 	maxBytes int64
+
+	mu      sync.Mutex
+	stopped bool
+	closing map[*lingeringConn]struct{} // lingering closes in progress
+	wg      sync.WaitGroup              // their goroutines
 }
 
-func (l *lingeringListener) Accept() (net.Conn, error) {
+// Accept wraps the next TCP connection for a lingering close.
+func (l *Lingering) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	if err != nil || l.timeout <= 0 {
+		return c, err
 	}
 	half, ok := c.(halfCloser)
 	if !ok {
 		return c, nil
 	}
-	return &lingeringConn{TCPConn: half, timeout: l.timeout, maxBytes: l.maxBytes}, nil
+	return &lingeringConn{TCPConn: half, l: l}, nil
 }
 
 // halfCloser is a connection whose sending side can be shut down alone
@@ -66,12 +72,27 @@ type halfCloser interface {
 	CloseWrite() error
 }
 
+// Shutdown cuts the lingering closes in progress short (their sockets close
+// at once) and returns when their goroutines have ended; connections closed
+// afterwards close at once. It does not close the listener.
+func (l *Lingering) Shutdown() {
+	l.mu.Lock()
+	l.stopped = true
+	for c := range l.closing {
+		_ = c.TCPConn.SetReadDeadline(aLongTimeAgo)
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+}
+
+// aLongTimeAgo is a read deadline in the past: it ends a blocked read.
+var aLongTimeAgo = time.Unix(1, 0)
+
 type lingeringConn struct {
 	// TCPConn is the connection (named for what it usually is).
-	TCPConn  halfCloser
-	timeout  time.Duration
-	maxBytes int64
-	once     sync.Once
+	TCPConn halfCloser
+	l       *Lingering
+	once    sync.Once
 }
 
 func (c *lingeringConn) Read(p []byte) (int, error)         { return c.TCPConn.Read(p) }
@@ -87,15 +108,29 @@ func (c *lingeringConn) SetWriteDeadline(t time.Time) error { return c.TCPConn.S
 func (c *lingeringConn) Close() error {
 	var err error
 	c.once.Do(func() {
-		werr := c.TCPConn.CloseWrite()
-		if werr != nil {
+		l := c.l
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.stopped {
 			err = c.TCPConn.Close()
 			return
 		}
+		if werr := c.TCPConn.CloseWrite(); werr != nil {
+			err = c.TCPConn.Close()
+			return
+		}
+		// The deadline is set before Shutdown can see the connection, so
+		// that Shutdown's deadline in the past always wins.
+		_ = c.TCPConn.SetReadDeadline(time.Now().Add(l.timeout))
+		l.closing[c] = struct{}{}
+		l.wg.Add(1)
 		go func() {
-			_ = c.TCPConn.SetReadDeadline(time.Now().Add(c.timeout))
-			_, _ = io.CopyN(io.Discard, c.TCPConn, c.maxBytes)
+			defer l.wg.Done()
+			_, _ = io.CopyN(io.Discard, c.TCPConn, l.maxBytes)
 			_ = c.TCPConn.Close()
+			l.mu.Lock()
+			delete(l.closing, c)
+			l.mu.Unlock()
 		}()
 	})
 	return err

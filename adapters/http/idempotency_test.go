@@ -28,7 +28,7 @@ const idemRecords = db + "/d/tables/t/records"
 
 func TestIdempotencyKeyHeader(t *testing.T) {
 	ok := application.IdempotentResult{WriteResult: application.WriteResult{IDs: []string{"a", "b"},
-		Results: []domain.EntryResult{{}, {Code: "outcome_unknown", Message: "m", Applied: domain.AppliedUnknown}}}}
+		Results: []domain.EntryResult{{}, {Code: "outcome_unknown", Kind: "failed_precondition", Message: "m", Applied: domain.AppliedUnknown}}}}
 	ok.Summary.Rows, ok.Summary.Succeeded, ok.Summary.Failed, ok.Summary.AppliedUnknown = 2, 1, 1, 1
 	replayed := ok
 	replayed.Replayed = true

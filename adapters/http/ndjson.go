@@ -351,7 +351,7 @@ func appendFailureFields(dst []byte, r domain.EntryResult) []byte {
 	if applied != domain.AppliedNo {
 		applied = domain.AppliedUnknown
 	}
-	code, msg := officialEntryCode(r.Code, r.Message, r.Retryable)
+	code, msg := renderEntryVerdict(r)
 	dst = append(dst, `,"error_code":`...)
 	dst = appendJSONString(dst, code)
 	dst = append(dst, `,"message":`...)

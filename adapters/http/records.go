@@ -63,7 +63,7 @@ func newWriteResponse(res application.WriteResult) writeResponse {
 			// Anything but a definite "no" may have landed.
 			applied = domain.AppliedUnknown
 		}
-		code, msg := officialEntryCode(r.Code, r.Message, r.Retryable)
+		code, msg := renderEntryVerdict(r)
 		out.Failures = append(out.Failures, writeFailure{
 			ID: res.IDs[i], ErrorCode: code, Message: msg, Retryable: r.Retryable, Applied: string(applied),
 		})
@@ -172,7 +172,7 @@ func appendWriteResponse(dst []byte, res application.WriteResult) []byte {
 			// Anything but a definite "no" may have landed.
 			applied = domain.AppliedUnknown
 		}
-		code, msg := officialEntryCode(r.Code, r.Message, r.Retryable)
+		code, msg := renderEntryVerdict(r)
 		dst = append(dst, `{"id":`...)
 		dst = appendJSONString(dst, res.IDs[i])
 		dst = append(dst, `,"error_code":`...)

@@ -44,15 +44,16 @@ func TestAppendWriteResponseMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestAppendWriteResponseOfficialCodes: the route's writer maps finer Fluss
-// codes to the official enum, the finer code leading the message (a
-// regression: the fast writer once wrote `invalid_target_column` as is).
+// TestAppendWriteResponseOfficialCodes: the route's writer renders the
+// official kind the Fluss adapter gave each verdict, the finer code leading
+// the message (a regression: the fast writer once wrote
+// `invalid_target_column` as is).
 func TestAppendWriteResponseOfficialCodes(t *testing.T) {
 	res := application.WriteResult{
 		IDs: []string{"p0", "p1"},
 		Results: []domain.EntryResult{
-			{Code: "invalid_target_column", Message: "target columns", Applied: domain.AppliedNo},
-			{Code: "not_enough_replicas", Message: "2 < 3", Retryable: true, Applied: domain.AppliedUnknown},
+			{Code: "invalid_target_column", Kind: "invalid_argument", Message: "target columns", Applied: domain.AppliedNo},
+			{Code: "not_enough_replicas", Kind: "unavailable", Message: "2 < 3", Retryable: true, Applied: domain.AppliedUnknown},
 		},
 	}
 	var got struct {

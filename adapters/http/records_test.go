@@ -118,8 +118,8 @@ func TestWriteRecordsMixedVerdictsInInputOrder(t *testing.T) {
 			{},
 			{Code: "timeout", Message: "batch in flight at the deadline", Retryable: true, Applied: domain.AppliedUnknown},
 			{},
-			{Code: "invalid_record", Message: "rejected by the server", Applied: domain.AppliedNo},
-			{Code: "not_enough_replicas", Message: "weird", Retryable: true}, // no Applied: reported as unknown
+			{Code: "invalid_record", Kind: "invalid_argument", Message: "rejected by the server", Applied: domain.AppliedNo},
+			{Code: "not_enough_replicas", Kind: "unavailable", Message: "weird", Retryable: true}, // no Applied: reported as unknown
 		}, nil
 	})
 	r := g.call("POST", usersWrite, entries(upsert("a", "eu", 1), upsert("b", "eu", 2), upsert("c", "eu", 3), upsert("d", "eu", 4), upsert("e", "eu", 5)))

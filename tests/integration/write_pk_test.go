@@ -201,8 +201,8 @@ func TestWritePK10kRowsSeveralBuckets(t *testing.T) {
 	assert.Len(t, perBucket, 4, "%v", perBucket)
 	// Point lookups through the peer only for keys whose compacted bytes
 	// have no tail byte >= 0x80: pyfluss (Rust core) zero-extends those
-	// bytes in its bucket hash where Java sign-extends (record-formats doc
-	// §6.1), so for other keys it asks the wrong bucket. The writer follows
+	// bytes in its bucket hash where Java sign-extends
+	// (docs/fluss-records.md#bucketing), so for other keys it asks the wrong bucket. The writer follows
 	// Java, which the scan above cannot contradict: every key is present.
 	for _, k := range []int{0, 77, 127} {
 		got := wrLookup(t, path, fmt.Sprintf(`{"id":%d}`, k))

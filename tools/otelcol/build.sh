@@ -12,7 +12,7 @@
 # Because of that nested go.mod, `go test ./...` and `go vet ./...` in the
 # main module never descend into it.
 #
-# How the sources are generated (shared/docs/fluss-test-cluster.md section 5):
+# How the sources are generated (docs/otel-collector.md):
 # the collector builder (ocb) only writes main.go/components.go
 # (--skip-get-modules --skip-compilation); `go get` then resolves the modules.
 # The builder's own `go mod tidy` step cannot be used: it wants a test-only

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -12,6 +11,7 @@ import (
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 )
 
 // item is one key (or prefix) of a call.
@@ -115,7 +115,7 @@ func (x *exchange) run(ctx context.Context) error {
 			pending = append(pending, i)
 		}
 	}
-	backoff := x.l.opts.RetryBackoff
+	wait := backoff.Policy{Initial: x.l.opts.RetryBackoff, Max: x.l.opts.MaxRetryBackoff}.Start()
 	for attempt := 1; len(pending) > 0; attempt++ {
 		retry, err := x.attempt(ctx, pending)
 		if err != nil {
@@ -124,7 +124,7 @@ func (x *exchange) run(ctx context.Context) error {
 		if len(retry) == 0 {
 			return nil
 		}
-		if attempt >= x.l.opts.MaxAttempts || !sleep(ctx, backoff) {
+		if attempt >= x.l.opts.MaxAttempts || !backoff.SleepWithin(ctx, wait.Next()) {
 			if ctx.Err() != nil {
 				return ctxError(ctx, x.c.path)
 			}
@@ -135,25 +135,9 @@ func (x *exchange) run(ctx context.Context) error {
 			}
 			return nil
 		}
-		backoff = min(2*backoff, x.l.opts.MaxRetryBackoff)
 		pending = retry
 	}
 	return nil
-}
-
-// sleep waits d unless ctx ends first or its deadline is closer than d.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // partMissing marks a partition name that does not exist.

@@ -14,6 +14,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/serde"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/lru"
 )
 
@@ -259,7 +260,7 @@ func (c *Cache) Reload(ctx context.Context, path domain.TablePath) (*Table, erro
 // reload is Reload with the metadata asked of to (Any() or Coordinator()).
 func (c *Cache) reload(ctx context.Context, path domain.TablePath, to Dest) (*Table, error) {
 	deadline := c.opts.Now().Add(c.opts.CatchUpWait)
-	backoff := 25 * time.Millisecond
+	wait := backoff.Policy{Initial: 25 * time.Millisecond, Max: 200 * time.Millisecond}.Start()
 	for {
 		t, err := c.reloadOnce(ctx, path, to)
 		if err != nil || !c.behind(path, t) {
@@ -272,12 +273,9 @@ func (c *Cache) reload(ctx context.Context, path domain.TablePath, to Dest) (*Ta
 			return t, nil
 		}
 		c.Invalidate(path)
-		select {
-		case <-ctx.Done():
+		if !wait.Wait(ctx) {
 			return nil, DomainError(ctx.Err(), fmt.Sprintf("table `%s`", path))
-		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 200*time.Millisecond)
 	}
 }
 
@@ -649,18 +647,15 @@ func (c *Cache) Partition(ctx context.Context, t *Table, name string, create boo
 		}
 		// The coordinator tells the tablet servers asynchronously; poll.
 		deadline := c.opts.Now().Add(c.opts.PartitionCreateWait)
-		backoff := 50 * time.Millisecond
+		wait := backoff.Policy{Initial: 50 * time.Millisecond, Max: 500 * time.Millisecond}.Start()
 		for {
 			err := c.fetchPartition(ctx, t, name)
 			if err == nil || ErrorCode(err) != wire.CodePartitionNotExists || c.opts.Now().After(deadline) {
 				return DomainError(err, what)
 			}
-			select {
-			case <-ctx.Done():
+			if !wait.Wait(ctx) {
 				return DomainError(ctx.Err(), what)
-			case <-time.After(backoff):
 			}
-			backoff = min(2*backoff, 500*time.Millisecond)
 		}
 	})
 	if err != nil {
@@ -820,7 +815,7 @@ func (c *Cache) Len() int {
 // partitions.
 func (c *Cache) AwaitLeaders(ctx context.Context, path domain.TablePath, until time.Time) error {
 	start := c.opts.Now()
-	backoff := 50 * time.Millisecond
+	waits := backoff.Policy{Initial: 50 * time.Millisecond, Max: 500 * time.Millisecond}.Start()
 	for {
 		missing, total, err := c.leaderless(ctx, path)
 		switch {
@@ -829,10 +824,7 @@ func (c *Cache) AwaitLeaders(ctx context.Context, path domain.TablePath, until t
 		case err != nil && domain.KindOf(err) != domain.KindNotFound && domain.KindOf(err) != domain.KindUnavailable:
 			return err
 		}
-		wait := backoff
-		if left := until.Sub(c.opts.Now()); left < wait {
-			wait = left
-		}
+		wait := min(waits.Next(), until.Sub(c.opts.Now()))
 		if wait <= 0 || ctx.Err() != nil {
 			msg := fmt.Sprintf("table `%s` was created, but after %s not every bucket has a leader", path, c.opts.Now().Sub(start).Round(time.Millisecond))
 			if total > 0 {
@@ -843,11 +835,7 @@ func (c *Cache) AwaitLeaders(ctx context.Context, path domain.TablePath, until t
 			return &domain.Error{Kind: domain.KindUnavailable, Resource: domain.ResourceTable, Retryable: true, Cause: err,
 				Message: msg + "; writes and lookups fail until Fluss assigns them"}
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(wait):
-		}
-		backoff = min(2*backoff, 500*time.Millisecond)
+		backoff.Sleep(ctx, wait) // an ended ctx is reported by the next round
 	}
 }
 

@@ -1,8 +1,8 @@
 // Message bodies of the Apache Fluss client/server RPC protocol, as spoken by
 // Fluss server 0.9.1-incubating.
 //
-// Written for fluss-gateway-go from the field tables of
-// /work/shared/docs/fluss-rpc-protocol.md (sections 2-4) and checked field by
+// Written for fluss-gateway-go from the field tables of the project's protocol
+// notes (now docs/fluss-rpc.md) and checked field by
 // field against the wire contract of apache/fluss
 // fluss-rpc/src/main/proto/FlussApi.proto at tag v0.9.1-incubating.
 // Only the messages the gateway needs are declared here. Field numbers, types,
@@ -16,7 +16,7 @@
 //   * times are epoch milliseconds (int64);
 //   * *_json fields carry UTF-8 JSON documents (Fluss's JSON serdes);
 //   * records/keys/values fields carry little-endian binary batches or rows
-//     whose layout is described in /work/shared/docs/fluss-record-formats.md;
+//     whose layout is described in docs/fluss-records.md;
 //   * per-bucket error_code fields are optional: absent means success.
 //
 // Regenerate the Go code with ./gen.sh (protoc + protoc-gen-go v1.36.12).

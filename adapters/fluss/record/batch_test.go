@@ -10,13 +10,14 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-// kvVectorTypes is the row type of the fluss-record-formats.md §9.4 KV batch:
+// kvVectorTypes is the row type of the derived KV batch (docs/fluss-records.md,
+// Test vectors tier 3):
 // (id INT NOT NULL, name STRING).
 func kvVectorTypes() []domain.DataType {
 	return types(notNull(typ(domain.TypeInteger)), typ(domain.TypeString))
 }
 
-// fluss-record-formats.md §9.4 (derived): schema id 1, an upsert of key INT 1
+// docs/fluss-records.md, Test vectors tier 3: schema id 1, an upsert of key INT 1
 // with value (1, "a"), a delete of key INT 2.
 const kvVectorHex = `
 28 00 00 00 | 00 | 75 4D 6E 47 | 01 00 | 00 | FF FF FF FF FF FF FF FF | FF FF FF FF | 02 00 00 00 |
@@ -151,7 +152,7 @@ func TestReadKvBatchRejectsCorruption(t *testing.T) {
 	assert.ErrorIs(t, err, ErrCorrupt, "trailing records")
 }
 
-// fluss-record-formats.md §9.4 (derived): an INDEXED log batch V0, schema id
+// docs/fluss-records.md, Test vectors tier 3: an INDEXED log batch V0, schema id
 // 1, append-only, no idempotence, one row (INT 1, STRING "a").
 const indexedLogVectorHex = `
 00 00 00 00 00 00 00 00 | 33 00 00 00 | 00 | 00 00 00 00 00 00 00 00 | 90 77 88 A7 | 01 00 | 01 |

@@ -8,7 +8,7 @@ import (
 )
 
 // Vectors of apache/fluss fluss-common/src/test/java/org/apache/fluss/utils/crc/Crc32CTest.java
-// (v0.9.1-incubating), also listed in fluss-record-formats.md §9.1.
+// (v0.9.1-incubating); docs/fluss-records.md, Test vectors tier 1.
 func TestCRC32C(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -53,11 +53,11 @@ func TestUvarint(t *testing.T) {
 		{name: "128", v64: 128, want: "80 01"},
 		{name: "200", v64: 200, want: "C8 01"},
 		{name: "1000", v64: 1000, want: "E8 07"},
-		{name: "19655 (DATE 2023-10-25, §9.2)", v64: 19655, want: "C7 99 01"},
-		{name: "34200000 (TIME 09:30, §9.2)", v64: 34200000, want: "C0 B3 A7 10"},
+		{name: "19655 (DATE 2023-10-25, all-types key row)", v64: 19655, want: "C7 99 01"},
+		{name: "34200000 (TIME 09:30, all-types key row)", v64: 34200000, want: "C0 B3 A7 10"},
 		{name: "int32 -1 is 5 bytes", v32: ptr(uint32(0xFFFFFFFF)), want: "FF FF FF FF 0F"},
 		{name: "int64 -1 is 10 bytes", v64: ^uint64(0), want: "FF FF FF FF FF FF FF FF FF 01"},
-		{name: "BIGINT 1698235273182 (§9.2)", v64: 1698235273182, want: "DE 9F D7 B5 B6 31"},
+		{name: "BIGINT 1698235273182 (all-types key row)", v64: 1698235273182, want: "DE 9F D7 B5 B6 31"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // apache/fluss fluss-common/src/test/java/org/apache/fluss/bucketing/BucketingFunctionTest.java
-// (v0.9.1-incubating); fluss-record-formats.md §9.1.
+// (v0.9.1-incubating); docs/fluss-records.md, Test vectors tier 1.
 func TestBucketingFunctionTest(t *testing.T) {
 	t.Parallel()
 	uuid := []byte("2bb87d68-baf9-4e64-90f9-f80910419fa6")
@@ -39,8 +39,8 @@ func TestBucketingFunctionTest(t *testing.T) {
 	}
 }
 
-// Hash primitives of fluss-record-formats.md §9.1 (from fluss-rust
-// murmur_hash.rs tests; Java agrees since no tail byte is >= 0x80).
+// Hash primitives of docs/fluss-records.md, Test vectors tier 1 (from
+// fluss-rust murmur_hash.rs tests; Java agrees since no tail byte is >= 0x80).
 func TestHashPrimitives(t *testing.T) {
 	t.Parallel()
 	fox := []byte("The quick brown fox jumps over the lazy dog")
@@ -63,7 +63,7 @@ func TestHashPrimitives(t *testing.T) {
 	assert.Equal(t, uint32(0x2FA826CD), Murmur3Sum32(fox, 0x9747B28C))
 }
 
-// Derived vectors of fluss-record-formats.md §9.4 (second-tier: computed by
+// Derived vectors of docs/fluss-records.md, Test vectors tier 3 (computed by
 // an independent re-implementation, not asserted upstream). The key bytes come
 // from our own CompactedKeyEncoder.
 func TestDerivedKeyBuckets(t *testing.T) {

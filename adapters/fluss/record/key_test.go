@@ -11,9 +11,10 @@ import (
 )
 
 // apache/fluss fluss-common/src/test/java/org/apache/fluss/row/encode/CompactedKeyEncoderTest.java
-// (v0.9.1-incubating); fluss-record-formats.md §9.1. Rows 1-3 are asserted
-// byte for byte upstream (testEncodeKey, testGetKey); rows 4-5 are decoded
-// back upstream, their bytes follow from §5.3.
+// (v0.9.1-incubating); docs/fluss-records.md, Test vectors tier 1. Rows 1-3
+// are asserted byte for byte upstream (testEncodeKey, testGetKey); rows 4-5
+// are decoded back upstream, their bytes follow from the compacted encoding
+// (docs/fluss-records.md, Compacted row and Keys).
 func TestCompactedKeyEncoderTest(t *testing.T) {
 	t.Parallel()
 	intT, bigT, strT := typ(domain.TypeInteger), typ(domain.TypeBigInt), typ(domain.TypeString)
@@ -75,7 +76,8 @@ func TestCompactedKeyEncoderRejectsNull(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidSchema)
 }
 
-// allTypesKey is the row of fluss-record-formats.md §9.2, taken from
+// allTypesKey is the all-types key row (docs/fluss-records.md, Test vectors
+// tier 2), taken from
 // fluss-rust compacted_key_encoder.rs test_all_data_types_java_compatible
 // (values from Java's IndexedRowTest.genRecordForAllTypes; bytes from Java's
 // encoded_key.hex).
@@ -133,7 +135,7 @@ DE 9F D7 B5 B6 31 00
    02 00 00 00 00 00 00 00 68 65 6C 6C 6F 00 00 85 77 6F 72 6C 64 00 00 85
 `
 
-// TestAllTypesKeyVector checks fluss-record-formats.md §9.2 byte for byte.
+// TestAllTypesKeyVector checks the all-types key row byte for byte.
 func TestAllTypesKeyVector(t *testing.T) {
 	t.Parallel()
 	tys, vals := allTypesKey()
@@ -156,7 +158,7 @@ func TestAllTypesKeyVector(t *testing.T) {
 	assert.Equal(t, vals, back)
 
 	// Each field alone encodes to its own slice of the vector (the field
-	// boundaries of §9.2 as corrected by the docs).
+	// boundaries corrected as docs/fluss-records.md, Test vectors tier 2, says).
 	widths := []int{1, 1, 2, 1, 10, 4, 8, 3, 4, 11, 3, 2, 6, 1, 2, 6, 7, 6, 7, 49, 33, 89}
 	off := 0
 	for i, w := range widths {

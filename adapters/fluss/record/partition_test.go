@@ -18,7 +18,7 @@ type partitionCase struct {
 }
 
 // apache/fluss fluss-common/src/test/java/org/apache/fluss/utils/PartitionUtilsTest.java
-// (v0.9.1-incubating); fluss-record-formats.md §9.3.
+// (v0.9.1-incubating); docs/fluss-records.md, Partition names.
 func TestPartitionUtilsTest(t *testing.T) {
 	t.Parallel()
 	tests := []partitionCase{

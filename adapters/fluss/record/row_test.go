@@ -127,9 +127,9 @@ func normalize(d domain.Datum) domain.Datum {
 	return d
 }
 
-// Compacted rows checked byte for byte. Sources: fluss-record-formats.md §9.4
-// (value row) and §5.3/§5.4, derived by hand from CompactedRowWriter and
-// BinaryArrayWriter.
+// Compacted rows checked byte for byte. Sources: docs/fluss-records.md, Test
+// vectors tier 3 (the value row), Compacted row and Binary array; derived by
+// hand from CompactedRowWriter and BinaryArrayWriter.
 func TestCompactedRowVectors(t *testing.T) {
 	t.Parallel()
 	long := make([]domain.Datum, 20)
@@ -142,7 +142,7 @@ func TestCompactedRowVectors(t *testing.T) {
 		row   []domain.Datum
 		want  string
 	}{
-		{"§9.4 value row (INT NOT NULL, STRING)", types(notNull(typ(domain.TypeInteger)), typ(domain.TypeString)), row(i64(1), str("a")), "00 01 01 61"},
+		{"derived value row (INT NOT NULL, STRING)", types(notNull(typ(domain.TypeInteger)), typ(domain.TypeString)), row(i64(1), str("a")), "00 01 01 61"},
 		{"nulls at 0 and 8 use two bitmap bytes", types(typ(domain.TypeInteger), typ(domain.TypeInteger), typ(domain.TypeInteger), typ(domain.TypeInteger), typ(domain.TypeInteger), typ(domain.TypeInteger), typ(domain.TypeInteger), typ(domain.TypeInteger), typ(domain.TypeInteger)),
 			row(null(), i64(1), i64(2), i64(3), i64(4), i64(5), i64(6), i64(7), null()), "01 01 01 02 03 04 05 06 07"},
 		{"SMALLINT is 2 bytes LE", types(typ(domain.TypeSmallInt)), row(i64(-2)), "00 FE FF"},
@@ -198,8 +198,9 @@ func hexByte(b byte) string {
 	return string([]byte{digits[b>>4], digits[b&0x0F]})
 }
 
-// IndexedRows checked byte for byte. Sources: fluss-record-formats.md §9.4
-// (IndexedRow of (INT 1, STRING "a")) and §4.2, derived by hand from IndexedRowWriter.
+// IndexedRows checked byte for byte. Sources: docs/fluss-records.md, Test
+// vectors tier 3 (IndexedRow of (INT 1, STRING "a")) and Indexed row, derived
+// by hand from IndexedRowWriter.
 func TestIndexedRowVectors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -208,7 +209,7 @@ func TestIndexedRowVectors(t *testing.T) {
 		row   []domain.Datum
 		want  string
 	}{
-		{"§9.4 (INT 1, STRING a)", types(typ(domain.TypeInteger), typ(domain.TypeString)), row(i64(1), str("a")), "00 | 01 00 00 00 | 01 00 00 00 | 61"},
+		{"derived (INT 1, STRING a)", types(typ(domain.TypeInteger), typ(domain.TypeString)), row(i64(1), str("a")), "00 | 01 00 00 00 | 01 00 00 00 | 61"},
 		{"null variable field leaves its slot unused", types(typ(domain.TypeString), typ(domain.TypeString), typ(domain.TypeInteger)), row(null(), str("b"), i64(3)),
 			"01 | 01 00 00 00 | 00 00 00 00 | 62 | 03 00 00 00"},
 		{"CHAR(3) and BINARY(2) are padded", types(charT(3), binaryT(2)), row(str("ab"), raw(0x01)), "00 | 61 62 00 | 01 00"},

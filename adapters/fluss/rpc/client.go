@@ -14,6 +14,7 @@ import (
 
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -112,6 +113,12 @@ type Client struct {
 	closed  bool
 
 	refreshMu sync.Mutex // one metadata refresh at a time
+
+	// life cancels the dials in progress when the client closes; dials
+	// counts them so that Close can wait for them.
+	life    context.Context
+	endLife context.CancelFunc
+	dials   sync.WaitGroup
 }
 
 type connSlot struct {
@@ -150,22 +157,30 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.MetadataBackoff <= 0 {
 		cfg.MetadataBackoff = 100 * time.Millisecond
 	}
-	return &Client{cfg: cfg, bootstrap: boot, conns: make(map[string]*connSlot)}, nil
+	c := &Client{cfg: cfg, bootstrap: boot, conns: make(map[string]*connSlot)}
+	c.life, c.endLife = context.WithCancel(context.Background())
+	return c, nil
 }
 
-// Close closes every connection. Calls in flight fail with ErrClosed; later
-// calls fail NotSent.
+// Close closes every connection, cancels the dials in progress and returns
+// once their goroutines (and each connection's reader) have ended. Calls in
+// flight fail with ErrClosed; later calls fail NotSent.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
-	slots := c.conns
-	c.conns = make(map[string]*connSlot)
-	c.mu.Unlock()
-	for _, s := range slots {
+	var conns []*Conn
+	for _, s := range c.conns {
 		if s.conn != nil {
-			_ = s.conn.Close()
+			conns = append(conns, s.conn)
 		}
 	}
+	c.conns = make(map[string]*connSlot)
+	c.mu.Unlock()
+	c.endLife()
+	for _, conn := range conns {
+		_ = conn.Close()
+	}
+	c.dials.Wait()
 	return nil
 }
 
@@ -220,17 +235,10 @@ func (c *Client) Invalidate() {
 // returned at once.
 func (c *Client) Metadata(ctx context.Context, req *flusspb.MetadataRequest) (*flusspb.MetadataResponse, error) {
 	var last error
-	backoff := c.cfg.MetadataBackoff
+	wait := backoff.Policy{Initial: c.cfg.MetadataBackoff}.Start()
 	for attempt := 0; attempt < c.cfg.MetadataAttempts; attempt++ {
-		if attempt > 0 {
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, contextError(NotSent, wire.KeyGetMetadata, "", ctx.Err())
-			case <-t.C:
-			}
-			backoff *= 2
+		if attempt > 0 && !wait.Wait(ctx) {
+			return nil, contextError(NotSent, wire.KeyGetMetadata, "", ctx.Err())
 		}
 		for _, target := range c.metadataTargets() {
 			resp := &flusspb.MetadataResponse{}
@@ -467,7 +475,8 @@ func (c *Client) conn(ctx context.Context, addr string, typ ServerType) (*Conn, 
 		}
 		if s.dialing == nil {
 			s.dialing = make(chan struct{})
-			go c.dial(context.WithoutCancel(ctx), addr, typ, s)
+			c.dials.Add(1) // under c.mu with closed false: before Close waits
+			go c.dial(ctx, addr, typ, s)
 		}
 		wait := s.dialing
 		c.mu.Unlock()
@@ -490,7 +499,13 @@ func (c *Client) conn(ctx context.Context, addr string, typ ServerType) (*Conn, 
 	}
 }
 
+// dial connects to addr for the callers waiting on s. It keeps ctx's values
+// (trace context) but not its cancellation: Close ends it, DialTimeout bounds it.
 func (c *Client) dial(ctx context.Context, addr string, typ ServerType, s *connSlot) {
+	defer c.dials.Done()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer context.AfterFunc(c.life, cancel)()
+	defer cancel()
 	conn, err := Dial(ctx, addr, c.cfg.connConfig(typ))
 	c.mu.Lock()
 	closed := c.closed

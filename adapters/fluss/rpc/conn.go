@@ -13,6 +13,7 @@ import (
 
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -179,6 +180,7 @@ type Conn struct {
 	established bool
 
 	closed    chan struct{}
+	readDone  chan struct{} // closed when readLoop has returned
 	closeOnce sync.Once
 }
 
@@ -214,18 +216,20 @@ func dial(parent context.Context, addr string, cfg ConnConfig) (*Conn, error) {
 		return nil, networkError(NotSent, 0, addr, "connect failed", err)
 	}
 	c := &Conn{
-		addr:    addr,
-		cfg:     cfg,
-		nc:      nc,
-		hooks:   hooks(cfg.Hooks),
-		wtoken:  make(chan struct{}, 1),
-		pending: make(map[int32]chan wire.Response),
-		closed:  make(chan struct{}),
+		addr:     addr,
+		cfg:      cfg,
+		nc:       nc,
+		hooks:    hooks(cfg.Hooks),
+		wtoken:   make(chan struct{}, 1),
+		pending:  make(map[int32]chan wire.Response),
+		closed:   make(chan struct{}),
+		readDone: make(chan struct{}),
 	}
 	go c.readLoop()
 
 	if err := c.handshake(ctx); err != nil {
 		c.fail(err)
+		<-c.readDone
 		e := AsError(err)
 		if e == nil {
 			e = networkError(NotSent, 0, addr, "handshake failed", err)
@@ -289,7 +293,7 @@ func (c *Conn) authenticate(ctx context.Context, s *SASLConfig) error {
 		Protocol: proto.String(s.mechanism()),
 		Token:    plainToken(s.AuthorizationID, s.Username, s.Password),
 	}
-	backoff := 100 * time.Millisecond
+	wait := backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}.Start()
 	for {
 		var ar flusspb.AuthenticateResponse
 		_, _, err := c.roundTrip(ctx, wire.KeyAuthenticate, 0, req, &ar)
@@ -306,14 +310,9 @@ func (c *Conn) authenticate(ctx context.Context, s *SASLConfig) error {
 		}
 		switch e.Code {
 		case wire.CodeRetriableAuthenticateException:
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !wait.Wait(ctx) {
 				return err
-			case <-t.C:
 			}
-			backoff = min(2*backoff, 5*time.Second)
 			continue
 		case wire.CodeAuthenticateException:
 			who := s.Username
@@ -359,10 +358,12 @@ func (c *Conn) Err() error {
 	return c.closeErr
 }
 
-// Close closes the connection. Requests in flight fail with an Ambiguous
-// error wrapping ErrClosed; later calls fail NotSent.
+// Close closes the connection and returns once its reader goroutine has
+// ended. Requests in flight fail with an Ambiguous error wrapping
+// ErrClosed; later calls fail NotSent.
 func (c *Conn) Close() error {
 	c.fail(ErrClosed)
+	<-c.readDone
 	return nil
 }
 
@@ -589,6 +590,7 @@ func (c *Conn) decode(key wire.APIKey, r wire.Response, resp proto.Message) erro
 // ends the connection on the first I/O error, malformed frame or
 // SERVER_FAILURE frame.
 func (c *Conn) readLoop() {
+	defer close(c.readDone)
 	br := bufio.NewReaderSize(c.nc, 32<<10)
 	for {
 		payload, err := wire.ReadFrame(br, c.cfg.MaxResponseFrameSize)

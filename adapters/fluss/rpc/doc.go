@@ -36,5 +36,5 @@
 // Sources: apache/fluss at v0.9.1-incubating, fluss-rpc/src/main/java/org/
 // apache/fluss/rpc/netty/client/{ServerConnection,NettyClientHandler,
 // ServerApiVersions}.java and rpc/netty/server/NettyServerHandler.java;
-// /work/shared/docs/fluss-rpc-protocol.md §2, §3 and §8.
+// docs/fluss-rpc.md (Framing, Connection start, Routing and leader discovery).
 package rpc

@@ -25,7 +25,8 @@ import (
 //     TableDescriptor.builder()...build().toJsonBytes(),
 //     DatabaseDescriptor.builder()), on OpenJDK 17. The definitions are given
 //     next to each vector as the equivalent domain value.
-//   - [doc 5.6]: /work/shared/docs/fluss-rpc-protocol.md section 5.6.
+//   - [doc 5.6]: the worked example of docs/fluss-json.md, a table written
+//     for this project.
 
 // --- type constructors for readable expectations ---------------------------
 

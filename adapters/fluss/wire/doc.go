@@ -9,5 +9,5 @@
 //
 // Sources: apache/fluss at tag v0.9.1-incubating, fluss-rpc/src/main/java/org/
 // apache/fluss/rpc/protocol/{MessageCodec,ResponseType,ApiKeys,Errors}.java,
-// summarised in /work/shared/docs/fluss-rpc-protocol.md §2, §4.1 and §6.
+// summarised in docs/fluss-rpc.md (Framing, Message bodies, Error codes).
 package wire

@@ -31,7 +31,7 @@ func TestErrorCodeClassification(t *testing.T) {
 	t.Parallel()
 	// Retriable = Java exception extends RetriableException; refresh =
 	// extends InvalidMetadataException (apache/fluss fluss-common/.../exception/
-	// at v0.9.1-incubating; /work/shared/docs/fluss-rpc-protocol.md §6).
+	// at v0.9.1-incubating; docs/fluss-rpc.md#error-codes).
 	retriable := map[ErrorCode]bool{
 		1: true, 3: true, 9: true, 10: true, 11: true, 12: true, 14: true, 21: true,
 		25: true, 26: true, 28: true, 29: true, 44: true, 70: true, 72: true, 73: true,

@@ -9,7 +9,7 @@ import (
 )
 
 // Frame layout (apache/fluss: fluss-rpc/src/main/java/org/apache/fluss/rpc/
-// protocol/MessageCodec.java; /work/shared/docs/fluss-rpc-protocol.md §2.2-2.3).
+// protocol/MessageCodec.java; docs/fluss-rpc.md#framing).
 // Every integer of the frame header is big-endian.
 //
 //	request:        int32 length | int16 api_key | int16 api_version | int32 request_id | body

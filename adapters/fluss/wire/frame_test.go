@@ -23,9 +23,9 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-// Byte vectors from /work/shared/docs/fluss-rpc-protocol.md §2.6 ("Worked hex
-// examples") and §3.3 (SASL/PLAIN example). They were recomputed byte for byte
-// by the document's verification pass (its table row 11).
+// Byte vectors of docs/fluss-rpc.md#worked-frames (the ApiVersions, error and
+// SASL/PLAIN frames), constructed from the layout there and recomputed byte
+// for byte by an independent encoder.
 const (
 	docAPIVersionsRequest  = "00 00 00 19 | 03 E8 | 00 00 | 00 00 00 00 | 0A 08 66 6C 75 73 73 2D 67 6F 12 05 30 2E 31 2E 30"
 	docAPIVersionsResponse = "00 00 00 10 | 00 | 00 00 00 00 | 0A 07 08 E8 07 10 00 18 00 | 10 02"

@@ -28,7 +28,7 @@ type bucket struct {
 	// sequence: in the air or waiting for a retry.
 	inflight []*batch
 
-	// Idempotence (§7.4): the writer id the sequences refer to, the next
+	// Idempotence (docs/fluss-writer.md#idempotence): the writer id the sequences refer to, the next
 	// sequence to assign and the last acknowledged one.
 	writerID  int64
 	nextSeq   int32

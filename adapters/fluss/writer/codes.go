@@ -45,6 +45,42 @@ var codeNames = map[wire.ErrorCode]string{
 	wire.CodeUnsupportedVersion:            "unsupported",
 }
 
+// entryKinds maps the writer's finer entry codes (Fluss exception names,
+// snake_case) to the official code they count as. A code that is official
+// already needs no entry; an unknown one counts as `unavailable` when the
+// entry is retryable and `backend` otherwise (domain.EntryResult.Official).
+var entryKinds = map[string]domain.EntryKind{
+	"record_too_large":        "limit_exceeded",
+	"corrupt_record":          "invalid_argument",
+	"invalid_record":          "invalid_argument",
+	"invalid_target_column":   "invalid_argument",
+	"not_primary_key_table":   "invalid_argument",
+	"deletion_disabled":       "failed_precondition",
+	"schema_not_found":        "unavailable",
+	"unknown_table_or_bucket": "unavailable",
+	"leader_not_available":    "unavailable",
+	"not_leader_or_follower":  "unavailable",
+	"not_enough_replicas":     "unavailable",
+	"network":                 "unavailable",
+}
+
+// withKinds gives every failed verdict its official kind (entryKinds, then
+// the generic rule of domain.EntryResult.Official): the one place where the
+// Fluss adapter's reasons become the gateway's vocabulary.
+func withKinds(results []domain.EntryResult) {
+	for i := range results {
+		r := &results[i]
+		if r.OK() || r.Kind != "" {
+			continue
+		}
+		if k, ok := entryKinds[r.Code]; ok {
+			r.Kind = k
+		} else {
+			r.Kind = r.Official()
+		}
+	}
+}
+
 // entryCode returns the snake_case entry code of a Fluss error: the
 // override above, `invalid_record` for an InvalidRecordException (which Fluss
 // sends as UNKNOWN_SERVER_ERROR), or the lower-cased Fluss name without its

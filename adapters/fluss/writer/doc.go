@@ -26,7 +26,7 @@
 // removed (verdict `timeout`, applied "no"; they can never be sent later),
 // records in a batch already sent are `timeout` with applied "unknown".
 // Batches are immutable once built: a retry resends the same records with
-// the same writer id and batch sequence; only the idempotence bookkeeping of
-// §7.4 (a fatal failure of an earlier batch of the same bucket) re-stamps the
+// the same writer id and batch sequence; only the idempotence bookkeeping
+// (docs/fluss-writer.md#idempotence: a fatal failure of an earlier batch of the same bucket) re-stamps the
 // header of later, not yet accepted batches, as the Java client does.
 package writer

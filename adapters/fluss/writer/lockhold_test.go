@@ -201,7 +201,8 @@ func BenchmarkDrainArrowZstd(b *testing.B) {
 		reqs, held := drainForBench(w)
 		worst = max(worst, held)
 		for _, sr := range reqs {
-			go w.send(sr)
+			w.goroutines.Add(1)
+			go func() { defer w.goroutines.Done(); w.send(context.Background(), sr) }()
 		}
 		<-done
 		cancel()

@@ -14,6 +14,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 )
 
 // refreshInterval is the least time between two metadata refreshes of the
@@ -66,6 +67,10 @@ func (w *Writer) run() {
 	for {
 		w.mu.Lock()
 		ready, wait := w.drainLocked(w.opts.Now())
+		if w.closing && len(w.active) == 0 && !w.drainedSent {
+			w.drainedSent = true
+			close(w.drained)
+		}
 		w.mu.Unlock()
 		if len(ready) > 0 {
 			for i := range ready {
@@ -77,7 +82,7 @@ func (w *Writer) run() {
 			reqs := w.dispatchLocked(ready, w.opts.Now())
 			w.mu.Unlock()
 			for _, sr := range reqs {
-				go w.send(sr)
+				w.spawn(func(ctx context.Context) { w.send(ctx, sr) })
 			}
 			// More may be ready (one batch per bucket per round).
 			select {
@@ -118,7 +123,8 @@ func (w *Writer) drainLocked(now time.Time) ([]drained, time.Duration) {
 		if len(w.active) > 0 {
 			if !w.initing && !now.Before(w.initRetry) {
 				w.initing = true
-				go w.initWriter(w.activeTablesLocked())
+				tables := w.activeTablesLocked()
+				w.spawn(func(ctx context.Context) { w.initWriter(ctx, tables) })
 			} else if !w.initing {
 				soon(w.initRetry)
 			}
@@ -270,9 +276,7 @@ func (w *Writer) failResult(bt *batch, code wire.ErrorCode, msg string) domain.E
 }
 
 // send performs one request and applies its outcome.
-func (w *Writer) send(sr *sendReq) {
-	ctx, cancel := context.WithTimeout(context.Background(), w.opts.RequestTimeout)
-	defer cancel()
+func (w *Writer) send(ctx context.Context, sr *sendReq) {
 	api := wire.KeyProduceLog
 	if sr.kv {
 		api = wire.KeyPutKv
@@ -466,7 +470,8 @@ func mayHaveBeenAppended(code wire.ErrorCode) bool {
 	return false
 }
 
-// batchFailedLocked applies a failed send of bt (§7.4, §7.5).
+// batchFailedLocked applies a failed send of bt (docs/fluss-writer.md,
+// Idempotence and Retry classification).
 func (w *Writer) batchFailedLocked(bt *batch, code wire.ErrorCode, msg string, ambiguous, retriable bool,
 	now time.Time, retried map[string]int, invalid map[physKey]bool) {
 	if bt.state != batchInAir {
@@ -631,13 +636,7 @@ func (w *Writer) failThrottledLocked(b *bucket, now time.Time) {
 // backoff returns the wait before the attempt-th resend: exponential from
 // RetryBackoff up to RetryBackoffMax, with ±20 % jitter.
 func (w *Writer) backoff(attempt int) time.Duration {
-	d := w.opts.RetryBackoff
-	for i := 1; i < attempt && d < w.opts.RetryBackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, w.opts.RetryBackoffMax)
-	jitter := time.Duration(w.rng.Int64N(int64(d)/5+1)) * 2
-	return d - d/5 + jitter
+	return backoff.Policy{Initial: w.opts.RetryBackoff, Max: w.opts.RetryBackoffMax, Jitter: 0.2}.Delay(attempt)
 }
 
 // resetWriterIDLocked forgets the writer id; the sender fetches a new one and
@@ -658,12 +657,14 @@ func (w *Writer) activeTablesLocked() []domain.TablePath {
 	return out
 }
 
+// initBackoff spaces the InitWriter attempts after failures: 200 ms
+// doubling to 2 s.
+var initBackoff = backoff.Policy{Initial: 200 * time.Millisecond, Max: 2 * time.Second}
+
 // initWriter obtains a writer id with InitWriter. It retries retriable
 // failures with backoff; a non-retriable failure (e.g. authorization) fails
 // every queued record with its code.
-func (w *Writer) initWriter(tables []domain.TablePath) {
-	ctx, cancel := context.WithTimeout(context.Background(), w.opts.RequestTimeout)
-	defer cancel()
+func (w *Writer) initWriter(ctx context.Context, tables []domain.TablePath) {
 	req := &flusspb.InitWriterRequest{}
 	for _, t := range tables {
 		req.TablePath = append(req.TablePath, &flusspb.PbTablePath{DatabaseName: proto.String(t.Database), TableName: proto.String(t.Table)})
@@ -677,8 +678,7 @@ func (w *Writer) initWriter(tables []domain.TablePath) {
 		w.initFails = 0
 	} else {
 		w.initFails++
-		d := min(100*time.Millisecond<<min(w.initFails, 5), 2*time.Second)
-		w.initRetry = w.opts.Now().Add(d)
+		w.initRetry = w.opts.Now().Add(initBackoff.Delay(w.initFails))
 		code, _, retriable := classify(err)
 		if !retriable {
 			res := domain.EntryResult{Code: entryCode(code, err.Error()), Message: "cannot obtain a writer id: " + err.Error(),
@@ -709,9 +709,7 @@ func (w *Writer) requestRefreshLocked(pk physKey, now time.Time) time.Time {
 		return last.Add(refreshInterval)
 	}
 	w.refreshing[pk] = true
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), w.opts.RequestTimeout)
-		defer cancel()
+	w.spawn(func(ctx context.Context) {
 		err := w.meta.RefreshLeaders(ctx, pk.table, pk.part)
 		w.mu.Lock()
 		delete(w.refreshing, pk)
@@ -724,7 +722,7 @@ func (w *Writer) requestRefreshLocked(pk physKey, now time.Time) time.Time {
 		}
 		w.mu.Unlock()
 		w.kick()
-	}()
+	})
 	return time.Time{}
 }
 

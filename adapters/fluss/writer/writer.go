@@ -49,6 +49,16 @@ type Writer struct {
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
+	// drained is closed by the sender once Close has begun and no bucket
+	// holds rows any more (drainedSent under mu says it has been).
+	drained     chan struct{}
+	drainedSent bool
+	// life is the context of every goroutine the writer starts (sends,
+	// writer-id and leader requests); Close cancels it and waits for them
+	// through goroutines.
+	life       context.Context
+	endLife    context.CancelFunc
+	goroutines sync.WaitGroup
 }
 
 var _ domain.RowWriter = (*Writer)(nil)
@@ -90,9 +100,29 @@ func New(call meta.Caller, cache *meta.Cache, opts Options) *Writer {
 		wake:       make(chan struct{}, 1),
 		stop:       make(chan struct{}),
 		stopped:    make(chan struct{}),
+		drained:    make(chan struct{}),
 	}
-	go w.run()
+	w.life, w.endLife = context.WithCancel(context.Background())
+	w.goroutines.Add(1)
+	go func() {
+		defer w.goroutines.Done()
+		w.run()
+	}()
 	return w
+}
+
+// spawn runs f on a goroutine that Close waits for. f gets the writer's
+// life context bounded by the request timeout. Every caller runs on a
+// goroutine the writer already counts (the sender, or a send completing),
+// so that the count never rises from zero while Close waits.
+func (w *Writer) spawn(f func(ctx context.Context)) {
+	w.goroutines.Add(1)
+	go func() {
+		defer w.goroutines.Done()
+		ctx, cancel := context.WithTimeout(w.life, w.opts.RequestTimeout)
+		defer cancel()
+		f(ctx)
+	}()
 }
 
 // request is one Write call in flight.
@@ -174,7 +204,10 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 	req := &request{ctx: ctx, codec: c, results: results, recs: make([]rec, n), done: make(chan struct{})}
 	req.deadline, req.hasDeadline = ctx.Deadline()
 	req.urgent = wb.Urgent
-	defer w.report(c.path, results)
+	defer func() {
+		withKinds(results)
+		w.report(c.path, results)
+	}()
 	if wb.PartialUpdateColumns != nil {
 		if !c.pk {
 			return nil, domain.InvalidArgument("partial_update_columns: only primary-key tables support partial updates")
@@ -695,6 +728,8 @@ func (w *Writer) kick() {
 
 // Close stops accepting writes, lets queued rows be sent until ctx ends, then
 // stops the sender. Rows still unresolved then fail with `unavailable`.
+// Close returns once every goroutine the writer started has ended: requests
+// still in the air are canceled (their rows' verdicts are already given).
 func (w *Writer) Close(ctx context.Context) error {
 	w.mu.Lock()
 	if w.closed {
@@ -704,21 +739,9 @@ func (w *Writer) Close(ctx context.Context) error {
 	w.closing = true
 	w.mu.Unlock()
 	w.kick()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		w.mu.Lock()
-		idle := len(w.active) == 0
-		w.mu.Unlock()
-		if idle {
-			break
-		}
-		select {
-		case <-ctx.Done():
-		case <-tick.C:
-			continue
-		}
-		break
+	select {
+	case <-w.drained:
+	case <-ctx.Done():
 	}
 	w.mu.Lock()
 	w.closed = true
@@ -738,6 +761,8 @@ func (w *Writer) Close(ctx context.Context) error {
 	w.mu.Unlock()
 	close(w.stop)
 	<-w.stopped
+	w.endLife()
+	w.goroutines.Wait()
 	return ctx.Err()
 }
 

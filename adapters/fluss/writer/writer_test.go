@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta/metatest"
@@ -926,4 +927,75 @@ func TestAutoPartitionedWrites(t *testing.T) {
 	res = e.write(t, ctxTimeout(t, 5*time.Second), tb.Path, row(domain.OpDelete, 7, day(-10)))
 	assert.True(t, res[0].OK(), "%+v", res[0])
 	assert.Equal(t, 2, e.fake.Calls(wire.KeyCreatePartition))
+}
+
+// Close cancels the requests still in the air and returns only when their
+// goroutines have ended: none is left waiting for its request timeout.
+// Not parallel, so that the leak check sees only this test's goroutines.
+func TestCloseEndsRequestsInTheAir(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	fake := metatest.New(2)
+	fake.AddTable(pkTable(10, 1))
+	entered := make(chan struct{}, 1)
+	fake.AfterWrite = func(ctx context.Context, node int32) error {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-ctx.Done()
+		return &metatest.Error{Outcome: "ambiguous", Retry: true, Message: "canceled", Wrapped: ctx.Err()}
+	}
+	w := New(fake, meta.New(fake, meta.Options{}), Options{Linger: time.Millisecond, RequestTimeout: time.Hour})
+	done := make(chan []domain.EntryResult, 1)
+	go func() {
+		r, _ := w.Write(ctxTimeout(t, 10*time.Second), &domain.WriteBatch{Table: pkPath, Entries: []domain.WriteEntry{upsert(1, "a", 1)}})
+		done <- r
+	}()
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	require.ErrorIs(t, w.Close(ctx), context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	res := <-done
+	assert.Equal(t, CodeClosed, res[0].Code)
+	assert.Equal(t, domain.AppliedUnknown, res[0].Applied)
+	goleak.VerifyNone(t, before)
+}
+
+// The Fluss adapter maps its finer entry codes to the official kinds once
+// (withKinds); the HTTP adapter only renders them (TestRenderEntryVerdict
+// there, with the same table).
+func TestEntryKinds(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		code      string
+		retryable bool
+		want      domain.EntryKind
+	}{
+		{"timeout", true, "timeout"},
+		{"storage_backpressure", true, "storage_backpressure"},
+		{"table_not_found", false, "table_not_found"},
+		{"not_enough_replicas", true, "unavailable"},
+		{"invalid_record", false, "invalid_argument"},
+		{"record_too_large", false, "limit_exceeded"},
+		{"deletion_disabled", false, "failed_precondition"},
+		{"out_of_order_sequence", true, "unavailable"},
+		{"some_future_error", false, "backend"},
+	}
+	results := make([]domain.EntryResult, 0, len(cases)+1)
+	for _, tc := range cases {
+		results = append(results, domain.EntryResult{Code: tc.code, Message: "m", Retryable: tc.retryable})
+	}
+	results = append(results, domain.EntryResult{}) // a success keeps no kind
+	withKinds(results)
+	for i, tc := range cases {
+		assert.Equal(t, tc.want, results[i].Kind, tc.code)
+		assert.Equal(t, tc.code, results[i].Code, "the finer reason stays")
+	}
+	assert.Empty(t, results[len(cases)].Kind)
+	for fine, official := range entryKinds {
+		assert.True(t, domain.IsErrorCode(string(official)), "%s maps to the official %s", fine, official)
+		assert.False(t, domain.IsErrorCode(fine), "%s is not official already", fine)
+	}
 }

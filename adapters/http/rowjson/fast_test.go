@@ -518,8 +518,30 @@ func TestParseTimestampCommon(t *testing.T) {
 	}
 }
 
-// decodeBase64Quads is decodeBase64 as it was before its eight-character
-// loop: the reference for TestDecodeBase64Groups.
+// base64Values maps the standard base64 alphabet (RFC 4648 §4) to 6-bit
+// values; every other byte maps to 0xff (for the reference below).
+var base64Values = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range base64Alphabet {
+		t[c] = byte(i)
+	}
+	return t
+}()
+
+func firstBad(q []byte) int {
+	for i, c := range q {
+		if base64Values[c] == 0xff {
+			return i
+		}
+	}
+	return 0
+}
+
+// decodeBase64Quads is the hand-written decoder decodeBase64 replaced (by
+// the standard library's strict decoder): the reference for
+// TestDecodeBase64Groups, offsets of refused input included.
 func decodeBase64Quads(dst, src []byte) (n, bad int) {
 	if len(src)%4 != 0 {
 		for i, c := range src {
@@ -592,14 +614,31 @@ func TestDecodeBase64Groups(t *testing.T) {
 				src[rng.IntN(len(src))] = "=-_ .\n\x00\xff"[rng.IntN(8)]
 			}
 		}
-		got := make([]byte, len(src)/4*3)
-		want := make([]byte, len(src)/4*3)
-		gn, gbad := decodeBase64(got, src)
-		wn, wbad := decodeBase64Quads(want, src)
-		if gn != wn || gbad != wbad || (gbad < 0 && !bytes.Equal(got[:gn], want[:wn])) {
-			t.Fatalf("%q: got (%d, %d) %x, want (%d, %d) %x", src, gn, gbad, got[:gn], wn, wbad, want[:wn])
-		}
+		checkBase64AgainstReference(t, src)
 	}
+}
+
+// checkBase64AgainstReference fails t unless decodeBase64 and the reference
+// decodeBase64Quads agree on src: acceptance, bytes and offset.
+func checkBase64AgainstReference(t *testing.T, src []byte) {
+	t.Helper()
+	got := make([]byte, len(src)/4*3)
+	want := make([]byte, len(src)/4*3)
+	gn, gbad := decodeBase64(got, src)
+	wn, wbad := decodeBase64Quads(want, src)
+	if gn != wn || gbad != wbad || (gbad < 0 && !bytes.Equal(got[:gn], want[:wn])) {
+		t.Fatalf("%q: got (%d, %d) %x, want (%d, %d) %x", src, gn, gbad, got[:gn], wn, wbad, want[:wn])
+	}
+}
+
+// FuzzDecodeBase64 holds decodeBase64 (the standard library's strict
+// decoder plus the line-break rule) to the hand-written decoder it
+// replaced: the same acceptance, bytes and refused-character offset.
+func FuzzDecodeBase64(f *testing.F) {
+	for _, s := range []string{"", "QQ==", "QUI=", "QUJD", "QR==", "QUJ=", "QUJD\nRA==", "QUJDRA=\n", "Q===", "-_==", "QUJDR"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkBase64AgainstReference)
 }
 
 // TestFillMissingWide compares fillMissing, which walks the bits of the

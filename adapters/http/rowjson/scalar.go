@@ -2,107 +2,100 @@ package rowjson
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"math"
 	"math/bits"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-// base64Values maps the standard base64 alphabet (RFC 4648 §4) to 6-bit
-// values; every other byte maps to 0xff.
-var base64Values = func() (t [256]byte) {
-	for i := range t {
-		t[i] = 0xff
-	}
-	for i, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" {
-		t[c] = byte(i)
-	}
-	return t
-}()
+// base64Alphabet is the standard base64 alphabet (RFC 4648 §4).
+const base64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+// strictBase64 is the standard padded base64 decoder that also refuses
+// non-zero bits in the padding, so every byte string has one accepted
+// spelling.
+var strictBase64 = base64.StdEncoding.Strict()
 
 // decodeBase64 decodes standard base64 strictly: padding required, no
-// line breaks or other characters (which encoding/base64 skips), and no
-// non-zero bits in the padding (encoding/base64's Strict), so every byte
-// string has exactly one accepted spelling. dst needs len(src)/4*3 bytes. It
-// returns the decoded length, or the offset of the first bad input byte.
+// non-zero bits in the padding (strictBase64), and no line breaks, which
+// encoding/base64 skips even when strict. dst needs len(src)/4*3 bytes. It
+// returns the decoded length, or the offset of the first bad input byte
+// (base64ErrorOffset).
+//
+// The line-break check costs no extra pass: a string the decoder accepts
+// has no line break exactly when its length is a multiple of four and it
+// decodes to len(src)/4*3 bytes less one per trailing '='. (Skipped breaks
+// would have to number a multiple of four, costing the output at least
+// one group of three bytes, more than the at most two '=' account for.)
 func decodeBase64(dst, src []byte) (n, bad int) {
-	if len(src)%4 != 0 {
-		for i, c := range src {
-			if base64Values[c] == 0xff && c != '=' {
-				return 0, i
-			}
+	if len(src)%4 == 0 {
+		n, err := strictBase64.Decode(dst, src)
+		if err == nil && n == len(src)/4*3-base64Padding(src) {
+			return n, -1
 		}
-		return 0, len(src) / 4 * 4
 	}
-	if len(src) == 0 {
-		return 0, -1
-	}
-	last := len(src) - 4
-	i := 0
-	// Eight characters (six bytes) at a time, written as one 8-byte store
-	// whose last two bytes the next group overwrites; a group with a bad
-	// character is left to the loop below, which finds it.
-	for ; i+8 <= last && n+8 <= len(dst); i += 8 {
-		s := src[i : i+8 : i+8]
-		a, b, c, d := base64Values[s[0]], base64Values[s[1]], base64Values[s[2]], base64Values[s[3]]
-		e, f, g, h := base64Values[s[4]], base64Values[s[5]], base64Values[s[6]], base64Values[s[7]]
-		if (a|b|c|d|e|f|g|h)&0xc0 != 0 {
-			break
-		}
-		binary.BigEndian.PutUint64(dst[n:], uint64(a)<<58|uint64(b)<<52|uint64(c)<<46|uint64(d)<<40|
-			uint64(e)<<34|uint64(f)<<28|uint64(g)<<22|uint64(h)<<16)
-		n += 6
-	}
-	for ; i < last; i += 4 {
-		a, b, c, d := base64Values[src[i]], base64Values[src[i+1]], base64Values[src[i+2]], base64Values[src[i+3]]
-		if (a|b|c|d)&0xc0 != 0 {
-			return 0, i + firstBad(src[i:i+4])
-		}
-		dst[n], dst[n+1], dst[n+2] = a<<2|b>>4, b<<4|c>>2, c<<6|d
-		n += 3
-	}
-	q := src[last:]
-	a, b := base64Values[q[0]], base64Values[q[1]]
-	if (a|b)&0xc0 != 0 {
-		return 0, last + firstBad(q[:2])
-	}
-	switch {
-	case q[2] == '=' && q[3] == '=':
-		if b&0x0f != 0 {
-			return 0, last + 1
-		}
-		dst[n] = a<<2 | b>>4
-		return n + 1, -1
-	case q[3] == '=':
-		c := base64Values[q[2]]
-		if c&0xc0 != 0 {
-			return 0, last + 2
-		}
-		if c&0x03 != 0 {
-			return 0, last + 2
-		}
-		dst[n], dst[n+1] = a<<2|b>>4, b<<4|c>>2
-		return n + 2, -1
-	}
-	c, d := base64Values[q[2]], base64Values[q[3]]
-	if (c|d)&0xc0 != 0 {
-		return 0, last + 2 + firstBad(q[2:])
-	}
-	dst[n], dst[n+1], dst[n+2] = a<<2|b>>4, b<<4|c>>2, c<<6|d
-	return n + 3, -1
+	return 0, base64ErrorOffset(src)
 }
 
-func firstBad(q []byte) int {
+// base64Padding counts the '=' (at most two) src ends with.
+func base64Padding(src []byte) int {
+	p := 0
+	for i := len(src) - 1; i >= 0 && i >= len(src)-2 && src[i] == '='; i-- {
+		p++
+	}
+	return p
+}
+
+// base64ErrorOffset names the character a refused base64 string fails at,
+// reading it in groups of four from the left: in a string whose length is
+// not a multiple of four, the first character outside the alphabet and
+// '=', else the start of the incomplete last group; otherwise the first
+// character outside the alphabet in a group before the last; in the last
+// group, the first of its two leading characters outside the alphabet, the
+// second character when "xx==" leaves non-zero bits, the third when "xxx="
+// does or its third character is bad, else the bad one of the last two.
+func base64ErrorOffset(src []byte) int {
+	if len(src)%4 != 0 {
+		for i, c := range src {
+			if c != '=' && strings.IndexByte(base64Alphabet, c) < 0 {
+				return i
+			}
+		}
+		return len(src) / 4 * 4
+	}
+	last := len(src) - 4
+	for i := 0; i < last; i += 4 {
+		if j := outsideBase64(src[i : i+4]); j >= 0 {
+			return i + j
+		}
+	}
+	q := src[last:]
+	switch j := outsideBase64(q[:2]); {
+	case j >= 0:
+		return last + j
+	case q[2] == '=' && q[3] == '=':
+		return last + 1
+	case q[3] == '=':
+		return last + 2
+	}
+	return last + 2 + max(outsideBase64(q[2:]), 0)
+}
+
+// outsideBase64 returns the index of q's first byte outside the alphabet,
+// or -1.
+func outsideBase64(q []byte) int {
 	for i, c := range q {
-		if base64Values[c] == 0xff {
+		if strings.IndexByte(base64Alphabet, c) < 0 {
 			return i
 		}
 	}
-	return 0
+	return -1
 }
 
 // scalar decodes the non-null raw JSON value raw into d according to t.
