@@ -60,6 +60,9 @@ func newTelemetry(lc fx.Lifecycle, cfg *config.Config, log *slog.Logger) (*telem
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range p.Warnings {
+		log.Warn("opentelemetry setting ignored", "reason", w)
+	}
 	// Export failures surface in the gateway's own JSON log.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		log.Warn("opentelemetry", "error", err)
