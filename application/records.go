@@ -339,6 +339,9 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		ids, results, err = lastIDs, gone.results, nil
 	}
 	if err != nil {
+		if sent.IsZero() {
+			err = nothingWritten(err)
+		}
 		return WriteResult{}, err
 	}
 	if rd, ok := cmd.Decoder.(RejectingDecoder); ok {
@@ -410,6 +413,21 @@ func (s *RecordService) deliveryContext(ctx context.Context, start time.Time) (c
 
 // notSubmitted is the error of a write whose deadline passed (or whose
 // caller went away) before the writer took any entry.
+// nothingWritten adds "nothing was written" to an unavailable error of a
+// write none of whose entries reached the writer (a metadata read that met
+// DDL in progress elsewhere, an unreachable coordinator), so that a client
+// knows the retry is safe. Other errors are returned as they are.
+func nothingWritten(err error) error {
+	de := domain.AsError(err)
+	if de == nil || de.Kind != domain.KindUnavailable || strings.Contains(de.Message, "nothing was") {
+		return err
+	}
+	cp := *de
+	cp.Message += "; nothing was written"
+	cp.Retryable = true
+	return &cp
+}
+
 func notSubmitted(ctx, delivery context.Context) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return &domain.Error{Kind: domain.KindCancelled, Message: "the request was cancelled before any entry was submitted", Cause: ctx.Err()}
