@@ -2,7 +2,6 @@ package bootstrap
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -205,7 +204,7 @@ func (s *RESTServer) start(ctx context.Context) (err error) {
 	ln = httpadapter.LingeringListener(ln, s.cfg.REST.LingerTimeout, 2*s.cfg.REST.MaxRequestBytes)
 	if s.tls != nil {
 		s.tls.start()
-		ln = tls.NewListener(ln, s.tls.Config())
+		ln = newHandshakeListener(ln, s.tls.Config(), s.cfg.REST.TLS.HandshakeTimeout)
 	}
 	s.ln, s.done = ln, make(chan error, 1)
 	go func() { s.done <- s.app.Listener(ln) }()

@@ -144,8 +144,9 @@ func TestFaultsFreezeTabletServers(t *testing.T) {
 }
 
 // runFaults runs the pk_upsert and log_append workloads concurrently while
-// fault() injects faults, then reads both tables back and verifies them.
-func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault func(start time.Time) []string) {
+// fault() injects faults, then reads both tables back and verifies them. It
+// returns the tallies of the workloads by name.
+func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault func(start time.Time) []string) map[string]*tally {
 	t.Cleanup(func() { e.heal(t) })
 	e.heal(t)
 	db := e.database(t, "faults")
@@ -234,6 +235,11 @@ func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault fu
 	if mixed != nil {
 		t.Run("pk_mixed", func(t *testing.T) { mixed.verify(t, e.scanIDs(t, db, mixed.table)) })
 	}
+	out := make(map[string]*tally, len(runs))
+	for _, r := range runs {
+		out[r.name] = r.tl
+	}
+	return out
 }
 
 // verify logs the verdict counts and asserts the read-back checks.

@@ -1,0 +1,76 @@
+//go:build faults
+
+package faults
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestFaultsCoordinatorOutage kills the coordinator with SIGKILL under the
+// pk_upsert and log_append load and keeps it down for FLUSS_FAULTS_OUTAGE
+// (60 s) before restarting it. The tables' definitions, writer ids and
+// bucket leaders are known before the outage, and the tablet servers keep
+// answering: writes must go on. Besides the read-back checks of every fault
+// test (no violations), at least FLUSS_FAULTS_OUTAGE_MIN_OK (99) percent of
+// the entries answered during the outage must have succeeded.
+//
+// Knobs: FLUSS_FAULTS_OUTAGE, FLUSS_FAULTS_OUTAGE_MIN_OK, FLUSS_FAULTS_UP and
+// the workload knobs of TestFaultsKillTabletServers.
+func TestFaultsCoordinatorOutage(t *testing.T) {
+	e := needCluster(t)
+	outage := envDur("FLUSS_FAULTS_OUTAGE", 60*time.Second)
+	minOK := float64(envInt("FLUSS_FAULTS_OUTAGE_MIN_OK", 99))
+	up := envDur("FLUSS_FAULTS_UP", 6*time.Second)
+	var killedAt, restartedAt time.Duration
+	t.Logf("coordinator outage: SIGKILL cs after %s of load, restart after %s", up, outage)
+	tallies := runFaults(t, e, 1, up, func(start time.Time) []string {
+		var events []string
+		logf := func(format string, a ...any) {
+			ev := fmt.Sprintf("t+%5.1fs ", time.Since(start).Seconds()) + fmt.Sprintf(format, a...)
+			events = append(events, ev)
+			t.Log(ev)
+		}
+		time.Sleep(up)
+		pid := e.coord.pid()
+		if err := e.coord.kill(); err != nil {
+			t.Error(err)
+			return events
+		}
+		killedAt = time.Since(start)
+		logf("SIGKILL cs (pid %d)", pid)
+		time.Sleep(outage)
+		restartedAt = time.Since(start)
+		if err := e.coord.restart(); err != nil {
+			t.Error(err)
+			return events
+		}
+		logf("restarted cs (pid %d)", e.coord.pid())
+		e.waitServers(t, len(e.servers), 90*time.Second)
+		logf("cs lists %d tablet servers", len(e.servers))
+		return events
+	})
+	for name, tl := range tallies {
+		tl.mu.Lock()
+		total, ok := 0, 0
+		for id, at := range tl.doneAt {
+			if d := time.Duration(float64(at) * float64(time.Second)); d > killedAt && d <= restartedAt {
+				total++
+				if tl.cls[id] == clsSuccess {
+					ok++
+				}
+			}
+		}
+		tl.mu.Unlock()
+		pct := 0.0
+		if total > 0 {
+			pct = 100 * float64(ok) / float64(total)
+		}
+		t.Logf("FAULTS %s %s: during the %s outage %d of %d entries succeeded (%.2f%%)", t.Name(), name, outage, ok, total, pct)
+		assert.Positive(t, total, "%s: entries were answered during the outage", name)
+		assert.GreaterOrEqual(t, pct, minOK, "%s: share of entries that succeeded while the coordinator was down", name)
+	}
+}
