@@ -70,7 +70,37 @@ func TestFaultsCoordinatorOutage(t *testing.T) {
 			pct = 100 * float64(ok) / float64(total)
 		}
 		t.Logf("FAULTS %s %s: during the %s outage %d of %d entries succeeded (%.2f%%)", t.Name(), name, outage, ok, total, pct)
+		t.Logf("  %s timeline (5 s steps from the start: success/failed): %s", name, timeline(tl, 5*time.Second))
+		tl.mu.Lock()
+		for k, m := range tl.msgs {
+			t.Logf("  %s: first message of %s: %s", name, k, truncate(m, 400))
+		}
+		tl.mu.Unlock()
 		assert.Positive(t, total, "%s: entries were answered during the outage", name)
 		assert.GreaterOrEqual(t, pct, minOK, "%s: share of entries that succeeded while the coordinator was down", name)
 	}
+}
+
+// timeline renders the verdicts per step after the tally's start.
+func timeline(tl *tally, step time.Duration) string {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	type cnt struct{ ok, bad int }
+	var steps []cnt
+	for id, at := range tl.doneAt {
+		i := int(float64(at) * float64(time.Second) / float64(step))
+		for len(steps) <= i {
+			steps = append(steps, cnt{})
+		}
+		if tl.cls[id] == clsSuccess {
+			steps[i].ok++
+		} else {
+			steps[i].bad++
+		}
+	}
+	out := ""
+	for i, c := range steps {
+		out += fmt.Sprintf(" %ds:%d/%d", i*int(step/time.Second), c.ok, c.bad)
+	}
+	return out
 }

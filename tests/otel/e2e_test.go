@@ -10,7 +10,8 @@
 //
 // Environment:
 //
-//	OTELCOL_BIN          collector binary (default .cache/otelcol/bin/otelcol-test)
+//	OTELCOL_BIN          collector binary (default $OTELCOL_CACHE_DIR/bin/otelcol-test, OTELCOL_CACHE_DIR
+//	                     defaulting to .cache/otelcol as in tools/otelcol/build.sh)
 //	GATEWAY_BIN          gateway binary (default: go build ./bootstrap/cmd/gateway)
 //	FLUSS_BOOTSTRAP      a running Fluss cluster (else the memory backend is used)
 //	OTEL_TEST_REQUIRED=1 fail instead of skipping when the collector is missing
@@ -234,7 +235,11 @@ func TestGatewayTelemetryReachesCollector(t *testing.T) {
 	// The collector.
 	collectorBin := os.Getenv("OTELCOL_BIN")
 	if collectorBin == "" {
-		collectorBin = filepath.Join(root, ".cache", "otelcol", "bin", "otelcol-test")
+		cache := os.Getenv("OTELCOL_CACHE_DIR") // as tools/otelcol/build.sh
+		if cache == "" {
+			cache = filepath.Join(root, ".cache", "otelcol")
+		}
+		collectorBin = filepath.Join(cache, "bin", "otelcol-test")
 	}
 	if _, err := os.Stat(collectorBin); err != nil {
 		if os.Getenv("OTEL_TEST_REQUIRED") == "1" {
