@@ -56,6 +56,7 @@ func newTelemetry(lc fx.Lifecycle, cfg *config.Config, log *slog.Logger) (*telem
 		ServiceVersion: Version,
 		InstanceID:     cfg.InstanceID,
 		Prometheus:     cfg.Metrics.Enabled,
+		Labels:         map[string]string{"gateway_id": cfg.Identity.GatewayID, "host": cfg.Identity.Host},
 	})
 	if err != nil {
 		return nil, err

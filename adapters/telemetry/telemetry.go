@@ -87,6 +87,10 @@ type Options struct {
 	Getenv func(string) string
 	// Console is where the console exporters write; nil is os.Stdout.
 	Console io.Writer
+	// Labels are resource attributes that also label every Prometheus
+	// series (the official gateway's gateway_id and host, from `gateway.id`
+	// and `gateway.host`); empty values are left out.
+	Labels map[string]string
 }
 
 // Providers are the configured SDK components. Pass them to the
@@ -182,7 +186,11 @@ func Setup(ctx context.Context, opts Options) (_ *Providers, err error) {
 	}
 	if opts.Prometheus {
 		reg := promclient.NewRegistry()
-		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		popts := []otelprom.Option{otelprom.WithRegisterer(reg)}
+		if keys := labelKeys(opts.Labels); len(keys) > 0 {
+			popts = append(popts, otelprom.WithResourceAsConstantLabels(attribute.NewAllowKeysFilter(keys...)))
+		}
+		exp, err := otelprom.New(popts...)
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: prometheus exporter: %w", err)
 		}
@@ -208,6 +216,9 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 	if opts.InstanceID != "" {
 		attrs = append(attrs, attribute.String("service.instance.id", opts.InstanceID))
 	}
+	for _, k := range labelKeys(opts.Labels) {
+		attrs = append(attrs, attribute.String(string(k), opts.Labels[string(k)]))
+	}
 	// Later options win: the environment overrides the defaults above.
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attrs...),
@@ -220,6 +231,18 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 	// A partial resource (for example one malformed OTEL_RESOURCE_ATTRIBUTES
 	// entry) is still usable; the SDK reports the rest through otel.Handle.
 	return res, nil
+}
+
+// labelKeys returns the keys of the non-empty labels, sorted.
+func labelKeys(labels map[string]string) []attribute.Key {
+	var keys []attribute.Key
+	for k, v := range labels {
+		if v != "" {
+			keys = append(keys, attribute.Key(k))
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // signal holds the per-signal variable names.

@@ -165,3 +165,19 @@ func TestConsoleExporter(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestIdentityLabels: gateway.id and gateway.host become the gateway_id and
+// host labels of every Prometheus series (and resource attributes).
+func TestIdentityLabels(t *testing.T) {
+	t.Parallel()
+	p, err := Setup(context.Background(), Options{Prometheus: true, Getenv: env(nil),
+		Labels: map[string]string{"gateway_id": "gateway-production", "host": "192.0.2.10"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	counter, err := p.MeterProvider.Meter("test").Int64Counter("gateway_test_labelled")
+	require.NoError(t, err)
+	counter.Add(context.Background(), 1)
+	rec := httptest.NewRecorder()
+	p.MetricsHandler.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	assert.Regexp(t, `(?m)^gateway_test_labelled_total\{[^}]*gateway_id="gateway-production"[^}]*host="192.0.2.10"[^}]*\} 1$`, rec.Body.String())
+}
