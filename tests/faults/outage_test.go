@@ -27,7 +27,7 @@ func TestFaultsCoordinatorOutage(t *testing.T) {
 	up := envDur("FLUSS_FAULTS_UP", 6*time.Second)
 	var killedAt, restartedAt time.Duration
 	t.Logf("coordinator outage: SIGKILL cs after %s of load, restart after %s", up, outage)
-	tallies := runFaults(t, e, 1, up, func(start time.Time) []string {
+	tallies := runFaults(t, e, 1, up, func(start time.Time, tls map[string]*tally) []string {
 		var events []string
 		logf := func(format string, a ...any) {
 			ev := fmt.Sprintf("t+%5.1fs ", time.Since(start).Seconds()) + fmt.Sprintf(format, a...)
@@ -35,6 +35,13 @@ func TestFaultsCoordinatorOutage(t *testing.T) {
 			t.Log(ev)
 		}
 		time.Sleep(up)
+		// The tables are new: let their buckets get leaders and the load
+		// run cleanly first, so the outage alone is measured.
+		if err := waitHealthy(tls, 3*time.Second, 120*time.Second); err != nil {
+			t.Error(err)
+			return events
+		}
+		t.Logf("t+%5.1fs load healthy: every verdict of the last 3 s a success", time.Since(start).Seconds())
 		pid := e.coord.pid()
 		if err := e.coord.kill(); err != nil {
 			t.Error(err)
@@ -78,6 +85,37 @@ func TestFaultsCoordinatorOutage(t *testing.T) {
 		tl.mu.Unlock()
 		assert.Positive(t, total, "%s: entries were answered during the outage", name)
 		assert.GreaterOrEqual(t, pct, minOK, "%s: share of entries that succeeded while the coordinator was down", name)
+	}
+}
+
+// waitHealthy waits until every tally has verdicts in the last window and
+// all of them are successes, at most limit.
+func waitHealthy(tallies map[string]*tally, window, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		healthy := true
+		for _, tl := range tallies {
+			tl.mu.Lock()
+			since := float32((time.Since(tl.start) - window).Seconds())
+			n, bad := 0, 0
+			for id, at := range tl.doneAt {
+				if at >= since {
+					n++
+					if tl.cls[id] != clsSuccess {
+						bad++
+					}
+				}
+			}
+			tl.mu.Unlock()
+			healthy = healthy && n > 0 && bad == 0
+		}
+		if healthy {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the load did not become healthy within %s", limit)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 
