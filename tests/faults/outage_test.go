@@ -37,11 +37,14 @@ func TestFaultsCoordinatorOutage(t *testing.T) {
 		time.Sleep(up)
 		// The tables are new: let their buckets get leaders and the load
 		// run cleanly first, so the outage alone is measured.
-		if err := waitHealthy(tls, 3*time.Second, 120*time.Second); err != nil {
+		// A window longer than the request deadline: no request sent while
+		// the tables were warming up is still in flight at the kill.
+		healthyFor := envDur("FLUSS_FAULTS_DEADLINE", 4*time.Second) + time.Second
+		if err := waitHealthy(tls, healthyFor, 120*time.Second); err != nil {
 			t.Error(err)
 			return events
 		}
-		t.Logf("t+%5.1fs load healthy: every verdict of the last 3 s a success", time.Since(start).Seconds())
+		t.Logf("t+%5.1fs load healthy: every verdict of the last %s a success", time.Since(start).Seconds(), healthyFor)
 		pid := e.coord.pid()
 		if err := e.coord.kill(); err != nil {
 			t.Error(err)
