@@ -205,7 +205,7 @@ func pkTable(name string) map[string]any {
 			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
 			map[string]any{"name": "v", "data_type": map[string]any{"type": "STRING"}},
 		},
-		"primary_key": []any{"id"},
+		"primary_key":  []any{"id"},
 		"distribution": map[string]any{"bucket_count": 3, "bucket_keys": []any{"id"}},
 	}
 }
