@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
@@ -181,7 +182,8 @@ func (d *downCaller) Call(ctx context.Context, to meta.Dest, key wire.APIKey, re
 // unreachable, Table still answers the cached definition (no error, no
 // wait); once the metadata answers again the background reload replaces it.
 func TestExpiredEntryServedWhileMetadataIsDown(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the background reloads must all be gone at the end.
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	fake := &downCaller{Cluster: metatest.New(1)}
 	fake.AddTable(table(7, "t", 1))
 	now := time.Unix(1000, 0)
