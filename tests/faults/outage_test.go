@@ -25,7 +25,7 @@ func TestFaultsCoordinatorOutage(t *testing.T) {
 	outage := envDur("FLUSS_FAULTS_OUTAGE", 60*time.Second)
 	minOK := float64(envInt("FLUSS_FAULTS_OUTAGE_MIN_OK", 99))
 	up := envDur("FLUSS_FAULTS_UP", 6*time.Second)
-	var killedAt, restartedAt time.Duration
+	var killedAt, restartedAt time.Time // wall clock
 	t.Logf("coordinator outage: SIGKILL cs after %s of load, restart after %s", up, outage)
 	tallies := runFaults(t, e, 1, up, func(start time.Time, tls map[string]*tally) []string {
 		var events []string
@@ -50,10 +50,10 @@ func TestFaultsCoordinatorOutage(t *testing.T) {
 			t.Error(err)
 			return events
 		}
-		killedAt = time.Since(start)
+		killedAt = time.Now()
 		logf("SIGKILL cs (pid %d)", pid)
 		time.Sleep(outage)
-		restartedAt = time.Since(start)
+		restartedAt = time.Now()
 		if err := e.coord.restart(); err != nil {
 			t.Error(err)
 			return events
@@ -66,8 +66,11 @@ func TestFaultsCoordinatorOutage(t *testing.T) {
 	for name, tl := range tallies {
 		tl.mu.Lock()
 		total, ok := 0, 0
+		// doneAt counts from the tally's start (before the tables were
+		// created), not from the workload's.
+		from, to := killedAt.Sub(tl.start), restartedAt.Sub(tl.start)
 		for id, at := range tl.doneAt {
-			if d := time.Duration(float64(at) * float64(time.Second)); d > killedAt && d <= restartedAt {
+			if d := time.Duration(float64(at) * float64(time.Second)); d > from && d <= to {
 				total++
 				if tl.cls[id] == clsSuccess {
 					ok++
@@ -80,7 +83,8 @@ func TestFaultsCoordinatorOutage(t *testing.T) {
 			pct = 100 * float64(ok) / float64(total)
 		}
 		t.Logf("FAULTS %s %s: during the %s outage %d of %d entries succeeded (%.2f%%)", t.Name(), name, outage, ok, total, pct)
-		t.Logf("  %s timeline (5 s steps from the start: success/failed): %s", name, timeline(tl, 5*time.Second))
+		t.Logf("  %s timeline (5 s steps from the tally's start; kill at %.1fs, restart at %.1fs: success/failed): %s",
+			name, from.Seconds(), to.Seconds(), timeline(tl, 5*time.Second))
 		tl.mu.Lock()
 		for k, m := range tl.msgs {
 			t.Logf("  %s: first message of %s: %s", name, k, truncate(m, 400))
