@@ -5,7 +5,7 @@ CLUSTER := deployments/local/fluss-cluster.sh
 GATEWAY_CONFIG ?= configs/local.yaml
 GOLANGCI_VERSION ?= v2.15.0
 
-.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native fuzz-campaign test-backpressure bench-resources bench-resources-short
+.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native fuzz-campaign test-backpressure bench-resources bench-resources-short soak
 
 all: build
 
@@ -64,6 +64,11 @@ bench-resources:
 
 bench-resources-short:
 	bash tests/resources/run.sh --short
+
+## soak: writes, lookups and DDL at half of the calibrated peak for SOAK_DURATION (1h), with the
+## gateway's RSS, fds, goroutines and p99 per interval (tests/soak/run.sh; flat is the target)
+soak:
+	bash tests/soak/run.sh
 
 ## bench-native: the gateway and the official Java client writing the same rows side by side
 ## (tests/bench-native/run.sh; BENCH_SWEEP=1 for the entries x concurrency sweep)

@@ -2,6 +2,7 @@ package application
 
 import (
 	"context"
+	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
@@ -67,6 +68,7 @@ type DropPartition struct {
 type CatalogService struct {
 	clusters domain.Clusters
 	tokens   *sealed.Sealer
+	now      func() time.Time // the auto-partition retention check's clock
 }
 
 // NewCatalogService returns the catalog use cases over clusters; tokens seals
@@ -75,7 +77,7 @@ func NewCatalogService(clusters domain.Clusters, tokens *sealed.Sealer) *Catalog
 	if tokens == nil {
 		tokens = sealed.NewRandom()
 	}
-	return &CatalogService{clusters: clusters, tokens: tokens}
+	return &CatalogService{clusters: clusters, tokens: tokens, now: time.Now}
 }
 
 // Clusters returns the configured cluster ids in configuration order.
@@ -313,13 +315,24 @@ func (s *CatalogService) CreatePartition(ctx context.Context, scope Scope, cmd C
 	if err != nil {
 		return domain.PartitionInfo{}, false, err
 	}
-	keys, err := partitionKeys(ctx, cat, cmd.Path)
+	tinfo, err := cat.GetTable(ctx, cmd.Path)
 	if err != nil {
 		return domain.PartitionInfo{}, false, err
+	}
+	keys := tinfo.Descriptor.PartitionKeys
+	if len(keys) == 0 {
+		return domain.PartitionInfo{}, false, domain.InvalidArgument("table `%s` is not partitioned", cmd.Path)
 	}
 	spec, err := domain.ValidatePartitionSpec(keys, cmd.Spec, true)
 	if err != nil {
 		return domain.PartitionInfo{}, false, err
+	}
+	// The auto-partition format and retention, as writes check them: a
+	// partition named otherwise could never be written.
+	if auto := domain.AutoPartitionOf(tinfo.Descriptor); auto.Enabled {
+		if err := auto.CheckNewPartition(auto.TimeValue(domain.PartitionName(spec)), s.now()); err != nil {
+			return domain.PartitionInfo{}, false, err
+		}
 	}
 	created = true
 	if err := cat.CreatePartition(ctx, cmd.Path, spec, false); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -331,6 +332,57 @@ func TestCreatePartition(t *testing.T) {
 			assert.Equal(t, tc.wantCreated, created)
 			assert.Equal(t, tc.wantID, info.ID)
 			assert.Equal(t, "20260101$eu", info.Name)
+		})
+	}
+}
+
+// TestCreatePartitionFollowsTheAutoPartitionRule: on a DAY auto-partitioned
+// table, POST .../partitions refuses a name writes would refuse (wrong
+// format, or older than the retention) with 400 naming the format, and
+// creates nothing; a well-formed, retained name is created.
+func TestCreatePartitionFollowsTheAutoPartitionRule(t *testing.T) {
+	t.Parallel()
+	path := domain.TablePath{Database: "db", Table: "t"}
+	info := func(p domain.TablePath) (domain.TableInfo, error) {
+		return domain.TableInfo{Path: p, Descriptor: domain.TableDescriptor{
+			PartitionKeys: []string{"dt"},
+			Properties: map[string]string{domain.OptAutoPartitionEnabled: "true", domain.OptAutoPartitionTimeUnit: "DAY",
+				domain.OptAutoPartitionRetention: "3"},
+		}}, nil
+	}
+	cases := []struct {
+		value, wantMsg string
+	}{
+		{value: "2026-12-03", wantMsg: "does not match the table's auto-partition format yyyyMMdd"},
+		{value: "20261340", wantMsg: "does not match"},
+		{value: "20261101", wantMsg: "older than the table's retention"},
+		{value: "20261203"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.value, func(t *testing.T) {
+			t.Parallel()
+			createdAny := false
+			svc, _ := newService(&fakeCatalog{
+				getTable: info,
+				createPartition: func(domain.TablePath, domain.PartitionSpec, bool) error {
+					createdAny = true
+					return nil
+				},
+				listPartitions: func(domain.TablePath) ([]domain.PartitionInfo, error) { return nil, nil },
+			})
+			svc.now = func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }
+			_, _, err := svc.CreatePartition(context.Background(), scope, CreatePartition{Path: path,
+				Spec: domain.PartitionSpec{{Key: "dt", Value: tc.value}}})
+			if tc.wantMsg == "" {
+				require.NoError(t, err)
+				assert.True(t, createdAny)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, "invalid_argument", domain.AsError(err).Code())
+			assert.Contains(t, err.Error(), tc.wantMsg)
+			assert.Contains(t, err.Error(), "the partition was not created")
+			assert.False(t, createdAny, "nothing is created")
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
@@ -121,6 +122,11 @@ type RejectedEntry struct {
 	Index   int
 	ID      string
 	Message string
+	// UnknownColumn tells that the entry names a column the definition it
+	// was decoded against lacks: the write refreshes the definition once
+	// and decodes again before answering it (as for a whole-request
+	// refusal, domain.ErrUnknownColumn).
+	UnknownColumn bool
 }
 
 // mergeRejected puts the verdicts of rejected entries (invalid_argument,
@@ -334,12 +340,28 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		return results, err
 	}
 	var lastIDs []string
+	// Entries rejected one by one (X-Fluss-Invalid-Entries: report) for a
+	// column the definition lacks: the first decode asks withDefinition
+	// for one refresh, as a whole-request refusal would.
+	askRefresh := true
 	decodeIDs := func(t *Table) (domain.WriteBatch, []string, error) {
 		batch, ids, err := decode(t)
 		lastIDs = ids
+		if err == nil && askRefresh {
+			askRefresh = false
+			if rd, ok := cmd.Decoder.(RejectingDecoder); ok && rejectedUnknownColumn(rd.Rejected()) {
+				return batch, nil, errRejectedUnknownColumn
+			}
+		}
 		return batch, ids, err
 	}
-	t, ids, results, err := withDefinition(ctx, s.definition(key, session), s.refetch, s.now, decodeIDs, run)
+	def := s.definition(key, session)
+	t, ids, results, err := withDefinition(ctx, def, s.refetch, s.now, decodeIDs, run)
+	if errors.Is(err, errRejectedUnknownColumn) {
+		// The refresh showed the same definition: answer the entries as
+		// decoded against it.
+		t, ids, results, err = withDefinition(ctx, def, s.refetch, s.now, decodeIDs, run)
+	}
 	var gone *tableGoneError
 	if errors.As(err, &gone) {
 		// The refresh did not show the table dropped or re-created (or the
@@ -347,6 +369,9 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		ids, results, err = lastIDs, gone.results, nil
 	}
 	if err != nil {
+		if sent.IsZero() {
+			err = nothingWritten(err)
+		}
 		return WriteResult{}, err
 	}
 	if rd, ok := cmd.Decoder.(RejectingDecoder); ok {
@@ -418,6 +443,34 @@ func (s *RecordService) deliveryContext(ctx context.Context, start time.Time) (c
 
 // notSubmitted is the error of a write whose deadline passed (or whose
 // caller went away) before the writer took any entry.
+// errRejectedUnknownColumn asks withDefinition for one refresh when entries
+// were rejected one by one for a column the definition lacks.
+var errRejectedUnknownColumn = domain.UnknownColumn("entries name a column the cached definition lacks")
+
+func rejectedUnknownColumn(rs []RejectedEntry) bool {
+	for _, r := range rs {
+		if r.UnknownColumn {
+			return true
+		}
+	}
+	return false
+}
+
+// nothingWritten adds "nothing was written" to an unavailable error of a
+// write none of whose entries reached the writer (a metadata read that met
+// DDL in progress elsewhere, an unreachable coordinator), so that a client
+// knows the retry is safe. Other errors are returned as they are.
+func nothingWritten(err error) error {
+	de := domain.AsError(err)
+	if de == nil || de.Kind != domain.KindUnavailable || strings.Contains(de.Message, "nothing was") {
+		return err
+	}
+	cp := *de
+	cp.Message += "; nothing was written"
+	cp.Retryable = true
+	return &cp
+}
+
 func notSubmitted(ctx, delivery context.Context) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return &domain.Error{Kind: domain.KindCancelled, Message: "the request was cancelled before any entry was submitted", Cause: ctx.Err()}

@@ -345,6 +345,119 @@ func TestDecodeFailureAgainstACachedDefinitionRefetches(t *testing.T) {
 	assert.Equal(t, 2, vc.getCount())
 }
 
+// TestUnknownColumnRefreshesOnceBeforeRefusing: a write naming a column the
+// cached definition lacks (domain.ErrUnknownColumn) refreshes the definition
+// once before refusing, however young the snapshot: a column added through
+// another gateway a moment ago is written; a column that really does not
+// exist is refused with 400 after one refresh; a snapshot confirmed after
+// the request began is not refreshed again.
+func TestUnknownColumnRefreshesOnceBeforeRefusing(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	dc := &dataClusters{catalog: vc.catalog(), writer: writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})}
+	clock := newFakeClock()
+	s := NewRecordService(dc, RecordOptions{Now: clock.Now})
+	scope := Scope{Cluster: "c1"}
+	decoder := func(validFrom int32) decoderFunc {
+		return decoderFunc{write: func(t *Table, _ int) (domain.WriteBatch, []string, error) {
+			if t.Info.SchemaID < validFrom {
+				return domain.WriteBatch{}, nil, domain.UnknownColumn("entry `a`: column `note`: no such column")
+			}
+			return domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpUpsert}}}, []string{"a"}, nil
+		}}
+	}
+	_, err := s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: decoder(1)})
+	require.NoError(t, err)
+	require.Equal(t, 1, vc.getCount())
+
+	// ALTER elsewhere, 1 ms later: well within the refetch interval.
+	vc.bump(1, 2)
+	clock.Advance(time.Millisecond)
+	res, err := s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: decoder(2)})
+	require.NoError(t, err, "the new column is found after one refresh")
+	assert.Equal(t, int32(2), res.Table.Info.SchemaID)
+	assert.Equal(t, 2, vc.getCount())
+
+	// A column that exists in no version: one refresh per request, then 400.
+	for i := range 3 {
+		clock.Advance(time.Millisecond)
+		_, err = s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: decoder(99)})
+		require.Equal(t, domain.KindInvalidArgument, domain.KindOf(err))
+		assert.True(t, domain.IsUnknownColumn(err))
+		assert.Equal(t, 3+i, vc.getCount(), "one refresh before each refusal")
+	}
+	// Confirmed after the request began (same instant): no refresh.
+	_, err = s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: decoder(99)})
+	require.Equal(t, domain.KindInvalidArgument, domain.KindOf(err))
+	assert.Equal(t, 5, vc.getCount())
+}
+
+// rejectingDecoder rejects, entry by entry, the entries naming column
+// `note` while the definition's schema id is below validFrom.
+type rejectingDecoder struct {
+	decoderFunc
+	validFrom int32
+	rejected  []RejectedEntry
+}
+
+func (d *rejectingDecoder) DecodeWrite(t *Table, _ int) (domain.WriteBatch, []string, error) {
+	d.rejected = nil
+	if t.Info.SchemaID < d.validFrom {
+		d.rejected = []RejectedEntry{{Index: 1, ID: "b", Message: "entry `b`: column `note`: no such column", UnknownColumn: true}}
+		return domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpUpsert}}}, []string{"a"}, nil
+	}
+	return domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpUpsert}, {Op: domain.OpUpsert}}}, []string{"a", "b"}, nil
+}
+
+func (d *rejectingDecoder) Rejected() []RejectedEntry { return d.rejected }
+
+// TestReportedUnknownColumnRefreshesOnce: with entries rejected one by one
+// (X-Fluss-Invalid-Entries: report), an entry naming a column added
+// elsewhere a moment ago makes the write refresh the definition once and
+// decode again: both entries are written. A column no version has is
+// answered per entry after that one refresh.
+func TestReportedUnknownColumnRefreshesOnce(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	var written []int
+	dc := &dataClusters{catalog: vc.catalog(), writer: writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		written = append(written, len(b.Entries))
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})}
+	clock := newFakeClock()
+	s := NewRecordService(dc, RecordOptions{Now: clock.Now})
+	scope := Scope{Cluster: "c1"}
+	_, err := s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: decoder1()})
+	require.NoError(t, err)
+	require.Equal(t, 1, vc.getCount())
+
+	vc.bump(1, 2)
+	clock.Advance(time.Millisecond)
+	written = nil
+	res, err := s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: &rejectingDecoder{validFrom: 2}})
+	require.NoError(t, err)
+	assert.Equal(t, []int{2}, written, "both entries written against the refreshed definition")
+	assert.Equal(t, 2, res.Summary.Succeeded)
+	assert.Equal(t, 2, vc.getCount())
+
+	clock.Advance(time.Millisecond)
+	written = nil
+	res, err = s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: &rejectingDecoder{validFrom: 99}})
+	require.NoError(t, err)
+	assert.Equal(t, []int{1}, written, "the valid entry is written once")
+	assert.Equal(t, 1, res.Summary.Succeeded)
+	assert.Equal(t, 1, res.Summary.Failed, "the unknown column is answered for its entry")
+	assert.Equal(t, 3, vc.getCount(), "one refresh")
+}
+
+func decoder1() decoderFunc {
+	return decoderFunc{write: func(*Table, int) (domain.WriteBatch, []string, error) {
+		return domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpUpsert}}}, []string{"a"}, nil
+	}}
+}
+
 // TestInvalidRequestsDoNotStreamRefreshes: against an unchanged definition,
 // a stream of requests that fail to decode refreshes it at most once per
 // refetch interval.

@@ -165,10 +165,13 @@ func (d definition) refresh(ctx context.Context) (*Table, error) {
 // resolves the table's current definition, builds the request against it
 // (decode) and runs it (run).
 //
-//   - When decode fails with KindInvalidArgument against a snapshot older
-//     than refetch (the request may name a column added by another client
-//     a moment ago: a schema mismatch), the definition is refreshed and, if
-//     it changed, the request is built once more.
+//   - When decode fails naming a column the snapshot does not have
+//     (domain.IsUnknownColumn: the column may have been added a moment ago
+//     through another gateway or client), the definition is refreshed once
+//     (unless it was confirmed after the request began) and, if it
+//     changed, the request is built once more; a refusal after the refresh
+//     stands (400). Any other KindInvalidArgument failure refreshes only a
+//     snapshot older than refetch.
 //   - When run fails with a stale-definition error (domain.IsStaleDefinition:
 //     the writer or lookup client found another table id or a newer schema;
 //     nothing was sent), the definition is refreshed and, if it changed, the
@@ -184,13 +187,18 @@ func (d definition) refresh(ctx context.Context) (*Table, error) {
 func withDefinition[R, O any](ctx context.Context, d definition, refetch time.Duration, now func() time.Time,
 	decode func(*Table) (R, []string, error), run func(*Table, R) (O, error)) (*Table, []string, O, error) {
 	var zero O
+	start := now()
 	t, err := d.current(ctx)
 	if err != nil {
 		return nil, nil, zero, err
 	}
 	req, ids, err := decode(t)
 	if err != nil {
-		if domain.KindOf(err) != domain.KindInvalidArgument || now().Sub(time.Unix(0, t.checked.Load())) < refetch {
+		checked := time.Unix(0, t.checked.Load())
+		// An unknown column: refresh unless the snapshot was confirmed
+		// after this request began (then the refusal stands as it is).
+		unknownCol := domain.IsUnknownColumn(err) && checked.Before(start)
+		if domain.KindOf(err) != domain.KindInvalidArgument || (!unknownCol && now().Sub(checked) < refetch) {
 			return t, nil, zero, err
 		}
 		fresh, ferr := d.refresh(ctx)

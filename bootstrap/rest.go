@@ -2,7 +2,6 @@ package bootstrap
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -301,7 +300,7 @@ func (s *RESTServer) start(ctx context.Context) (err error) {
 	ln = s.linger
 	if s.tls != nil {
 		s.tls.start()
-		ln = tls.NewListener(ln, s.tls.Config())
+		ln = newHandshakeListener(ln, s.tls.Config(), s.cfg.REST.TLS.HandshakeTimeout)
 	}
 	s.ln, s.done = ln, make(chan error, 1)
 	go func() {

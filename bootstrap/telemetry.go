@@ -56,9 +56,13 @@ func newTelemetry(lc fx.Lifecycle, cfg *config.Config, log *slog.Logger) (*telem
 		ServiceVersion: Version,
 		InstanceID:     cfg.InstanceID,
 		Prometheus:     cfg.Metrics.Enabled,
+		Labels:         map[string]string{"gateway_id": cfg.Identity.GatewayID, "host": cfg.Identity.Host},
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range p.Warnings {
+		log.Warn("opentelemetry setting ignored", "reason", w)
 	}
 	// Export failures surface in the gateway's own JSON log.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {

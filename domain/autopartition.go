@@ -224,3 +224,21 @@ func (a AutoPartition) TimeValue(partitionName string) string {
 	}
 	return ""
 }
+
+// CheckNewPartition applies the rule writes follow (CheckFormat, then
+// CheckRetention at now) to a partition about to be created by name (POST
+// .../partitions): value is the auto-partition key's value of the new
+// partition. The messages end with "the partition was not created".
+func (a AutoPartition) CheckNewPartition(value string, now time.Time) error {
+	err := a.CheckFormat(value)
+	if err == nil {
+		err = a.CheckRetention(value, now)
+	}
+	if de := AsError(err); de != nil {
+		cp := *de
+		cp.Message = strings.Replace(cp.Message, "the entry was not written", "the partition was not created", 1)
+		cp.Message = strings.Replace(cp.Message, "so the entry was not written", "so the partition was not created", 1)
+		return &cp
+	}
+	return err
+}

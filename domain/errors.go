@@ -126,6 +126,24 @@ func AlreadyExists(res Resource, format string, args ...any) *Error {
 	return &Error{Kind: KindAlreadyExists, Resource: res, Message: fmt.Sprintf(format, args...)}
 }
 
+// ErrUnknownColumn is the Cause of an invalid_argument error about a column
+// name the table's definition (as the request was decoded against it) does
+// not have. The application refreshes the definition once on such an error
+// before refusing the request: the column may have been added a moment ago
+// through another gateway or client.
+var ErrUnknownColumn = errors.New("unknown column")
+
+// UnknownColumn is InvalidArgument with ErrUnknownColumn as its cause.
+func UnknownColumn(format string, args ...any) *Error {
+	e := InvalidArgument(format, args...)
+	e.Cause = ErrUnknownColumn
+	return e
+}
+
+// IsUnknownColumn reports whether err is about a column the definition does
+// not have (errors.Is(err, ErrUnknownColumn)).
+func IsUnknownColumn(err error) bool { return errors.Is(err, ErrUnknownColumn) }
+
 // InvalidArgument builds an invalid_argument error; the message should name
 // the offending field (for example `columns[3].data_type.precision`).
 func InvalidArgument(format string, args ...any) *Error {

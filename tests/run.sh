@@ -22,6 +22,7 @@
 # FLUSS_TEST_DEPLOY (1: run make test-deploy, on the first version; 0: skip),
 # FLUSS_TEST_RESOURCES (1: run the short resource benchmark, tests/resources/run.sh
 # --short, on the first version; 0: skip),
+# FLUSS_TEST_SOAK (1: run the soak's 60 s form, on the first version; 0: skip),
 # FLUSS_VERSION, FLUSS_TABLET_SERVERS, FLUSS_SNAPSHOT_DIR (see deployments/local/fluss-cluster.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -195,6 +196,13 @@ integration() {
     bash tests/deploy/test-deploy.sh || status=1
     took "deploy artefacts"
   fi
+  if [[ ${soak_done:-0} == 0 && ${FLUSS_TEST_SOAK:-1} == 1 ]]; then
+    soak_done=1
+    phase "soak, short form (make soak with SOAK_DURATION=60s, against Fluss $FLUSS_VERSION)"
+    SOAK_DURATION=${SOAK_DURATION:-60s} SOAK_INTERVAL=${SOAK_INTERVAL:-15s} SOAK_CALIBRATE=${SOAK_CALIBRATE:-10s} \
+      bash tests/soak/run.sh || status=1
+    took "soak, short form"
+  fi
   phase "Fluss $FLUSS_VERSION: stopping the clusters"
   stop_clusters
   unset FLUSS_BOOTSTRAP FLUSS_SASL_BOOTSTRAP FLUSS_ZK FLUSS_ACL_BOOTSTRAP FLUSS_ACL_SASL_BOOTSTRAP FLUSS_ACL_ZK
@@ -212,7 +220,7 @@ if [[ $faults == 1 ]]; then
       FLUSS_BP_VERSION=$v bash tests/faults/backpressure.sh || status=1
       took "Fluss $v: backpressure suite"
     fi
-    phase "Fluss $v: fault suite, bounded (2 kill cycles, 1 freeze)"
+    phase "Fluss $v: fault suite, bounded (2 kill cycles, 1 freeze, a 60 s coordinator outage)"
     FLUSS_VERSION=$v FLUSS_FAULTS_CYCLES=${FLUSS_FAULTS_CYCLES:-2} FLUSS_FAULTS_FREEZES=${FLUSS_FAULTS_FREEZES:-1} \
       FLUSS_FAULTS_LOG="$ROOT/.cache/faults-$v.log" bash tests/faults/run.sh || status=1
     took "Fluss $v: bounded fault suite"

@@ -438,7 +438,29 @@ func (d cacheDefinitions) Table(ctx context.Context, path domain.TablePath) (dom
 	return t.Info, nil
 }
 
+// Refresh asks the coordinator for the table's current definition
+// (GetTableInfo, read from ZooKeeper, so it already shows DDL made through
+// another gateway or client) and, when that is newer than the cached one
+// (another table id, a higher schema id), announces it to the cache
+// (meta.Cache.Expect) so that the reload waits for the metadata of the
+// answering server to catch up instead of caching an older schema (tablet
+// servers learn of DDL asynchronously). When the coordinator shows the
+// cached version, that is the answer. Without an answer from the
+// coordinator it reloads as before.
 func (d cacheDefinitions) Refresh(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	if d.catalog != nil {
+		info, err := d.catalog.GetTable(ctx, path)
+		if de := domain.AsError(err); de != nil && (de.Kind == domain.KindNotFound || de.Kind == domain.KindUnauthorized) {
+			d.cache.Invalidate(path)
+			return domain.TableInfo{}, err
+		}
+		if err == nil {
+			if t, cerr := d.cache.Table(ctx, path); cerr == nil && t.ID() == info.TableID && t.Info.SchemaID >= info.SchemaID {
+				return t.Info, nil
+			}
+			d.cache.Expect(path, info.TableID, info.SchemaID)
+		}
+	}
 	t, err := d.cache.Reload(ctx, path)
 	if err != nil {
 		return domain.TableInfo{}, d.why(ctx, path, err)

@@ -68,6 +68,17 @@ func accessLevel(status int, f *failure, entryCodes map[string]int) slog.Level {
 	return slog.LevelInfo
 }
 
+// probeLevel logs the liveness and readiness probes (GET /health, GET
+// /ready: several per second per pod under Kubernetes) at DEBUG, including
+// the 503 of /ready while starting or draining, which is expected; only an
+// internal error stays at its level.
+func probeLevel(route string, level slog.Level) slog.Level {
+	if (route == pathHealth || route == pathReady) && level < slog.LevelError {
+		return slog.LevelDebug
+	}
+	return level
+}
+
 // HeaderRequestID carries the request id in both directions.
 const HeaderRequestID = "X-Request-Id"
 
@@ -166,7 +177,7 @@ func (a *api) accessLog(c *fiber.Ctx) {
 	if sc, ok := c.Locals(localSpanCtx).(context.Context); ok {
 		ctx = sc
 	}
-	a.log.Log(ctx, accessLevel(c.Response().StatusCode(), f, entryCodes), "request", attrs...)
+	a.log.Log(ctx, probeLevel(matched, accessLevel(c.Response().StatusCode(), f, entryCodes)), "request", attrs...)
 	if a.opts.Observer != nil {
 		code := ""
 		if f != nil {

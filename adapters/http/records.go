@@ -469,7 +469,7 @@ func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wri
 	batch, ids, rejected, err := codec.DecodeWriteReport(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
 	d.rejected = d.rejected[:0]
 	for _, r := range rejected {
-		d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: r.Message})
+		d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: r.Message, UnknownColumn: r.UnknownColumn})
 	}
 	if err == nil {
 		err = d.chargeRows()

@@ -252,3 +252,33 @@ func TestOpenAPIDeclaresErrorHeaders(t *testing.T) {
 		assert.Contains(t, doc.Components.Responses[tc.response].Headers, tc.header, tc.response)
 	}
 }
+
+// TestProbesAreLoggedAtDebug: GET /health and GET /ready (also its 503 while
+// draining) are logged at DEBUG, so an INFO log holds no probe lines; other
+// routes stay at INFO.
+func TestProbesAreLoggedAtDebug(t *testing.T) {
+	g := newGateway(t)
+	assert.Equal(t, 200, g.call("GET", "/health", "").status)
+	assert.Equal(t, 200, g.call("GET", "/ready", "").status)
+	g.readiness.BeginShutdown()
+	assert.Equal(t, 503, g.call("GET", "/ready", "").status)
+	assert.Equal(t, 200, g.call("GET", "/health", "").status)
+	assert.Equal(t, 200, g.call("GET", "/v1/clusters", "").status)
+	logs := g.logs.String()
+	assert.Contains(t, logs, `"route":"/v1/clusters"`, "other routes are logged at INFO")
+	assert.NotContains(t, logs, `"route":"/health"`)
+	assert.NotContains(t, logs, `"route":"/ready"`)
+
+	for _, tc := range []struct {
+		route string
+		in    slog.Level
+		want  slog.Level
+	}{
+		{"/health", slog.LevelInfo, slog.LevelDebug},
+		{"/ready", slog.LevelWarn, slog.LevelDebug},
+		{"/ready", slog.LevelError, slog.LevelError},
+		{"/v1/clusters", slog.LevelInfo, slog.LevelInfo},
+	} {
+		assert.Equal(t, tc.want, probeLevel(tc.route, tc.in), "%s %s", tc.route, tc.in)
+	}
+}

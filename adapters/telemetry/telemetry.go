@@ -4,10 +4,22 @@
 // Prometheus exposition of the metrics, Go runtime metrics, and one shutdown
 // that flushes everything.
 //
-// Export is off unless an OTLP endpoint is configured: traces are exported
+// Exporters follow the OpenTelemetry environment specification:
+// OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER take a comma-separated list
+// of "otlp" (the default), "console" (one JSON document per span or metric
+// export on standard output) and "none"; OTEL_LOGS_EXPORTER accepts the
+// same values, but the gateway's logs are always its JSON lines on standard
+// error (no OTLP log export): "otlp" there only draws a warning. Unknown
+// values draw a warning and are ignored, as the specification asks. OTLP
+// export is off unless an OTLP endpoint is configured: traces are exported
 // when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT is
-// set and OTEL_TRACES_EXPORTER is not "none"; metrics likewise with the
-// METRICS variables. OTEL_EXPORTER_OTLP_PROTOCOL (or the per-signal
+// set; metrics likewise with the METRICS variables. The sampler is
+// OTEL_TRACES_SAMPLER (always_on, always_off, traceidratio,
+// parentbased_always_on (the default), parentbased_always_off,
+// parentbased_traceidratio; OTEL_TRACES_SAMPLER_ARG is the ratio), with one
+// addition: a span linked to a sampled span is sampled too, so the shared
+// fluss.PutKv/fluss.ProduceLog span of a batch is recorded whenever one of
+// the requests whose rows it carries is (LinkedSampler). OTEL_EXPORTER_OTLP_PROTOCOL (or the per-signal
 // OTEL_EXPORTER_OTLP_{TRACES,METRICS}_PROTOCOL) selects "grpc" or
 // "http/protobuf" (the default). OTEL_SDK_DISABLED=true turns everything off.
 // Endpoint, headers, TLS, timeouts, sampler, export interval and resource
@@ -29,8 +41,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	promclient "github.com/prometheus/client_golang/prometheus"
@@ -42,6 +56,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
@@ -69,6 +85,12 @@ type Options struct {
 	// nil uses os.Getenv. The exporters read their own settings from the
 	// process environment.
 	Getenv func(string) string
+	// Console is where the console exporters write; nil is os.Stdout.
+	Console io.Writer
+	// Labels are resource attributes that also label every Prometheus
+	// series (the official gateway's gateway_id and host, from `gateway.id`
+	// and `gateway.host`); empty values are left out.
+	Labels map[string]string
 }
 
 // Providers are the configured SDK components. Pass them to the
@@ -80,9 +102,13 @@ type Providers struct {
 	// MetricsHandler serves the Prometheus text exposition; nil unless
 	// Options.Prometheus is set and the SDK is enabled.
 	MetricsHandler http.Handler
-	// TracesExported and MetricsExported tell whether OTLP export is on.
+	// TracesExported and MetricsExported tell whether any export (OTLP or
+	// console) is on.
 	TracesExported  bool
 	MetricsExported bool
+	// Warnings are the settings Setup ignored (unknown exporter or sampler
+	// values, OTLP log export); the caller logs them.
+	Warnings []string
 
 	shutdowns []func(context.Context) error
 }
@@ -124,28 +150,47 @@ func Setup(ctx context.Context, opts Options) (_ *Providers, err error) {
 		return nil, err
 	}
 
-	traceExp, err := newTraceExporter(ctx, getenv)
+	console := opts.Console
+	if console == nil {
+		console = os.Stdout
+	}
+	warn := func(msg string) { p.Warnings = append(p.Warnings, msg) }
+	for _, v := range exporterValues(getenv, "OTEL_LOGS_EXPORTER", warn) {
+		if v == "otlp" && strings.TrimSpace(getenv("OTEL_LOGS_EXPORTER")) != "" {
+			warn("OTEL_LOGS_EXPORTER=otlp: the gateway does not export logs over OTLP; its logs stay JSON lines on standard error")
+		}
+	}
+
+	traceExps, err := newTraceExporters(ctx, getenv, console, warn)
 	if err != nil {
 		return nil, err
 	}
-	if traceExp != nil {
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(traceExp), sdktrace.WithResource(res))
+	if len(traceExps) > 0 {
+		topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSampler(samplerFromEnv(getenv, warn))}
+		for _, exp := range traceExps {
+			topts = append(topts, sdktrace.WithBatcher(exp))
+		}
+		tp := sdktrace.NewTracerProvider(topts...)
 		p.TracerProvider, p.TracesExported = tp, true
 		p.shutdowns = append(p.shutdowns, tp.Shutdown)
 	}
 
 	var readers []sdkmetric.Option
-	metricExp, err := newMetricExporter(ctx, getenv)
+	metricExps, err := newMetricExporters(ctx, getenv, console, warn)
 	if err != nil {
 		return nil, err
 	}
-	if metricExp != nil {
-		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp)))
+	for _, exp := range metricExps {
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
 		p.MetricsExported = true
 	}
 	if opts.Prometheus {
 		reg := promclient.NewRegistry()
-		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		popts := []otelprom.Option{otelprom.WithRegisterer(reg)}
+		if keys := labelKeys(opts.Labels); len(keys) > 0 {
+			popts = append(popts, otelprom.WithResourceAsConstantLabels(attribute.NewAllowKeysFilter(keys...)))
+		}
+		exp, err := otelprom.New(popts...)
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: prometheus exporter: %w", err)
 		}
@@ -171,6 +216,9 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 	if opts.InstanceID != "" {
 		attrs = append(attrs, attribute.String("service.instance.id", opts.InstanceID))
 	}
+	for _, k := range labelKeys(opts.Labels) {
+		attrs = append(attrs, attribute.String(string(k), opts.Labels[string(k)]))
+	}
 	// Later options win: the environment overrides the defaults above.
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attrs...),
@@ -185,6 +233,18 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 	return res, nil
 }
 
+// labelKeys returns the keys of the non-empty labels, sorted.
+func labelKeys(labels map[string]string) []attribute.Key {
+	var keys []attribute.Key
+	for k, v := range labels {
+		if v != "" {
+			keys = append(keys, attribute.Key(k))
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // signal holds the per-signal variable names.
 type signal struct {
 	name, exporterVar, endpointVar, protocolVar string
@@ -195,16 +255,32 @@ var (
 	metricsSignal = signal{"metrics", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"}
 )
 
-// otlpProtocol decides whether a signal is exported and over which protocol;
-// "" means not exported.
-func otlpProtocol(getenv func(string) string, s signal) (string, error) {
-	switch exp := strings.TrimSpace(getenv(s.exporterVar)); exp {
-	case "", "otlp":
-	case "none":
-		return "", nil
-	default:
-		return "", fmt.Errorf("telemetry: %s=%q is not supported; use otlp or none", s.exporterVar, exp)
+// exporterValues reads a comma-separated OTEL_*_EXPORTER list: "" is otlp;
+// "none" alone turns the signal off; unknown values are reported through
+// warn and dropped.
+func exporterValues(getenv func(string) string, name string, warn func(string)) []string {
+	raw := strings.TrimSpace(getenv(name))
+	if raw == "" {
+		return []string{"otlp"}
 	}
+	var out []string
+	for _, v := range strings.Split(raw, ",") {
+		switch v = strings.ToLower(strings.TrimSpace(v)); v {
+		case "otlp", "console":
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		case "none", "":
+		default:
+			warn(fmt.Sprintf("%s=%q: exporter %q is not supported (otlp, console, none); ignored", name, raw, v))
+		}
+	}
+	return out
+}
+
+// otlpProtocol decides whether a signal is exported over OTLP and with
+// which protocol; "" means not exported.
+func otlpProtocol(getenv func(string) string, s signal) (string, error) {
 	if strings.TrimSpace(getenv(s.endpointVar)) == "" && strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) == "" {
 		return "", nil
 	}
@@ -221,36 +297,64 @@ func otlpProtocol(getenv func(string) string, s signal) (string, error) {
 	return "", fmt.Errorf("telemetry: OTLP protocol %q for %s is not supported; use grpc or http/protobuf", proto, s.name)
 }
 
-func newTraceExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
-	proto, err := otlpProtocol(getenv, tracesSignal)
-	var exp sdktrace.SpanExporter
-	switch {
-	case err != nil || proto == "":
-		return nil, err
-	case proto == "grpc":
-		exp, err = otlptracegrpc.New(ctx)
-	default:
-		exp, err = otlptracehttp.New(ctx)
+func newTraceExporters(ctx context.Context, getenv func(string) string, console io.Writer, warn func(string)) ([]sdktrace.SpanExporter, error) {
+	var exps []sdktrace.SpanExporter
+	for _, v := range exporterValues(getenv, tracesSignal.exporterVar, warn) {
+		if v == "console" {
+			exp, err := stdouttrace.New(stdouttrace.WithWriter(console))
+			if err != nil {
+				return nil, fmt.Errorf("telemetry: console trace exporter: %w", err)
+			}
+			exps = append(exps, exp)
+			continue
+		}
+		proto, err := otlpProtocol(getenv, tracesSignal)
+		var exp sdktrace.SpanExporter
+		switch {
+		case err != nil:
+			return nil, err
+		case proto == "":
+			continue
+		case proto == "grpc":
+			exp, err = otlptracegrpc.New(ctx)
+		default:
+			exp, err = otlptracehttp.New(ctx)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: OTLP trace exporter: %w", err)
+		}
+		exps = append(exps, exp)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: OTLP trace exporter: %w", err)
-	}
-	return exp, nil
+	return exps, nil
 }
 
-func newMetricExporter(ctx context.Context, getenv func(string) string) (sdkmetric.Exporter, error) {
-	proto, err := otlpProtocol(getenv, metricsSignal)
-	var exp sdkmetric.Exporter
-	switch {
-	case err != nil || proto == "":
-		return nil, err
-	case proto == "grpc":
-		exp, err = otlpmetricgrpc.New(ctx)
-	default:
-		exp, err = otlpmetrichttp.New(ctx)
+func newMetricExporters(ctx context.Context, getenv func(string) string, console io.Writer, warn func(string)) ([]sdkmetric.Exporter, error) {
+	var exps []sdkmetric.Exporter
+	for _, v := range exporterValues(getenv, metricsSignal.exporterVar, warn) {
+		if v == "console" {
+			exp, err := stdoutmetric.New(stdoutmetric.WithWriter(console))
+			if err != nil {
+				return nil, fmt.Errorf("telemetry: console metric exporter: %w", err)
+			}
+			exps = append(exps, exp)
+			continue
+		}
+		proto, err := otlpProtocol(getenv, metricsSignal)
+		var exp sdkmetric.Exporter
+		switch {
+		case err != nil:
+			return nil, err
+		case proto == "":
+			continue
+		case proto == "grpc":
+			exp, err = otlpmetricgrpc.New(ctx)
+		default:
+			exp, err = otlpmetrichttp.New(ctx)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: OTLP metric exporter: %w", err)
+		}
+		exps = append(exps, exp)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: OTLP metric exporter: %w", err)
-	}
-	return exp, nil
+	return exps, nil
 }

@@ -31,6 +31,7 @@ func TestExportDecisions(t *testing.T) {
 		wantMetrics bool
 		wantHandler bool
 		wantErr     string
+		wantWarn    string
 	}{
 		{name: "nothing configured", env: map[string]string{}},
 		{name: "prometheus only", env: map[string]string{}, prometheus: true, wantHandler: true},
@@ -41,12 +42,17 @@ func TestExportDecisions(t *testing.T) {
 		{name: "metrics exporter none", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_METRICS_EXPORTER": "none"}, wantTraces: true},
 		{name: "per-signal protocol", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc", "OTEL_METRICS_EXPORTER": "none"}, wantTraces: true},
 		{name: "json protocol", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, wantErr: "http/json"},
-		{name: "zipkin exporter", env: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, wantErr: "OTEL_TRACES_EXPORTER"},
+		{name: "zipkin exporter is ignored with a warning", env: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, wantWarn: "zipkin"},
+		{name: "console traces", env: map[string]string{"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "console"}, wantTraces: true},
+		{name: "console metrics", env: map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "console", "OTEL_LOGS_EXPORTER": "none"}, wantMetrics: true},
+		{name: "otlp and console", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_TRACES_EXPORTER": "otlp,console", "OTEL_METRICS_EXPORTER": "console, otlp"}, wantTraces: true, wantMetrics: true},
+		{name: "all none", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}},
+		{name: "otlp logs warn", env: map[string]string{"OTEL_LOGS_EXPORTER": "otlp"}, wantWarn: "OTEL_LOGS_EXPORTER"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, err := Setup(context.Background(), Options{Prometheus: tc.prometheus, Getenv: env(tc.env)})
+			p, err := Setup(context.Background(), Options{Prometheus: tc.prometheus, Getenv: env(tc.env), Console: io.Discard})
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -59,6 +65,12 @@ func TestExportDecisions(t *testing.T) {
 				defer cancel()
 				_ = p.Shutdown(ctx)
 			})
+			if tc.wantWarn != "" {
+				require.Len(t, p.Warnings, 1)
+				assert.Contains(t, p.Warnings[0], tc.wantWarn)
+			} else {
+				assert.Empty(t, p.Warnings)
+			}
 			assert.Equal(t, tc.wantTraces, p.TracesExported)
 			assert.Equal(t, tc.wantMetrics, p.MetricsExported)
 			assert.Equal(t, tc.wantHandler, p.MetricsHandler != nil)
@@ -128,4 +140,44 @@ func TestShutdownFlushesSpans(t *testing.T) {
 	for path := range paths {
 		assert.True(t, strings.HasPrefix(path, "/v1/"), path)
 	}
+}
+
+// TestConsoleExporter: OTEL_TRACES_EXPORTER=console writes each span as
+// JSON to the console writer on flush.
+func TestConsoleExporter(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	var mu sync.Mutex
+	p, err := Setup(context.Background(), Options{Console: writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(b)
+	}), Getenv: env(map[string]string{"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"})})
+	require.NoError(t, err)
+	_, span := p.TracerProvider.Tracer("test").Start(context.Background(), "console-op")
+	span.End()
+	require.NoError(t, p.Shutdown(context.Background()))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Contains(t, buf.String(), `"Name":"console-op"`)
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestIdentityLabels: gateway.id and gateway.host become the gateway_id and
+// host labels of every Prometheus series (and resource attributes).
+func TestIdentityLabels(t *testing.T) {
+	t.Parallel()
+	p, err := Setup(context.Background(), Options{Prometheus: true, Getenv: env(nil),
+		Labels: map[string]string{"gateway_id": "gateway-production", "host": "192.0.2.10"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	counter, err := p.MeterProvider.Meter("test").Int64Counter("gateway_test_labelled")
+	require.NoError(t, err)
+	counter.Add(context.Background(), 1)
+	rec := httptest.NewRecorder()
+	p.MetricsHandler.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	assert.Regexp(t, `(?m)^gateway_test_labelled_total\{[^}]*gateway_id="gateway-production"[^}]*host="192.0.2.10"[^}]*\} 1$`, rec.Body.String())
 }

@@ -2,9 +2,12 @@ package telemetry
 
 import (
 	"context"
+	"strconv"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -140,6 +143,15 @@ func (w *WriterHooks) StartBackendRequest(ctx context.Context, api string, nodeI
 	}
 	ctx, span := w.in.StartBackendSpan(ctx, api, scs,
 		w.spanCluster, SpanAttrNodeID.Int(int(nodeID)), SpanAttrBucketCount.Int(buckets), SpanAttrRowCount.Int(rows))
+	// Tie every waiting Write call to this request: a link back to it and
+	// one more attempt on the call's wait span.
+	var waits []*waitSpan
+	for _, l := range links {
+		if ws := waitFrom(l); ws != nil {
+			ws.sent(span.SpanContext(), rows)
+			waits = append(waits, ws)
+		}
+	}
 	return ctx, func(o domain.BackendOutcome) {
 		if o.Pressure > 0 {
 			span.SetAttributes(SpanAttrKvPressure.Float64(o.Pressure))
@@ -147,6 +159,122 @@ func (w *WriterHooks) StartBackendRequest(ctx context.Context, api string, nodeI
 		if o.Throttle > 0 {
 			span.SetAttributes(SpanAttrKvThrottle.Int64(o.Throttle.Milliseconds()))
 		}
+		for _, ws := range waits {
+			ws.answered(o)
+		}
 		EndBackendSpan(span, o.ErrorCode, o.FailedBuckets, o.Err)
 	}
+}
+
+// WaitSpanName is the name of the span that covers one REST request's wait
+// for the Fluss write of its rows (a child of the request's span).
+const WaitSpanName = "fluss.write.wait"
+
+// Attributes of the wait span (besides fluss.cluster, fluss.row.count,
+// fluss.bucket.count and the highest fluss.kv.pressure and
+// fluss.kv.throttle_ms of the requests that carried its rows).
+const (
+	// SpanAttrBuckets lists the bucket ids of the call's rows (at most 16).
+	SpanAttrBuckets = attribute.Key("fluss.buckets")
+	// SpanAttrAttempts counts the PutKv/ProduceLog requests that carried
+	// the call's rows (more than one per bucket means retries).
+	SpanAttrAttempts = attribute.Key("fluss.write.attempts")
+	// SpanAttrBatchRows is the row count of the largest request that
+	// carried the call's rows (the shared batch's size).
+	SpanAttrBatchRows = attribute.Key("fluss.batch.row_count")
+	// SpanAttrEntries* count the call's verdicts.
+	SpanAttrEntriesOK      = attribute.Key("fluss.entries.ok")
+	SpanAttrEntriesFailed  = attribute.Key("fluss.entries.failed")
+	SpanAttrEntriesUnknown = attribute.Key("fluss.entries.unknown")
+	// SpanAttrExpired is true when the call's deadline passed first.
+	SpanAttrExpired = attribute.Key("fluss.write.deadline_expired")
+)
+
+// StartWait starts the wait span of one Write call (writer.WaitTracer): a
+// child of ctx's span (the REST request's), named fluss.write.wait. The
+// returned context is the one the writer links its backend requests to;
+// each of those adds a link from the wait span to its fluss.PutKv or
+// fluss.ProduceLog span and counts an attempt. The returned function ends
+// the span with the call's buckets and verdict counts.
+func (w *WriterHooks) StartWait(ctx context.Context, table domain.TablePath, rows int) (context.Context, func(domain.WaitOutcome)) {
+	ctx, span := w.in.tracer.Start(ctx, WaitSpanName, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(w.spanCluster, SpanAttrTable.String(table.String()), SpanAttrRowCount.Int(rows)))
+	ws := &waitSpan{span: span}
+	ctx = context.WithValue(ctx, waitSpanKey{}, ws)
+	return ctx, ws.end
+}
+
+// SpanAttrTable is the table path (database.table) on the wait span.
+const SpanAttrTable = attribute.Key("fluss.table")
+
+type waitSpanKey struct{}
+
+func waitFrom(ctx context.Context) *waitSpan {
+	if ctx == nil {
+		return nil
+	}
+	ws, _ := ctx.Value(waitSpanKey{}).(*waitSpan)
+	return ws
+}
+
+// waitSpan accumulates what the backend requests tell one wait span; the
+// sender's goroutine and the Write call touch it concurrently.
+type waitSpan struct {
+	span     trace.Span
+	mu       sync.Mutex
+	attempts int
+	rows     int
+	pressure float64
+	throttle time.Duration
+}
+
+func (ws *waitSpan) sent(backend trace.SpanContext, rows int) {
+	ws.mu.Lock()
+	ws.attempts++
+	ws.rows = max(ws.rows, rows)
+	ws.mu.Unlock()
+	if backend.IsValid() && ws.span.IsRecording() {
+		ws.span.AddLink(trace.Link{SpanContext: backend})
+	}
+}
+
+func (ws *waitSpan) answered(o domain.BackendOutcome) {
+	ws.mu.Lock()
+	ws.pressure = max(ws.pressure, o.Pressure)
+	ws.throttle = max(ws.throttle, o.Throttle)
+	ws.mu.Unlock()
+}
+
+func (ws *waitSpan) end(o domain.WaitOutcome) {
+	ws.mu.Lock()
+	attrs := []attribute.KeyValue{
+		SpanAttrAttempts.Int(ws.attempts),
+		SpanAttrBatchRows.Int(ws.rows),
+		SpanAttrBucketCount.Int(o.BucketCount),
+		SpanAttrEntriesOK.Int(o.OK),
+		SpanAttrEntriesFailed.Int(o.Failed),
+		SpanAttrEntriesUnknown.Int(o.Unknown),
+	}
+	if ws.pressure > 0 {
+		attrs = append(attrs, SpanAttrKvPressure.Float64(ws.pressure))
+	}
+	if ws.throttle > 0 {
+		attrs = append(attrs, SpanAttrKvThrottle.Int64(ws.throttle.Milliseconds()))
+	}
+	ws.mu.Unlock()
+	if len(o.Buckets) > 0 {
+		ids := make([]int64, len(o.Buckets))
+		for i, b := range o.Buckets {
+			ids[i] = int64(b)
+		}
+		attrs = append(attrs, SpanAttrBuckets.Int64Slice(ids))
+	}
+	if o.Expired {
+		attrs = append(attrs, SpanAttrExpired.Bool(true))
+	}
+	ws.span.SetAttributes(attrs...)
+	if o.Failed+o.Unknown > 0 {
+		ws.span.SetStatus(codes.Error, strconv.Itoa(o.Failed+o.Unknown)+" entries not applied or unknown")
+	}
+	ws.span.End()
 }

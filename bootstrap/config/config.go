@@ -46,6 +46,30 @@ type Config struct {
 	Idempotency Idempotency
 	// Clusters are the declared clusters in `gateway.clusters` order.
 	Clusters []Cluster
+	// Identity names the logical gateway and the host (`gateway.id`,
+	// `gateway.host`; official keys), exported as metric labels.
+	Identity Identity
+	// TLSProfiles are the named TLS identities (`gateway.tls.profiles`,
+	// `gateway.tls.profile.<name>.*`; official keys) by name.
+	TLSProfiles map[string]TLSProfile
+}
+
+// Identity is the logical gateway identity of the official configuration.
+type Identity struct {
+	// GatewayID is shared by all processes serving one logical gateway
+	// (`gateway.id`): the `gateway_id` label of every metric.
+	GatewayID string
+	// Host is this process's network location (`gateway.host`): the `host`
+	// label of every metric.
+	Host string
+}
+
+// TLSProfile is one named TLS identity (`gateway.tls.profile.<name>.*`).
+// `gateway.rest.tls.profile` selects the one the REST listener serves.
+type TLSProfile struct {
+	CertificateFile  string
+	PrivateKeyFile   string
+	HandshakeTimeout time.Duration
 }
 
 // REST configures the HTTP listener (`gateway.rest.*`).
@@ -129,6 +153,13 @@ type TLS struct {
 	// ReloadInterval is how often the certificate, key and client CA files
 	// are checked for changes.
 	ReloadInterval time.Duration
+	// Profile is the TLS profile the listener serves
+	// (`gateway.rest.tls.profile`, official); when set, CertFile and
+	// KeyFile come from the profile.
+	Profile string
+	// HandshakeTimeout bounds a client's TLS handshake (the profile's
+	// `handshake-timeout`, default 5 s as in the official gateway).
+	HandshakeTimeout time.Duration
 }
 
 // Enabled reports whether TLS is configured.
@@ -369,9 +400,10 @@ func Default() Config {
 			LingerTimeout:            2 * time.Second,
 			MaxLookupResponseBytes:   16 << 20,
 			TLS: TLS{
-				MinVersion:     "1.2",
-				ClientAuth:     ClientAuthNone,
-				ReloadInterval: 30 * time.Second,
+				MinVersion:       "1.2",
+				ClientAuth:       ClientAuthNone,
+				ReloadInterval:   30 * time.Second,
+				HandshakeTimeout: DefaultTLSHandshakeTimeout,
 			},
 		},
 		Metrics: Metrics{

@@ -289,6 +289,9 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 		KeyTLSKeyFile:      KeyTLSCertFile + ": /c.pem\n",
 		KeyTLSClientCAFile: KeyTLSCertFile + ": /c.pem\n" + KeyTLSKeyFile + ": /k.pem\n",
 		KeyTLSClientAuth:   KeyTLSCertFile + ": /c.pem\n" + KeyTLSKeyFile + ": /k.pem\n" + KeyTLSClientCAFile + ": /ca.pem\n",
+		KeyRESTTLSProfile: KeyTLSProfiles + ": file-value,env-value\n" +
+			TLSProfileKeyPrefix + "file-value.certificate-file: /c.pem\n" + TLSProfileKeyPrefix + "file-value.private-key-file: /k.pem\n" +
+			TLSProfileKeyPrefix + "env-value.certificate-file: /c2.pem\n" + TLSProfileKeyPrefix + "env-value.private-key-file: /k2.pem\n",
 	}
 	for _, e := range globalEntries {
 		t.Run(e.key, func(t *testing.T) {
@@ -429,7 +432,7 @@ func TestCrossFieldValidation(t *testing.T) {
 		{"bad bcrypt", "gateway.security.authentication: password\ngateway.security.users: alice:bcrypt:nope\n", "malformed bcrypt"},
 		{"bad digest", "gateway.security.authentication: token\ngateway.security.tokens: sha256:abc:alice\n", "malformed sha256"},
 		{"bad trusted header", "gateway.security.authentication: trusted-header\ngateway.security.trusted-header.name: \"bad header\"\n", "legal HTTP header name"},
-		{"delivery longer than the request", "gateway.rest.write.request-timeout: 10s\ngateway.rest.write.max-delivery-time: 11s\n", "gateway.rest.write.max-delivery-time (11s) must not exceed gateway.rest.write.request-timeout (10s)"},
+		{"delivery longer than the request", "gateway.rest.write.request-timeout: 10s\ngateway.rest.write.max-delivery-time: 11s\n", "gateway.rest.write.max-delivery-time (11s) must not exceed gateway.rest.request-timeout (10s)"},
 		{"delivery within the request", "gateway.rest.write.request-timeout: 10s\ngateway.rest.write.max-delivery-time: 9500ms\n", ""},
 		{"zero metadata budget", "gateway.rest.metadata.max-concurrent-requests: 0\n", "gateway.rest.metadata.max-concurrent-requests must be greater than zero"},
 		{"valid user mode", "gateway.security.authentication: token\ngateway.security.tokens: tok-0123456789abcdef:alice\ngateway.cluster.default.connection.identity-mode: user\ngateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: pw\n", ""},
@@ -461,7 +464,7 @@ func TestProgrammaticConfigIsValidated(t *testing.T) {
 	err := cfg.Validate()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "gateway.clusters must declare at least one cluster")
-	assert.Contains(t, err.Error(), "gateway.rest.write.request-timeout must be greater than zero")
+	assert.Contains(t, err.Error(), "gateway.rest.request-timeout must be greater than zero")
 }
 
 func TestSecretsAreRedacted(t *testing.T) {

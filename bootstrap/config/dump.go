@@ -16,10 +16,14 @@ type KeyValue struct {
 func (c *Config) Settings() []KeyValue {
 	var out []KeyValue
 	for _, e := range globalEntries {
+		if e.aliasOf != "" {
+			continue
+		}
 		if v := e.render(c); v != "" {
 			out = append(out, KeyValue{Key: e.key, Value: v})
 		}
 	}
+	out = append(out, c.tlsProfileSettings()...)
 	out = append(out, KeyValue{Key: ClustersKey, Value: strings.Join(c.ClusterIDs(), ",")})
 	for i := range c.Clusters {
 		cl := &c.Clusters[i]

@@ -32,7 +32,7 @@ const (
 	KeyMetricsListen    = "gateway.metrics.exporter.prometheus.listen"
 	KeySecurityAuth     = identity.KeyAuthentication
 	KeyInstanceID       = "gateway.instance-id"
-	KeyRequestTimeout   = "gateway.rest.write.request-timeout"
+	KeyRequestTimeout   = "gateway.rest.request-timeout"
 	KeyMaxDeliveryTime  = "gateway.rest.write.max-delivery-time"
 	clusterKeyBackend   = "backend"
 	clusterKeyServers   = "bootstrap.servers"
@@ -175,6 +175,16 @@ type entry[T any] struct {
 	secret bool
 	apply  func(*T, scalar) error
 	render func(*T) string
+	// aliasOf is the key this one is an older name of: it sets the same
+	// setting, the dump shows only the new name, and setting both to
+	// different values is an error.
+	aliasOf string
+}
+
+// alias returns e under an older name.
+func alias[T any](old string, e entry[T]) entry[T] {
+	e.aliasOf, e.key = e.key, old
+	return e
 }
 
 func stringEntry[T any](key string, field func(*T) *string) entry[T] {
@@ -267,6 +277,10 @@ var globalEntries = append([]entry[Config]{
 	listenEntry(KeyRESTListen, func(c *Config) *string { return &c.REST.Listen }),
 	durationEntry("gateway.rest.header-read-timeout", func(c *Config) *time.Duration { return &c.REST.HeaderReadTimeout }),
 	durationEntry(KeyRequestTimeout, func(c *Config) *time.Duration { return &c.REST.RequestTimeout }),
+	alias(KeyWriteRequestTimeout, durationEntry(KeyRequestTimeout, func(c *Config) *time.Duration { return &c.REST.RequestTimeout })),
+	stringEntry(KeyGatewayID, func(c *Config) *string { return &c.Identity.GatewayID }),
+	stringEntry(KeyGatewayHost, func(c *Config) *string { return &c.Identity.Host }),
+	stringEntry(KeyRESTTLSProfile, func(c *Config) *string { return &c.REST.TLS.Profile }),
 	sizeEntry("gateway.rest.write.max-request-bytes", func(c *Config) *int64 { return &c.REST.MaxRequestBytes }),
 	{
 		// Optional: unset means "the request deadline minus the answer

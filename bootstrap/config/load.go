@@ -70,12 +70,16 @@ type loader struct {
 	global   map[string]assignment
 	cluster  map[clusterSlot]assignment
 	declared []string
+	// tls and tlsDeclared are the TLS profile options and the names of
+	// gateway.tls.profiles (official.go).
+	tls         map[tlsSlot]assignment
+	tlsDeclared []string
 }
 
 // Load reads the file, then the environment, then the command-line override,
 // applies them over Default and validates the result.
 func Load(opts Options) (*Config, error) {
-	l := &loader{global: map[string]assignment{}, cluster: map[clusterSlot]assignment{}}
+	l := &loader{global: map[string]assignment{}, cluster: map[clusterSlot]assignment{}, tls: map[tlsSlot]assignment{}}
 	if opts.Path != "" {
 		l.readFile(opts.Path)
 	}
@@ -143,6 +147,14 @@ func (l *loader) readFile(path string) {
 }
 
 func (l *loader) fileEntry(key string, v *yaml.Node) {
+	if key == KeyTLSProfiles || strings.HasPrefix(key, TLSProfileKeyPrefix) {
+		if v.Kind != yaml.ScalarNode {
+			l.fail("%s: expected a scalar value", key)
+			return
+		}
+		l.tlsEntry(key, "", scalar{text: v.Value, tag: v.ShortTag()})
+		return
+	}
 	if key == ClustersKey {
 		ids, err := clusterIDsFromNode(v)
 		if err != nil {
@@ -182,6 +194,14 @@ func (l *loader) readEnv(env map[string]string) {
 			l.declare(name, splitIDs(raw))
 			continue
 		}
+		if name == EnvVar(KeyTLSProfiles) {
+			l.tlsEntry(KeyTLSProfiles, name, scalar{text: raw})
+			continue
+		}
+		if s, ok := resolveTLSProfileEnv(name); ok {
+			l.tls[s] = assignment{value: scalar{text: raw}, origin: name}
+			continue
+		}
 		slot, global, err := resolveEnv(name)
 		if err != nil {
 			l.problems = append(l.problems, err.Error())
@@ -213,7 +233,27 @@ func (l *loader) declare(origin string, ids []string) {
 	l.declared = ids
 }
 
+// tlsEntry records gateway.tls.profiles or one gateway.tls.profile.<name>.* option.
+func (l *loader) tlsEntry(key, origin string, v scalar) {
+	if key == KeyTLSProfiles {
+		s, err := v.str()
+		if err != nil {
+			l.fail("%s: %v", describe(key, origin), err)
+			return
+		}
+		l.tlsDeclared = splitList(s)
+		return
+	}
+	slot, ok := resolveTLSProfileKey(key)
+	if !ok {
+		l.fail("unknown configuration key: %s (a TLS profile option is %s<name>.certificate-file, private-key-file or handshake-timeout)", key, TLSProfileKeyPrefix)
+		return
+	}
+	l.tls[slot] = assignment{value: v, origin: origin}
+}
+
 func (l *loader) apply() *Config {
+	l.checkAliases()
 	cfg := Default()
 	if l.declared != nil {
 		cfg.Clusters = make([]Cluster, len(l.declared))
@@ -245,6 +285,7 @@ func (l *loader) apply() *Config {
 			l.fail("%s: %v", describe(ClusterKey(s.id, s.suffix), a.origin), err)
 		}
 	}
+	l.applyTLSProfiles(&cfg)
 	return &cfg
 }
 

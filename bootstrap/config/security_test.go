@@ -44,7 +44,8 @@ gateway.security.password.cache-ttl: 0
 	assert.Equal(t, Quota{RequestsPerSecond: 50, BytesPerSecond: 1 << 20, PerTable: true, MaxPrincipals: 10_000}, s.Quota)
 	assert.Negative(t, s.PasswordCacheTTL, "0 disables the cache")
 	assert.Equal(t, TLS{CertFile: "/etc/gw/tls.crt", KeyFile: "/etc/gw/tls.key", MinVersion: "1.3",
-		ClientCAFile: "/etc/gw/ca.crt", ClientAuth: ClientAuthRequest, ReloadInterval: 5 * time.Second}, cfg.REST.TLS)
+		ClientCAFile: "/etc/gw/ca.crt", ClientAuth: ClientAuthRequest, ReloadInterval: 5 * time.Second,
+		HandshakeTimeout: DefaultTLSHandshakeTimeout}, cfg.REST.TLS)
 	assert.NotContains(t, cfg.Redacted(), "pw@", "URL credentials are redacted in the dump")
 	assert.Contains(t, cfg.Redacted(), `gateway.security.password.cache-ttl: "0"`)
 	assert.NotContains(t, cfg.Warnings(), "has no TLS")

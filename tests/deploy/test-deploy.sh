@@ -154,6 +154,28 @@ for set in "${sets[@]}"; do
 		fail "helm template $set"; cat "$out/template-$set.log"
 	fi
 done
+# The README's and the chart README's `helm template` lines work as written
+# (with our helm: a helm built by `go install` defaults to Kubernetes 1.20,
+# below the chart's kubeVersion, hence the lines' --kube-version).
+for doc in README.md "$chart/README.md"; do
+	while IFS= read -r line; do
+		cmd=${line#"${line%%helm template*}"}
+		if (cd "$root" && eval "\"\$helm\" ${cmd#helm }") >"$out/readme-template.log" 2>&1; then
+			ok "$doc: $cmd"
+		else
+			fail "$doc: $cmd"; cat "$out/readme-template.log"
+		fi
+	done < <(grep -E '^ +helm template ' "$root/$doc")
+done
+# The image `make image` builds is the chart's default image.
+img_version=$(PRINT_VERSION=1 bash "$root/tools/image/build.sh")
+app_version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$chart/Chart.yaml")
+default_tag=$(sed -n '/^image:/,/^[^ ]/s/^  tag: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$chart/values.yaml")
+if [[ $img_version == "$app_version" && -z $default_tag ]] && grep -q "image: \"fluss-gateway:$app_version\"" "$rendered/default.yaml"; then
+	ok "make image builds fluss-gateway:$img_version, the chart's appVersion and default image"
+else
+	fail "make image version $img_version, chart appVersion $app_version, default image.tag '$default_tag': $(grep -m1 'image:' "$rendered/default.yaml")"
+fi
 for v in "${K8S_VERSIONS[@]}"; do
 	if "$kubeconform" "${kubeconform_args[@]}" -kubernetes-version "$v" "$rendered" >"$out/kubeconform-$v.log" 2>&1 &&
 		! grep -q 'Skipped: [1-9]' "$out/kubeconform-$v.log"; then

@@ -96,7 +96,7 @@ func TestFaultsKillTabletServers(t *testing.T) {
 	down := envDur("FLUSS_FAULTS_DOWN", 12*time.Second)
 	t.Logf("%d kill cycles: SIGKILL ts0, ts1, ts2, ... in turn; restart after %s; next kill %s after the restarted server registered",
 		cycles, down, up)
-	runFaults(t, e, cycles, up, func(start time.Time) []string { return chaos(t, e, cycles, up, down, start) })
+	runFaults(t, e, cycles, up, func(start time.Time, _ map[string]*tally) []string { return chaos(t, e, cycles, up, down, start) })
 }
 
 // TestFaultsFreezeTabletServers is the same workload while tablet servers
@@ -115,7 +115,7 @@ func TestFaultsFreezeTabletServers(t *testing.T) {
 	frozen := envDur("FLUSS_FAULTS_FREEZE", 14*time.Second)
 	t.Logf("%d freeze cycles: SIGSTOP ts0, ts1, ts2, ... in turn for %s, SIGCONT; next freeze %s after all servers are listed",
 		cycles, frozen, up)
-	runFaults(t, e, cycles, up, func(start time.Time) []string {
+	runFaults(t, e, cycles, up, func(start time.Time, _ map[string]*tally) []string {
 		var events []string
 		logf := func(format string, a ...any) {
 			ev := fmt.Sprintf("t+%5.1fs ", time.Since(start).Seconds()) + fmt.Sprintf(format, a...)
@@ -144,8 +144,10 @@ func TestFaultsFreezeTabletServers(t *testing.T) {
 }
 
 // runFaults runs the pk_upsert and log_append workloads concurrently while
-// fault() injects faults, then reads both tables back and verifies them.
-func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault func(start time.Time) []string) {
+// fault() injects faults, then reads both tables back and verifies them. It
+// returns the tallies of the workloads by name.
+// fault gets the tallies too (by workload name), to wait for a healthy load.
+func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault func(start time.Time, tallies map[string]*tally) []string) map[string]*tally {
 	t.Cleanup(func() { e.heal(t) })
 	e.heal(t)
 	db := e.database(t, "faults")
@@ -202,7 +204,11 @@ func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault fu
 		wg.Add(1)
 		go func() { defer wg.Done(); mixed.run(ctx) }()
 	}
-	events := fault(start)
+	tallies := make(map[string]*tally, len(runs))
+	for _, r := range runs {
+		tallies[r.name] = r.tl
+	}
+	events := fault(start, tallies)
 	time.Sleep(up) // a last healthy stretch
 	stop()
 	wg.Wait()
@@ -234,6 +240,7 @@ func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault fu
 	if mixed != nil {
 		t.Run("pk_mixed", func(t *testing.T) { mixed.verify(t, e.scanIDs(t, db, mixed.table)) })
 	}
+	return tallies
 }
 
 // verify logs the verdict counts and asserts the read-back checks.

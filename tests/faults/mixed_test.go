@@ -44,7 +44,7 @@ func TestFaultsKillCoordinator(t *testing.T) {
 	up := envDur("FLUSS_FAULTS_UP", 6*time.Second)
 	down := envDur("FLUSS_FAULTS_DOWN", 12*time.Second)
 	t.Logf("%d coordinator kill cycles: SIGKILL cs; restart after %s; next kill %s after it lists the tablet servers again", cycles, down, up)
-	runFaults(t, e, cycles, up, func(start time.Time) []string {
+	runFaults(t, e, cycles, up, func(start time.Time, _ map[string]*tally) []string {
 		var events []string
 		logf := func(format string, a ...any) {
 			ev := fmt.Sprintf("t+%5.1fs ", time.Since(start).Seconds()) + fmt.Sprintf(format, a...)

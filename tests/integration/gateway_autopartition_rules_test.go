@@ -118,23 +118,18 @@ func TestGatewayAutoPartitionRetention(t *testing.T) {
 	hour := func(offset int) string { return now.Add(time.Duration(offset) * time.Hour).Format("2006010215") }
 	old, earliest := hour(-3), hour(-1)
 
-	// An explicit partition create is the catalog API (Fluss accepts it);
-	// Fluss's retention then drops it. A value in another form (dashes)
-	// sorts before every yyyyMMddHH value, so Fluss drops it too: the
-	// duplicate-format partition the gateway used to create lost its rows.
-	// Fluss 1.0 refuses such partitions itself (its partition validation,
-	// 400 invalid_argument): then there is nothing for its retention to drop.
+	// An explicit partition create follows the rule writes follow: the
+	// gateway refuses a value older than the retention or in another form
+	// (dashes, which sort before every yyyyMMddHH value, so Fluss 0.9.1
+	// would accept and then drop the partition with its rows) with 400
+	// before asking Fluss; nothing is created.
 	dashed := now.Format("2006-01-02-15")
 	var created []string
 	for _, v := range []string{old, dashed} {
 		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/partitions",
 			map[string]any{"partition": map[string]any{"dt": v}})
-		if fluss10() && status == http.StatusBadRequest {
-			assert.Equal(t, "invalid_argument", body["error"].(map[string]any)["code"], "%v", body)
-			continue
-		}
-		require.Equal(t, http.StatusCreated, status, "%v", body)
-		created = append(created, v)
+		require.Equal(t, http.StatusBadRequest, status, "%v", body)
+		assert.Equal(t, "invalid_argument", body["error"].(map[string]any)["code"], "%v", body)
 	}
 
 	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/records", map[string]any{"entries": []any{
@@ -165,4 +160,34 @@ func TestGatewayAutoPartitionRetention(t *testing.T) {
 	assert.Contains(t, partitionNames(t, g, db, "events"), earliest, "Fluss keeps the earliest retained hour")
 	got := peerCmd(t, "lookup", db, "events", "--key", `{"id":2,"dt":"`+earliest+`"}`)
 	assert.Equal(t, true, got["found"], "%v", got)
+}
+
+// TestGatewayCreatePartitionFollowsTheAutoFormat: on a DAY auto-partitioned
+// table, POST .../partitions with `2026-12-03` (not yyyyMMdd) is refused
+// with 400 naming the format, and nothing is created; today's yyyyMMdd is
+// created and writable.
+func TestGatewayCreatePartitionFollowsTheAutoFormat(t *testing.T) {
+	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
+	db := gwName("gw_autocreate")
+	createDatabase(t, g, db)
+	autoTable(t, g, db, "events", "DAY", "3")
+	today := time.Now().UTC().Format("20060102")
+	dashed := time.Now().UTC().Format("2006-01-02")
+
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/partitions",
+		map[string]any{"partition": map[string]any{"dt": dashed}})
+	require.Equal(t, http.StatusBadRequest, status, "%v", body)
+	e := body["error"].(map[string]any)
+	assert.Equal(t, "invalid_argument", e["code"], "%v", body)
+	assert.Contains(t, e["message"], "yyyyMMdd")
+	assert.NotContains(t, partitionNames(t, g, db, "events"), dashed)
+
+	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/events/partitions",
+		map[string]any{"partition": map[string]any{"dt": today}, "ignore_if_exists": true})
+	require.Contains(t, []int{http.StatusCreated, http.StatusOK}, status, "%v", body)
+	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/events/records", map[string]any{"entries": []any{
+		map[string]any{"id": "a", "upsert": map[string]any{"id": 1, "dt": today, "v": "x"}},
+	}})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	assert.EqualValues(t, 1, body["success_count"], "%v", body)
 }

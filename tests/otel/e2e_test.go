@@ -10,7 +10,8 @@
 //
 // Environment:
 //
-//	OTELCOL_BIN          collector binary (default .cache/otelcol/bin/otelcol-test)
+//	OTELCOL_BIN          collector binary (default $OTELCOL_CACHE_DIR/bin/otelcol-test, OTELCOL_CACHE_DIR
+//	                     defaulting to .cache/otelcol as in tools/otelcol/build.sh)
 //	GATEWAY_BIN          gateway binary (default: go build ./bootstrap/cmd/gateway)
 //	FLUSS_BOOTSTRAP      a running Fluss cluster (else the memory backend is used)
 //	OTEL_TEST_REQUIRED=1 fail instead of skipping when the collector is missing
@@ -234,7 +235,11 @@ func TestGatewayTelemetryReachesCollector(t *testing.T) {
 	// The collector.
 	collectorBin := os.Getenv("OTELCOL_BIN")
 	if collectorBin == "" {
-		collectorBin = filepath.Join(root, ".cache", "otelcol", "bin", "otelcol-test")
+		cache := os.Getenv("OTELCOL_CACHE_DIR") // as tools/otelcol/build.sh
+		if cache == "" {
+			cache = filepath.Join(root, ".cache", "otelcol")
+		}
+		collectorBin = filepath.Join(cache, "bin", "otelcol-test")
 	}
 	if _, err := os.Stat(collectorBin); err != nil {
 		if os.Getenv("OTEL_TEST_REQUIRED") == "1" {
@@ -418,12 +423,26 @@ func TestGatewayTelemetryReachesCollector(t *testing.T) {
 					s.Name == "POST /v1/clusters/{cluster}/databases/{database}/tables/{table}/records"
 			})
 			require.NotNil(t, write, "the write request is traced")
-			pending(t, "PutKv span linked to the write request", findSpan(spans, func(s span) bool {
-				linked := slices.Contains(s.Links, spanLink{TraceID: write.TraceID, SpanID: write.SpanID})
+			// The request's trace holds its wait for the Fluss write
+			// (fluss.write.wait, a child of the request span), linked both
+			// ways with the shared fluss.PutKv span.
+			wait := findSpan(spans, func(s span) bool {
+				return s.TraceID == write.TraceID && s.ParentSpanID == write.SpanID && s.Name == telemetry.WaitSpanName
+			})
+			require.NotNil(t, wait, "the write's trace has its fluss.write.wait span")
+			wa := attrs(wait.Attributes)
+			assert.Equal(t, "1", wa[string(telemetry.SpanAttrAttempts)], "%v", wa)
+			assert.Equal(t, "1", wa[string(telemetry.SpanAttrEntriesOK)], "%v", wa)
+			assert.Equal(t, "1", wa[string(telemetry.SpanAttrBucketCount)], "%v", wa)
+			put := findSpan(spans, func(s span) bool {
+				linked := slices.Contains(s.Links, spanLink{TraceID: wait.TraceID, SpanID: wait.SpanID})
 				a := attrs(s.Attributes)
 				return s.Name == "fluss.PutKv" && s.Kind == spanKindClient && linked &&
 					a[string(telemetry.SpanAttrRowCount)] == "1" && a[string(telemetry.SpanAttrAPI)] == "PUT_KV"
-			}) != nil, "the writer must call WriterHooks.StartBackendRequest with the requests' span contexts")
+			})
+			require.NotNil(t, put, "the PutKv span links the request's wait span")
+			assert.True(t, slices.Contains(wait.Links, spanLink{TraceID: put.TraceID, SpanID: put.SpanID}),
+				"the wait span links the PutKv span")
 		}
 	}
 	pending(t, "access log carries trace_id", strings.Contains(gateway.out.String(), `"request_id":"`+createID+`"`) &&

@@ -3,7 +3,8 @@
 # bin/fluss-gateway-<version>.tar from it (tools/image/main.go), without a
 # container engine.
 #
-#   bash tools/image/build.sh            # version from git describe
+#   bash tools/image/build.sh            # version: the chart's appVersion
+#   PRINT_VERSION=1 bash tools/image/build.sh   # print that version only
 #   VERSION=1.2.3 bash tools/image/build.sh
 #
 # Reproducible: the binary is built with -trimpath, no VCS stamping and an
@@ -20,13 +21,22 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 
+# The version is the Helm chart's appVersion, so the image `make image`
+# builds (fluss-gateway:<appVersion>) is the one the chart deploys by default
+# (image.tag empty = appVersion); the commit goes into the revision label and
+# the binary's Commit.
+chart_version() { sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$root/deployments/helm/fluss-gateway/Chart.yaml"; }
+VERSION=${VERSION:-$(chart_version)}
 git_ok() { git -C "$root" rev-parse --git-dir >/dev/null 2>&1; }
 if git_ok; then
-	VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null)}
 	REVISION=${REVISION:-$(git rev-parse HEAD)}
 	SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 fi
 VERSION=${VERSION:-dev}
+if [[ ${PRINT_VERSION:-0} == 1 ]]; then
+	echo "$VERSION"
+	exit 0
+fi
 REVISION=${REVISION:-}
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-0}
 IMAGE_SOURCE=${IMAGE_SOURCE:-https://github.com/fluss-gateway/fluss-gateway-go}

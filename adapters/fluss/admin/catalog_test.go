@@ -255,6 +255,25 @@ func TestAnsweredErrorMapping(t *testing.T) {
 	}
 }
 
+// TestGetTableDuringDDLElsewhereIsUnavailable: GET_TABLE_INFO answered with
+// UNKNOWN_SERVER_ERROR wrapping an IOException (the table's znode exists
+// but is still empty: another client is creating it) is 503 `unavailable`,
+// retryable with a Retry-After, with no Java text in the message.
+func TestGetTableDuringDDLElsewhereIsUnavailable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, flussfake.ClusterConfig{}, rpc.Config{})
+	e.fake.Coordinator.ControlOnce(wire.KeyGetTableInfo, func(context.Context, *flussfake.Request) (proto.Message, error, bool) {
+		return nil, wire.NewServerError(wire.CodeUnknownServerError,
+			"org.apache.fluss.exception.FlussRuntimeException: Failed to get table 'd.t'.\nCaused by: java.io.IOException: No content to map due to end-of-input."), true
+	})
+	_, err := e.cat.GetTable(context.Background(), domain.TablePath{Database: "d", Table: "t"})
+	de := requireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
+	assert.True(t, de.Retryable)
+	assert.Positive(t, de.RetryAfterMillis)
+	assert.NotContains(t, de.Message, "Exception")
+	assert.Contains(t, de.Message, "nothing was changed")
+}
+
 func TestAuthenticationFailureIsUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, flussfake.ClusterConfig{SASLUsers: map[string]string{"admin": "admin-secret"}},

@@ -131,12 +131,34 @@ func answeredToDomain(e *rpc.Error, o op) error {
 		return &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Cause: e,
 			Message: "the Fluss coordinator is not the leader: " + msg}
 	}
+	if code == wire.CodeUnknownServerError && o.readOnly() {
+		// A read the coordinator failed unexpectedly: in practice the
+		// object is being created, altered or dropped at this moment
+		// (GET_TABLE_INFO on a table whose znode exists but is still
+		// empty answers an IOException wrapped in UNKNOWN_SERVER_ERROR).
+		// Retryable; the Java text stays in the cause (logs), not the
+		// answer.
+		return &domain.Error{Kind: domain.KindUnavailable, Retryable: true, RetryAfterMillis: ddlRaceRetryAfter, Cause: e,
+			Message: fmt.Sprintf("the Fluss cluster could not read %s: it is probably being created, altered or dropped right now; nothing was changed; retry", orCluster(o.what))}
+	}
 	if code.Retriable() {
 		return &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Cause: e,
 			Message: fmt.Sprintf("%s on %s failed with Fluss error %s: %s", o.api, o.what, code, msg)}
 	}
 	return &domain.Error{Kind: domain.KindBackend, Cause: e,
 		Message: fmt.Sprintf("%s on %s failed with Fluss error %s: %s", o.api, o.what, code, msg)}
+}
+
+// ddlRaceRetryAfter is the Retry-After of a read that met DDL in progress
+// (milliseconds): creation and drops settle well within a second on the
+// coordinator.
+const ddlRaceRetryAfter = 1000
+
+func orCluster(what string) string {
+	if what == "" {
+		return "the Fluss cluster's metadata"
+	}
+	return what
 }
 
 // readOnly reports whether the call only reads (metadata, descriptions,

@@ -40,9 +40,9 @@ type Options struct {
 	// MaxPartitions bounds the cached partitions of one table
 	// (DefaultMaxPartitions).
 	MaxPartitions int
-	// MaxAge is how long a table's descriptor is trusted before the next
-	// use reloads it (DefaultMaxAge). Leaders are refreshed on errors, not
-	// by age.
+	// MaxAge is how long a table's descriptor is trusted before a use
+	// reloads it in the background (DefaultMaxAge); the cached one is
+	// served meanwhile. Leaders are refreshed on errors, not by age.
 	MaxAge time.Duration
 	// LoadTimeout bounds one shared load, independently of the callers
 	// waiting for it (DefaultLoadTimeout).
@@ -202,18 +202,45 @@ func (c *Cache) do(ctx context.Context, key string, load func(context.Context) e
 	}
 }
 
-// Table returns the metadata of path, loading it on first use or when it is
-// older than MaxAge. An unknown table fails with a table_not_found
-// *domain.Error.
+// Table returns the metadata of path, loading it on first use. An unknown
+// table fails with a table_not_found *domain.Error.
+//
+// An entry older than MaxAge is still served, and a reload starts in the
+// background (one at a time per table): a table the writer and the lookup
+// client know keeps working while the coordinator or the metadata are
+// unreachable, for as long as its bucket leaders answer (their errors
+// refresh the leaders, a dropped table answers table_not_found). The
+// background reload replaces the entry when it succeeds.
 func (c *Cache) Table(ctx context.Context, path domain.TablePath) (*Table, error) {
 	c.mu.Lock()
-	if e, ok := c.tables.Get(path); ok && e.table != nil && c.opts.Now().Sub(e.table.loadedAt) < c.opts.MaxAge {
+	if e, ok := c.tables.Get(path); ok && e.table != nil {
 		t := e.table
+		stale := c.opts.Now().Sub(t.loadedAt) >= c.opts.MaxAge
 		c.mu.Unlock()
+		if stale {
+			c.reloadInBackground(path)
+		}
 		return t, nil
 	}
 	c.mu.Unlock()
 	return c.Reload(ctx, path)
+}
+
+// reloadInBackground starts a reload of path unless one is in flight; its
+// outcome only updates the cache.
+func (c *Cache) reloadInBackground(path domain.TablePath) {
+	key := "t:" + path.String()
+	c.mu.Lock()
+	_, busy := c.flights[key]
+	c.mu.Unlock()
+	if busy {
+		return
+	}
+	go func() {
+		_ = c.do(context.Background(), key, func(ctx context.Context) error {
+			return c.fetchFrom(ctx, Any(), &flusspb.MetadataRequest{TablePath: []*flusspb.PbTablePath{pbPath(path)}}, path)
+		})
+	}()
 }
 
 // Expect drops what is cached about path and announces its current

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta/metatest"
@@ -155,7 +158,57 @@ func TestMaxAgeReloads(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	mu.Unlock()
 	_, _ = c.Table(ctx(t), p)
-	assert.Equal(t, 2, fake.Calls(wire.KeyGetMetadata))
+	assert.Eventually(t, func() bool { return fake.Calls(wire.KeyGetMetadata) == 2 }, 5*time.Second, time.Millisecond,
+		"an expired entry is reloaded in the background")
+}
+
+// downCaller fails every metadata request while down is set, as an
+// unreachable coordinator (and metadata) would.
+type downCaller struct {
+	*metatest.Cluster
+	down    atomic.Bool
+	refused atomic.Int32
+}
+
+func (d *downCaller) Call(ctx context.Context, to meta.Dest, key wire.APIKey, req, resp proto.Message) error {
+	if d.down.Load() && key == wire.KeyGetMetadata {
+		d.refused.Add(1)
+		return &metatest.Error{Outcome: "notsent", Message: "connection refused", Retry: true}
+	}
+	return d.Cluster.Call(ctx, to, key, req, resp)
+}
+
+// TestExpiredEntryServedWhileMetadataIsDown: past MaxAge with the metadata
+// unreachable, Table still answers the cached definition (no error, no
+// wait); once the metadata answers again the background reload replaces it.
+func TestExpiredEntryServedWhileMetadataIsDown(t *testing.T) {
+	// Not parallel: the background reloads must all be gone at the end.
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	fake := &downCaller{Cluster: metatest.New(1)}
+	fake.AddTable(table(7, "t", 1))
+	now := time.Unix(1000, 0)
+	var mu sync.Mutex
+	c := meta.New(fake, meta.Options{MaxAge: time.Minute, Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+	p := domain.TablePath{Database: "db", Table: "t"}
+	first, err := c.Table(ctx(t), p)
+	require.NoError(t, err)
+
+	fake.down.Store(true)
+	mu.Lock()
+	now = now.Add(10 * time.Minute)
+	mu.Unlock()
+	for range 20 {
+		got, err := c.Table(ctx(t), p)
+		require.NoError(t, err, "the stale entry is served")
+		assert.Same(t, first, got)
+	}
+	assert.Eventually(t, func() bool { return fake.refused.Load() >= 1 }, 5*time.Second, time.Millisecond, "a background reload was tried")
+
+	fake.down.Store(false)
+	assert.Eventually(t, func() bool {
+		got, err := c.Table(ctx(t), p)
+		return err == nil && got != first
+	}, 5*time.Second, 5*time.Millisecond, "a reload replaces the entry once the metadata answers")
 }
 
 func TestPartitionResolveAndCreate(t *testing.T) {

@@ -31,3 +31,20 @@ func TestWrappedServerErrorsKeepTheirCode(t *testing.T) {
 	plain := &wire.ServerError{Code: wire.CodeUnknownServerError, Message: "java.lang.NullPointerException"}
 	assert.Equal(t, wire.CodeUnknownServerError, ErrorCode(plain))
 }
+
+// A metadata read answered with a bare UNKNOWN_SERVER_ERROR (the table is
+// being created or dropped at that moment by another client) is retryable
+// `unavailable` with a Retry-After, and its answer holds no Java text.
+func TestUnknownServerErrorOnMetadataIsUnavailable(t *testing.T) {
+	t.Parallel()
+	plain := &wire.ServerError{Code: wire.CodeUnknownServerError,
+		Message: "org.apache.fluss.exception.FlussRuntimeException: Failed to get table 'd.t'.\nCaused by: java.io.IOException: No content to map due to end-of-input."}
+	de := domain.AsError(DomainError(fmt.Errorf("GetMetadata: %w", plain), "table `d.t`"))
+	if assert.NotNil(t, de) {
+		assert.Equal(t, "unavailable", de.Code())
+		assert.True(t, de.Retryable)
+		assert.Positive(t, de.RetryAfterMillis)
+		assert.NotContains(t, de.Message, "Exception")
+		assert.Contains(t, de.Message, "table `d.t`")
+	}
+}

@@ -46,6 +46,12 @@ func DomainError(err error, what string) error {
 		return &domain.Error{Kind: domain.KindInvalidArgument, Message: msg, Cause: err}
 	case wire.CodePartitionMaxNumException:
 		return &domain.Error{Kind: domain.KindLimitExceeded, Message: msg, Cause: err}
+	case wire.CodeUnknownServerError:
+		// Metadata reads fail so while the object is being created,
+		// altered or dropped (another client's DDL); the Java text stays
+		// in the cause.
+		return &domain.Error{Kind: domain.KindUnavailable, Retryable: true, RetryAfterMillis: 1000, Cause: err,
+			Message: what + ": the Fluss cluster could not read its metadata (it is probably being created, altered or dropped right now); retry"}
 	}
 	var c Classified
 	if !errors.As(err, &c) || c.Retriable() || c.Ambiguous() || c.NotSent() {

@@ -172,13 +172,28 @@ type PressureObserver interface {
 
 // RequestTracer (Options.Tracer) wraps every PutKv and ProduceLog the sender
 // issues. links are the contexts of the Write calls whose rows the request
-// carries (at most 32, each once), so a tracer can link the backend span to
+// carries (at most 128, each once), so a tracer can link the backend span to
 // the HTTP requests' spans. The returned context is used for the call; the
 // returned function is called once with the outcome.
 type RequestTracer interface {
 	StartBackendRequest(ctx context.Context, api string, nodeID int32, buckets, rows int,
 		links []context.Context) (context.Context, func(BackendOutcome))
 }
+
+// WaitTracer is an optional extension of RequestTracer: a tracer that
+// implements it gets one span per Write call covering the call's wait for
+// its rows' delivery (from enqueueing to the last verdict). StartWait returns
+// the context the writer then hands to StartBackendRequest as the call's
+// link (so the tracer can tie the wait to every request that carries its
+// rows, and count attempts); the returned function is called once, when the
+// call's rows all have verdicts or its deadline passed, with the call's
+// buckets (at most domain.MaxWaitBuckets listed) and outcome.
+type WaitTracer interface {
+	StartWait(ctx context.Context, table domain.TablePath, rows int) (context.Context, func(WaitOutcome))
+}
+
+// WaitOutcome is the outcome of one Write call's wait (domain.WaitOutcome).
+type WaitOutcome = domain.WaitOutcome
 
 // BackendOutcome is the outcome of one request to a tablet server, as the
 // RequestTracer hook receives it (domain.BackendOutcome).

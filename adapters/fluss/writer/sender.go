@@ -395,7 +395,12 @@ func (w *Writer) send(ctx context.Context, sr *sendReq) {
 	w.kick()
 }
 
-// links returns the contexts of the Write calls whose rows sr carries.
+// maxLinks bounds the Write calls one request is linked to (the
+// OpenTelemetry SDK's default link limit).
+const maxLinks = 128
+
+// links returns the contexts of the Write calls whose rows sr carries (at
+// most maxLinks).
 func (w *Writer) links(sr *sendReq) []context.Context {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -404,7 +409,7 @@ func (w *Writer) links(sr *sendReq) []context.Context {
 	var last *request
 	for _, bt := range sr.batches {
 		for _, r := range bt.recs {
-			if len(out) == 32 {
+			if len(out) == maxLinks {
 				return out
 			}
 			if r.req == last {

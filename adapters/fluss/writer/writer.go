@@ -332,11 +332,19 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 		w.buf.release(req.reserved)
 		return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Message: "the writer is closed"}
 	}
+	var waitDone func(WaitOutcome)
+	if wt, ok := w.opts.Tracer.(WaitTracer); ok {
+		req.ctx, waitDone = wt.StartWait(ctx, c.path, req.pending)
+	}
 	now := w.opts.Now()
 	var ec enqueueCache
+	var wo WaitOutcome
 	for i := range req.recs {
 		if r := &req.recs[i]; r.state == recQueued {
 			w.enqueueLocked(r, now, &ec)
+			if waitDone != nil && r.b != nil {
+				wo.AddBucket(r.b.key.bucket)
+			}
 		}
 	}
 	w.mu.Unlock()
@@ -346,6 +354,20 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 	case <-req.done:
 	case <-ctx.Done():
 		w.expire(req, ctx.Err())
+		wo.Expired = true
+	}
+	if waitDone != nil {
+		for _, res := range results {
+			switch res.Applied {
+			case domain.AppliedNo:
+				wo.Failed++
+			case domain.AppliedUnknown:
+				wo.Unknown++
+			default:
+				wo.OK++
+			}
+		}
+		waitDone(wo)
 	}
 	return results, nil
 }

@@ -208,7 +208,7 @@ func (st *state) prefixColumns() ([]string, []int, error) {
 		}
 		ci := c.columnIndex(name, -1)
 		if ci < 0 {
-			return nil, nil, invalid("prefix_columns[%d]: no such column `%s`", i, cutName(string(name)))
+			return nil, nil, domain.UnknownColumn("prefix_columns[%d]: no such column `%s`", i, cutName(string(name)))
 		}
 		for _, prev := range sel {
 			if prev == ci {
@@ -249,7 +249,7 @@ func (st *state) keyList(field string, sel, pos []int, role string) ([][]domain.
 		key := st.slab.alloc(len(sel))
 		if err := st.keyObject(key, sel, pos, role); err != nil {
 			if fe, ok := err.(*fieldError); ok {
-				return nil, invalid("%s[%d]: %s", field, i, fe.Error())
+				return nil, fieldInvalid(fe, "%s[%d]: %s", field, i, fe.Error())
 			}
 			return nil, err
 		}
@@ -282,7 +282,7 @@ func (st *state) keyObject(key []domain.Datum, sel, pos []int, role string) erro
 		}
 		ci := c.columnIndex(name, -1)
 		if ci < 0 {
-			return st.failAt(string(name), "no such column")
+			return st.noSuchColumn(name)
 		}
 		k := pos[ci]
 		if k < 0 {

@@ -107,7 +107,7 @@ func (st *state) readColumns(ro *ReadOptions) error {
 		ci := c.columnIndex(name, -1)
 		switch {
 		case ci < 0:
-			return invalid("columns[%d]: no such column `%s`", i, cutName(string(name)))
+			return domain.UnknownColumn("columns[%d]: no such column `%s`", i, cutName(string(name)))
 		case seen[ci]:
 			return invalid("columns[%d]: column `%s` listed twice", i, cutName(string(name)))
 		}

@@ -57,3 +57,31 @@ func TestEpochMillisStringMessage(t *testing.T) {
 	_, _, err = c.DecodeWrite([]byte(`{"entries":[{"id":"a","upsert":{"id":1,"ts":1764576000000}}]}`), Limits{})
 	assert.NoError(t, err, "a JSON number is epoch milliseconds")
 }
+
+// TestTimestampPrecisionRuleAsDocumented pins the README's rule: for
+// TIMESTAMP_LTZ(3), Python's microsecond spelling is accepted when the
+// sub-millisecond digits are zeros and refused otherwise (no truncation);
+// milliseconds and epoch milliseconds pass.
+func TestTimestampPrecisionRuleAsDocumented(t *testing.T) {
+	t.Parallel()
+	c := mustCodec(t, TableSpec{Columns: []domain.Column{
+		col("id", notNull(typ_(domain.TypeBigInt))), col("ts", precT(domain.TypeTimestampLTZ, 3)),
+	}, PrimaryKey: []string{"id"}})
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{
+		{`"2026-12-01T08:00:00.123Z"`, true},
+		{`"2026-12-01T08:00:00.123000Z"`, true},
+		{`"2026-12-01T08:00:00.123000+00:00"`, true},
+		{`"2026-12-01T08:00:00.123456+00:00"`, false},
+		{`1764576000123`, true},
+	} {
+		_, _, err := c.DecodeWrite([]byte(`{"entries":[{"id":"a","upsert":{"id":1,"ts":`+tc.value+`}}]}`), Limits{})
+		if tc.ok {
+			assert.NoError(t, err, tc.value)
+			continue
+		}
+		assert.Contains(t, errMessage(t, err, domain.KindInvalidArgument), "more fraction digits than precision 3", tc.value)
+	}
+}

@@ -86,9 +86,27 @@ const (
 // fieldError is a failure at a column path inside one entry, key or prefix;
 // the caller prefixes it with the entry's name.
 type fieldError struct {
-	path   string
-	msg    string
-	syntax bool // the tokenizer failed: the stream cannot be resumed
+	path    string
+	msg     string
+	syntax  bool // the tokenizer failed: the stream cannot be resumed
+	unknown bool // the path names a column the table does not have
+}
+
+// noSuchColumn is the fieldError of a column name the codec's schema does
+// not have (domain.ErrUnknownColumn once turned into a domain error).
+func (st *state) noSuchColumn(name []byte) error {
+	err := st.failAt(string(name), "no such column")
+	err.(*fieldError).unknown = true
+	return err
+}
+
+// fieldInvalid turns a fieldError into an invalid_argument domain error
+// with the message format and args, keeping its unknown-column mark.
+func fieldInvalid(fe *fieldError, format string, args ...any) error {
+	if fe.unknown {
+		return domain.UnknownColumn(format, args...)
+	}
+	return invalid(format, args...)
 }
 
 func (e *fieldError) Error() string {

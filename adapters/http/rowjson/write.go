@@ -210,7 +210,7 @@ func (st *state) endTopLevel() error {
 // topErr turns a fieldError outside any entry into a domain error.
 func topErr(err error) error {
 	if fe, ok := err.(*fieldError); ok {
-		return invalid("%s", fe.Error())
+		return fieldInvalid(fe, "%s", fe.Error())
 	}
 	return err
 }
@@ -253,7 +253,7 @@ func (st *state) partialColumns() ([]int, error) {
 		ci := c.columnIndex(name, -1)
 		switch {
 		case ci < 0:
-			return nil, invalid("partial_update_columns[%d]: no such column `%s`", i, name)
+			return nil, domain.UnknownColumn("partial_update_columns[%d]: no such column `%s`", i, name)
 		case target[ci]:
 			return nil, invalid("partial_update_columns[%d]: column `%s` listed twice", i, name)
 		case c.cols[ci].autoInc:
@@ -420,6 +420,9 @@ type Rejected struct {
 	Index   int
 	ID      string
 	Message string
+	// UnknownColumn tells that the entry names a column the schema does
+	// not have (domain.ErrUnknownColumn).
+	UnknownColumn bool
 }
 
 // skipBadEntry records err, an invalid entries[i], and moves the decoder to
@@ -462,15 +465,24 @@ func (st *state) skipBadEntry(i, arrDepth int, err error) bool {
 		id = "" // the id names another entry
 	}
 	st.valid = append(st.valid, false)
-	st.bad = append(st.bad, Rejected{Index: i, ID: id, Message: de.Message})
+	st.bad = append(st.bad, Rejected{Index: i, ID: id, Message: de.Message, UnknownColumn: domain.IsUnknownColumn(de)})
 	return true
 }
 
 // invalidEntries is the 400 of a body with invalid entries: every one named
 // (up to MaxNamedInvalid, then a count), in input order.
+// The error carries domain.ErrUnknownColumn when one of them names a column
+// the schema does not have.
 func invalidEntries(bad []Rejected, total int) error {
+	mk := invalid
+	for _, r := range bad {
+		if r.UnknownColumn {
+			mk = func(format string, args ...any) error { return domain.UnknownColumn(format, args...) }
+			break
+		}
+	}
 	if len(bad) == 1 {
-		return invalid("%s", bad[0].Message)
+		return mk("%s", bad[0].Message)
 	}
 	var b strings.Builder
 	b.WriteString(strconv.Itoa(len(bad)))
@@ -489,7 +501,7 @@ func invalidEntries(bad []Rejected, total int) error {
 		}
 		b.WriteString(r.Message)
 	}
-	return invalid("%s", b.String())
+	return mk("%s", b.String())
 }
 
 // Operation names as they appear in messages.
@@ -634,15 +646,15 @@ func (st *state) entryErr(i int, haveID bool, depth int, err error) error {
 		return err
 	}
 	if haveID {
-		return invalid("entry `%s`: %s", st.idOf(i), fe.Error())
+		return fieldInvalid(fe, "entry `%s`: %s", st.idOf(i), fe.Error())
 	}
 	if !fe.syntax && depth > 0 {
 		if id := st.recoverID(depth); id != nil {
 			st.recovered = id
-			return invalid("entry `%s`: %s", id, fe.Error())
+			return fieldInvalid(fe, "entry `%s`: %s", id, fe.Error())
 		}
 	}
-	return invalid("entries[%d]: %s", i, fe.Error())
+	return fieldInvalid(fe, "entries[%d]: %s", i, fe.Error())
 }
 
 // recoverID skips the rest of the entry object at stack depth depth after a
@@ -713,7 +725,7 @@ func (st *state) writeRow(op domain.WriteOp, row []domain.Datum) error {
 			return st.syntaxErr(err)
 		}
 		if ci < 0 {
-			return st.rowFailure(depth, st.failAt(string(name), "no such column"), name)
+			return st.rowFailure(depth, st.noSuchColumn(name), name)
 		}
 		col := &c.cols[ci]
 		if st.present[ci>>6]&(1<<(ci&63)) != 0 {
@@ -805,7 +817,7 @@ func (st *state) rowFailure(depth int, err error, unknown []byte) error {
 		}
 		others[string(name)] = true
 		if firstUnknown == nil {
-			firstUnknown = st.failAt(string(name), "no such column")
+			firstUnknown = st.noSuchColumn(name)
 		}
 	}
 	if firstUnknown != nil {
