@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
 // RESTModule serves the REST API on `gateway.rest.listen`: it binds in
@@ -30,6 +31,7 @@ var RESTModule = fx.Module("rest",
 		newSealer,
 		application.NewCatalogService,
 		newRecordService,
+		newScanService,
 		func() IdentityFactory { return NewIdentity },
 		newRESTServer,
 	),
@@ -70,6 +72,7 @@ type restParams struct {
 	Config    *config.Config
 	Catalog   *application.CatalogService
 	Records   *application.RecordService
+	Scans     *application.ScanService
 	Clusters  domain.Clusters
 	Readiness *httpadapter.Readiness
 	Telemetry *telemetry.Providers
@@ -104,7 +107,7 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		Propagators:    p.Telemetry.Propagators,
 		Observer:       p.Inst.Gateway(),
 		Docs:           p.Config.REST.DocsEnabled,
-	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity})
+	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Scans: p.Scans, Readiness: p.Readiness, Identity: identity})
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +161,15 @@ func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *teleme
 	})
 }
 
+// newScanService provides the log scan use cases (issue 23), their cursors
+// sealed with the gateway's one sealer.
+func newScanService(cfg *config.Config, clusters domain.Clusters, sealer *sealed.Sealer, inst *telemetry.Instrumentation) *application.ScanService {
+	return application.NewScanService(clusters, sealer, application.ScanOptions{
+		Limits:  application.ScanLimits{MaxRows: cfg.Scan.MaxRows, MaxWait: cfg.Scan.MaxWait, MaxBytes: int(cfg.Scan.MaxBytes)},
+		Metrics: inst.Gateway(),
+	})
+}
+
 // admission maps the configured budgets; the write rate limit applies only
 // when enabled.
 func admission(cfg *config.Config) httpadapter.Admission {
@@ -167,6 +179,7 @@ func admission(cfg *config.Config) httpadapter.Admission {
 		WriteConcurrency:        l.WriteMaxConcurrentRequests,
 		LookupConcurrency:       l.LookupMaxConcurrentRequests,
 		PrefixLookupConcurrency: l.PrefixLookupMaxConcurrentRequests,
+		ScanConcurrency:         cfg.Scan.MaxConcurrentRequests,
 		MaxWait:                 cfg.REST.AdmissionMaxWait,
 	}
 	if l.WriteRateLimitEnabled {

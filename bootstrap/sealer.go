@@ -10,6 +10,9 @@ import (
 // cursors). Replicas behind one load balancer must share its key
 // (`gateway.security.token-key`); without one, each process draws a random
 // key and accepts only its own tokens.
-func newSealer(_ *config.Config) (*sealed.Sealer, error) {
+func newSealer(cfg *config.Config) (*sealed.Sealer, error) {
+	if cfg != nil && cfg.Security.TokenKey.Reveal() != "" {
+		return sealed.New([]byte(cfg.Security.TokenKey.Reveal()))
+	}
 	return sealed.NewRandom(), nil
 }

@@ -42,6 +42,8 @@ type Config struct {
 	Shutdown   Shutdown
 	Security   Security
 	Limits     Limits
+	// Scan bounds log scans (`gateway.rest.scan.*`, an extension).
+	Scan Scan
 	// Clusters are the declared clusters in `gateway.clusters` order.
 	Clusters []Cluster
 }
@@ -200,6 +202,23 @@ type Security struct {
 	MTLSPrincipalField string
 	ActAs              ActAs
 	Quota              Quota
+	// TokenKey (`gateway.security.token-key`, at least 32 bytes) is the
+	// HMAC key of the opaque tokens the gateway hands out (scan cursors,
+	// page tokens); replicas behind one load balancer share it. Unset: a
+	// random key per process.
+	TokenKey Secret
+}
+
+// Scan bounds log scans (`gateway.rest.scan.*`; issue 23, an extension).
+type Scan struct {
+	// MaxRows caps a scan's max_rows.
+	MaxRows int
+	// MaxWait caps a scan's max_wait_ms long poll.
+	MaxWait time.Duration
+	// MaxBytes bounds the record bytes fetched from Fluss for one answer.
+	MaxBytes int64
+	// MaxConcurrentRequests bounds concurrent scans and offset listings.
+	MaxConcurrentRequests int
 }
 
 // JWT configures the jwt authentication method (`gateway.security.jwt.*`):
@@ -389,6 +408,7 @@ func Default() Config {
 			PrefixLookupMaxConcurrentRequests: 32,
 			MetadataMaxConcurrentRequests:     16,
 		},
+		Scan:     Scan{MaxRows: 10_000, MaxWait: 30 * time.Second, MaxBytes: 8 << 20, MaxConcurrentRequests: 64},
 		Clusters: []Cluster{DefaultCluster(DefaultClusterID)},
 	}
 }
