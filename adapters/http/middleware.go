@@ -270,10 +270,13 @@ func quoteHeader(v string) string {
 }
 
 // acceptJSON answers 406 when the Accept header rules out JSON, the only
-// representation the gateway serves.
+// representation the gateway serves (and NDJSON, on the scan route only).
 func acceptJSON(c *fiber.Ctx) error {
 	accept := c.Get(fiber.HeaderAccept)
 	if accept == "" || acceptsJSON(accept) {
+		return c.Next()
+	}
+	if acceptsNDJSON(accept) && c.Method() == fiber.MethodPost && strings.HasSuffix(c.Path(), "/records/scan") {
 		return c.Next()
 	}
 	return newHTTPError(fiber.StatusNotAcceptable, codeNotAcceptable, "the Accept header must allow application/json")

@@ -258,6 +258,18 @@ func (lb *LogBatch) AppendOnly() bool { return lb.Attributes&AttrAppendOnly != 0
 // (DefaultLogRecordBatch.ensureValid), and returns it with the bytes that
 // follow it.
 func ReadLogBatch(b []byte) (LogBatch, []byte, error) {
+	return readLogBatch(b, true)
+}
+
+// ReadLogBatchNoCRC is ReadLogBatch without the CRC check, for batches the
+// server re-serialised for a projected fetch: FileLogProjection
+// (fluss-common/.../record/FileLogProjection.java) rewrites the records and
+// the length but leaves the original CRC in the header.
+func ReadLogBatchNoCRC(b []byte) (LogBatch, []byte, error) {
+	return readLogBatch(b, false)
+}
+
+func readLogBatch(b []byte, checkCRC bool) (LogBatch, []byte, error) {
 	if len(b) < LogOverhead+1 {
 		return LogBatch{}, nil, corrupt("log batch of %d bytes is shorter than its header", len(b))
 	}
@@ -290,7 +302,7 @@ func ReadLogBatch(b []byte) (LogBatch, []byte, error) {
 	lb.BatchSequence = int32(le.Uint32(f[19:]))
 	lb.RecordCount = int32(le.Uint32(f[23:]))
 	lb.Records = batch[header:]
-	if got := CRC32C(f[4:]); got != lb.CRC {
+	if got := CRC32C(f[4:]); checkCRC && got != lb.CRC {
 		return LogBatch{}, nil, corrupt("log batch crc %d, computed %d", lb.CRC, got)
 	}
 	return lb, b[size:], nil

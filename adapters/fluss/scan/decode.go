@@ -43,15 +43,51 @@ func newBatchDecoder(format logFormat, cols []domain.Column, maxBuffer int) (*ba
 	return d, nil
 }
 
+// decodeArrow decodes the records area of an ARROW batch: the change-type
+// vector (one byte per record) when the batch is not append-only, then one
+// Arrow RecordBatch message (record/arrowlog; DefaultLogRecordBatch,
+// ArrowLogRecordReadContext in apache/fluss).
+func (d *batchDecoder) decodeArrow(h *record.LogBatch) ([][]domain.Datum, []record.ChangeType, error) {
+	records := h.Records
+	var cts []record.ChangeType
+	if h.RecordCount < 0 {
+		return nil, nil, fmt.Errorf("negative record count %d", h.RecordCount)
+	}
+	if !h.AppendOnly() {
+		if int64(h.RecordCount) > int64(len(records)) {
+			return nil, nil, fmt.Errorf("%d change types in a %d-byte records area", h.RecordCount, len(records))
+		}
+		cts = make([]record.ChangeType, h.RecordCount)
+		for i := range cts {
+			ct := record.ChangeType(records[i])
+			if ct < record.ChangeAppendOnly || ct > record.ChangeDelete {
+				return nil, nil, fmt.Errorf("record %d: unknown change type %d", i, records[i])
+			}
+			cts[i] = ct
+		}
+		records = records[h.RecordCount:]
+	}
+	if len(records) == 0 {
+		if h.RecordCount != 0 {
+			return nil, nil, fmt.Errorf("the batch claims %d records but has no Arrow message", h.RecordCount)
+		}
+		return nil, nil, nil
+	}
+	m, rows, err := d.arrow.ReadRecords(records)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Length != int64(h.RecordCount) {
+		return nil, nil, fmt.Errorf("the batch header says %d records, its Arrow message has %d", h.RecordCount, m.Length)
+	}
+	return rows, cts, nil
+}
+
 // decode returns the rows of one whole batch (h is its decoded header) and
 // their change types (nil: all append-only).
 func (d *batchDecoder) decode(batch []byte, h *record.LogBatch) ([][]domain.Datum, []record.ChangeType, error) {
 	if d.arrow != nil {
-		lb, _, err := d.arrow.ReadLogBatch(batch)
-		if err != nil {
-			return nil, nil, err
-		}
-		return lb.Rows, lb.ChangeTypes, nil
+		return d.decodeArrow(h)
 	}
 	recs, err := h.RowRecords()
 	if err != nil {

@@ -227,7 +227,11 @@ func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, f
 // (at most limit of them when limit >= 0) and the offset after the last
 // record it consumed.
 func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, batch []byte, from int64, limit int) ([]domain.LogRecord, int64, error) {
-	h, _, err := record.ReadLogBatch(batch)
+	read := record.ReadLogBatch
+	if plan.pushdown != nil {
+		read = record.ReadLogBatchNoCRC
+	}
+	h, _, err := read(batch)
 	if err != nil {
 		return nil, 0, err
 	}
