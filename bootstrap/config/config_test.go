@@ -259,6 +259,8 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 			return "11m", "22m"
 		case key == KeyTrustedHeaderCIDRs:
 			return "10.0.0.0/8", "192.168.0.1"
+		case key == "gateway.security.token-key":
+			return strings.Repeat("f", 32), strings.Repeat("e", 32)
 		case key == KeyJWTJWKSURL:
 			return "https://idp.example.com/jwks", "https://idp.example.com/keys"
 		case strings.HasSuffix(key, "listen"):
@@ -299,7 +301,7 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 			require.NoError(t, err)
 			// The dump redacts credentials, so compare them revealed as well.
 			fingerprint := func(c *Config) string {
-				return c.Redacted() + c.Security.Users.Reveal() + "|" + c.Security.Tokens.Reveal()
+				return c.Redacted() + c.Security.Users.Reveal() + "|" + c.Security.Tokens.Reveal() + "|" + c.Security.TokenKey.Reveal()
 			}
 			if fileValue != envValue {
 				assert.NotEqual(t, fingerprint(fromFile), fingerprint(fromEnv), "%s ignores %s", e.key, EnvVar(e.key))
