@@ -118,8 +118,13 @@ type OffsetsResult struct {
 	Offsets []domain.BucketOffset
 }
 
-// maxFetchWait bounds the server-side wait of one FetchLog of a long poll.
-const maxFetchWait = 5 * time.Second
+// pollInterval is the pause between two reads of a long poll that found
+// nothing. The wait is not left to the tablet server (FetchLog's
+// max_wait_ms): a Fluss server handles the requests of one connection in
+// order, so a fetch parked on the server would hold up every write and
+// lookup the gateway sends on the same connection; measured on 0.9.1, a
+// write behind a parked fetch waited out the whole max_wait_ms.
+const pollInterval = 100 * time.Millisecond
 
 // ScanService reads tables' logs (and primary-key tables' changelogs)
 // statelessly through domain.LogScanner, with sealed cursors.
@@ -312,12 +317,10 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 		}
 	}
 	var fetched *domain.FetchLogResponse
-	for round := 0; ; round++ {
-		// One fetch waits at most maxFetchWait, well inside the RPC timeout.
-		remaining := min(maxFetchWait, max(0, deadline.Sub(s.now())))
-		began := s.now()
+	resets := 0
+	for {
 		fetched, err = port.Fetch(ctx, &domain.FetchLogRequest{Table: path, TableID: t.Info.TableID, Columns: positions,
-			Positions: pos, MaxBytes: s.limits.MaxBytes, MaxRecords: maxRows, MaxWait: remaining})
+			Positions: pos, MaxBytes: s.limits.MaxBytes, MaxRecords: maxRows})
 		if err != nil {
 			if domain.IsStaleDefinition(err) {
 				return ScanResult{}, domain.InvalidArgument("cursor: table `%s` was dropped and re-created while scanning; start again", path)
@@ -345,19 +348,14 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 		for i := range fetched.Buckets {
 			pos[i].Offset = fetched.Buckets[i].NextOffset
 		}
-		if n > 0 || s.now().After(deadline) || ctx.Err() != nil {
+		if n > 0 || ctx.Err() != nil {
 			break
 		}
-		if len(reset) == 0 {
-			// A server that answered at once (no data, an error) is asked
-			// again after a short pause, not in a busy loop.
-			if d := s.now().Sub(began); d < 50*time.Millisecond {
-				if sleepCtx(ctx, min(100*time.Millisecond, max(0, deadline.Sub(s.now())))) != nil {
-					break
-				}
-			}
+		if len(reset) > 0 && resets < 2 {
+			resets++ // read the moved buckets at once
+			continue
 		}
-		if !s.now().Before(deadline) {
+		if !s.now().Before(deadline) || sleepCtx(ctx, min(pollInterval, deadline.Sub(s.now()))) != nil {
 			break
 		}
 	}

@@ -361,3 +361,144 @@ func TestScanChangelog(t *testing.T) {
 		assert.EqualValues(t, p.Row["name"], recs[i].Row["name"])
 	}
 }
+
+func appendRows(t *testing.T, g *gateway, db, table string, rows ...map[string]any) {
+	t.Helper()
+	var entries []any
+	for i, r := range rows {
+		entries = append(entries, map[string]any{"id": fmt.Sprint(i), "append": r})
+	}
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/"+table+"/records", map[string]any{"entries": entries})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	require.EqualValues(t, len(rows), body["success_count"], "%v", body)
+}
+
+// TestScanPartitions: a partitioned log table read across all partitions,
+// records naming their partition; a partition created while consuming is
+// read from its earliest offset by the same cursor chain; `partitions`
+// restricts the scan; offsets list every partition's buckets.
+func TestScanPartitions(t *testing.T) {
+	g := startGateway(t, scanTokenKey)
+	db := gwName("gw_scanpart")
+	createDatabase(t, g, db)
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
+		"table_name": "clicks",
+		"columns": []any{
+			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}},
+			map[string]any{"name": "day", "data_type": map[string]any{"type": "STRING"}},
+		},
+		"partitioned_by": []any{"day"},
+		"distribution":   map[string]any{"bucket_count": 2},
+	})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	for _, day := range []string{"d1", "d2"} {
+		status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/clicks/partitions", map[string]any{"partition": map[string]any{"day": day}})
+		require.Equal(t, http.StatusCreated, status, "%v", body)
+	}
+	var rows []map[string]any
+	for i := 0; i < 10; i++ {
+		rows = append(rows, map[string]any{"id": i, "day": []string{"d1", "d2"}[i%2]})
+	}
+	appendRows(t, g, db, "clicks", rows...)
+
+	status, body = g.do(http.MethodGet, "/databases/"+db+"/tables/clicks/offsets?position=latest", nil)
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	offs := body["offsets"].([]any)
+	require.Len(t, offs, 4, "2 partitions x 2 buckets: %v", body)
+	assert.Equal(t, "d1", offs[0].(map[string]any)["partition"])
+
+	recs, cursor := drain(t, []*gateway{g}, db, "clicks", map[string]any{"start": map[string]any{"position": "earliest"}, "max_rows": 3})
+	require.Len(t, recs, 10)
+	checkOrder(t, recs)
+	for _, r := range recs {
+		assert.Equal(t, r.Row["day"], r.Partition)
+	}
+
+	// A partition created while consuming (by a write) is read from its
+	// earliest offset by the same cursor chain.
+	appendRows(t, g, db, "clicks", map[string]any{"id": 100, "day": "d3"}, map[string]any{"id": 101, "day": "d1"})
+	a := g.scan(t, db, "clicks", map[string]any{"cursor": cursor})
+	got := map[string]bool{}
+	for _, r := range a.Records {
+		got[fmt.Sprintf("%s/%v", r.Partition, r.Row["id"])] = true
+	}
+	assert.Equal(t, map[string]bool{"d3/100": true, "d1/101": true}, got)
+
+	// `partitions` restricts.
+	a = g.scan(t, db, "clicks", map[string]any{"start": map[string]any{"position": "earliest"}, "partitions": []any{"d2"}, "max_rows": 100})
+	require.Len(t, a.Records, 5)
+	for _, r := range a.Records {
+		assert.Equal(t, "d2", r.Partition)
+	}
+	status, raw := g.raw(http.MethodPost, "/databases/"+db+"/tables/clicks/records/scan",
+		map[string]any{"start": map[string]any{"position": "earliest"}, "partitions": []any{"nope"}}, "")
+	assert.Equal(t, http.StatusNotFound, status, "%s", raw)
+}
+
+// TestScanTimestampAndLongPoll: a timestamp start reads only the records
+// committed at or after it (offsets by timestamp agree); a long poll
+// answers soon after a write, and an empty one when its wait ends.
+func TestScanTimestampAndLongPoll(t *testing.T) {
+	g := startGateway(t, scanTokenKey)
+	db := gwName("gw_scants")
+	createDatabase(t, g, db)
+	createLogTable(t, g, db, "ev", 2, nil)
+	appendRows(t, g, db, "ev", map[string]any{"id": 1, "msg": "old"}, map[string]any{"id": 2, "msg": "old"})
+	time.Sleep(1100 * time.Millisecond)
+	ts := time.Now().UTC()
+	time.Sleep(50 * time.Millisecond)
+	appendRows(t, g, db, "ev", map[string]any{"id": 3, "msg": "new"}, map[string]any{"id": 4, "msg": "new"})
+
+	for _, start := range []any{ts.Format(time.RFC3339Nano), ts.UnixMilli()} {
+		a := g.scan(t, db, "ev", map[string]any{"start": map[string]any{"position": "timestamp", "timestamp": start}})
+		require.Len(t, a.Records, 2, "start %v: %+v", start, a.Records)
+		for _, r := range a.Records {
+			assert.Equal(t, "new", r.Row["msg"])
+		}
+	}
+	status, body := g.do(http.MethodGet, fmt.Sprintf("/databases/%s/tables/ev/offsets?position=timestamp&timestamp=%d", db, ts.UnixMilli()), nil)
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	var sum float64
+	for _, o := range body["offsets"].([]any) {
+		sum += o.(map[string]any)["offset"].(float64)
+	}
+	assert.EqualValues(t, 2, sum, "the old records precede the timestamp: %v", body)
+
+	// An empty long poll waits and ends empty.
+	began := time.Now()
+	a := g.scan(t, db, "ev", map[string]any{"start": map[string]any{"position": "latest"}, "max_wait_ms": 600})
+	assert.Empty(t, a.Records)
+	assert.GreaterOrEqual(t, time.Since(began), 500*time.Millisecond)
+	assert.True(t, a.CaughtUp)
+
+	// A long poll answers soon after a write.
+	type result struct {
+		a   scanAnswer
+		at  time.Time
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, _ := json.Marshal(map[string]any{"cursor": a.Cursor, "max_wait_ms": 10000})
+		resp, err := http.Post(g.base+"/databases/"+db+"/tables/ev/records/scan", "application/json", bytes.NewReader(b))
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		var r result
+		r.err = json.NewDecoder(resp.Body).Decode(&r.a)
+		r.at = time.Now()
+		done <- r
+	}()
+	time.Sleep(700 * time.Millisecond)
+	wrote := time.Now()
+	appendRows(t, g, db, "ev", map[string]any{"id": 5, "msg": "polled"})
+	r := <-done
+	require.NoError(t, r.err)
+	require.Len(t, r.a.Records, 1)
+	assert.Equal(t, "polled", r.a.Records[0].Row["msg"])
+	latency := r.at.Sub(wrote)
+	t.Logf("long poll: answer %s after the write was sent", latency)
+	assert.Less(t, latency, time.Second)
+}
