@@ -20,7 +20,9 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-func domainPath(db, table string) domain.TablePath { return domain.TablePath{Database: db, Table: table} }
+func domainPath(db, table string) domain.TablePath {
+	return domain.TablePath{Database: db, Table: table}
+}
 
 // scanTokenKey is the shared token key of the gateways of one test: cursors
 // issued by one replica must be accepted by the other.
