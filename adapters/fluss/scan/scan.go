@@ -264,12 +264,11 @@ func (s *Scanner) ListOffsets(ctx context.Context, req *domain.ListOffsetsReques
 			part int64
 		}
 		type group struct {
-			node    meta.ServerNode
-			part    int64
-			idx     []int
-			resp    flusspb.ListOffsetsResponse
-			err     error
-			pending []int
+			node meta.ServerNode
+			part int64
+			idx  []int
+			resp flusspb.ListOffsetsResponse
+			err  error
 		}
 		groups := map[groupKey]*group{}
 		var order []*group
