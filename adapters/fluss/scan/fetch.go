@@ -198,9 +198,14 @@ func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, f
 		if len(b) < record.LogOverhead {
 			break
 		}
-		size := int64(int32(binary.LittleEndian.Uint32(b[8:]))) + record.LogOverhead
+		length := int32(binary.LittleEndian.Uint32(b[8:]))
+		if length < 0 {
+			return &domain.Error{Kind: domain.KindBackend,
+				Message: fmt.Sprintf("%s: a log batch at offset %d has a negative length", where(t.Path(), fb.LogBucket), fb.NextOffset)}
+		}
+		size := int64(length) + record.LogOverhead
 		if size > int64(len(b)) {
-			break
+			break // truncated by the server's byte limit: read it next time
 		}
 		batch := b[:size]
 		b = b[size:]
