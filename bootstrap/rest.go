@@ -161,6 +161,8 @@ func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *teleme
 	})
 }
 
+var _ application.ScanMetrics = (*telemetry.GatewayMetrics)(nil)
+
 // newScanService provides the log scan use cases (issue 23), their cursors
 // sealed with the gateway's one sealer.
 func newScanService(cfg *config.Config, clusters domain.Clusters, sealer *sealed.Sealer, inst *telemetry.Instrumentation) *application.ScanService {

@@ -52,7 +52,7 @@ func arrowBatch(t testing.TB, cols []domain.Column, baseOffset int64, commitTS i
 	area = append(area, msg...)
 	out, err := record.AppendLogBatch(nil, record.LogBatchParams{SchemaID: 1, Attributes: attrs, WriterID: -1, BatchSequence: -1, RecordCount: int32(n)}, area)
 	require.NoError(t, err)
-	binary.LittleEndian.PutUint64(out, uint64(baseOffset))  // outside the CRC, set by the server
+	binary.LittleEndian.PutUint64(out, uint64(baseOffset))    // outside the CRC, set by the server
 	binary.LittleEndian.PutUint64(out[13:], uint64(commitTS)) // idem
 	return out
 }
