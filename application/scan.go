@@ -379,15 +379,20 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 }
 
 // settle counts the records of a fetch and applies the out-of-range
-// policy: it returns the buckets to move (earliest/latest) or the error.
+// policy: it returns the buckets to move (earliest/latest) or the error. A
+// bucket's error that a retry cannot mend fails the whole scan; a retryable
+// one (the leader moved) leaves the bucket's position for the next round.
 func (s *ScanService) settle(f *domain.FetchLogResponse, policy OnOutOfRange, path domain.TablePath) (int, []int, error) {
 	n := 0
 	var reset []int
 	for i := range f.Buckets {
 		fb := &f.Buckets[i]
 		n += len(fb.Records)
+		if fb.Err != nil && !fb.OutOfRange && !fb.Err.Retryable {
+			return 0, nil, fb.Err // tiered storage, an unreadable batch, no permission, ...
+		}
 		if !fb.OutOfRange {
-			continue
+			continue // a retryable bucket error: read again next round
 		}
 		if policy == OutOfRangeError {
 			where := fmt.Sprintf("bucket %d", fb.Bucket)
