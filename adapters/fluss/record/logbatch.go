@@ -326,7 +326,7 @@ type logLayout struct {
 	stats       int // offset of the int32 statistics length, -1: none
 }
 
-// Log batch magic 2 (Fluss 1.0: leader epoch and statistics).
+// LogMagicV2 is the log batch magic of Fluss 1.0 with leader epoch and statistics.
 const LogMagicV2 = 2
 
 var (
