@@ -225,6 +225,9 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 		return ScanResult{}, domain.InvalidArgument("max_wait_ms: negative")
 	}
 	wait := min(req.MaxWait, s.limits.MaxWait)
+	if err := checkSelection(req.Partitions, req.Buckets); err != nil {
+		return ScanResult{}, err
+	}
 	port, def, err := s.port(ctx, scope, path)
 	if err != nil {
 		return ScanResult{}, err
@@ -278,9 +281,6 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 	buckets, err := port.Buckets(ctx, &domain.LogBucketsRequest{Table: path, TableID: t.Info.TableID, Partitions: parts, Buckets: cur.Buckets})
 	if err != nil {
 		return ScanResult{}, err
-	}
-	if !cur.AllPartitions && len(parts) == 0 && len(buckets) == 0 {
-		return ScanResult{}, domain.InvalidArgument("partitions: an empty list selects nothing")
 	}
 
 	// Positions: from the cursor, then the start (or earliest, for buckets
@@ -424,6 +424,32 @@ func (s *ScanService) listInto(ctx context.Context, port domain.LogScanner, path
 	}
 	for j, i := range idx {
 		pos[i].Offset = resp.Offsets[j].Offset
+	}
+	return nil
+}
+
+// checkSelection refuses an empty or repeating `partitions` or `buckets`
+// (a repeated bucket would be read twice).
+func checkSelection(partitions []string, buckets []int32) error {
+	if partitions != nil && len(partitions) == 0 {
+		return domain.InvalidArgument("partitions: empty; leave it out for every partition")
+	}
+	if buckets != nil && len(buckets) == 0 {
+		return domain.InvalidArgument("buckets: empty; leave it out for every bucket")
+	}
+	seen := map[string]bool{}
+	for i, p := range partitions {
+		if seen[p] {
+			return domain.InvalidArgument("partitions[%d]: `%s` is named twice", i, cut(p))
+		}
+		seen[p] = true
+	}
+	seenB := map[int32]bool{}
+	for i, b := range buckets {
+		if seenB[b] {
+			return domain.InvalidArgument("buckets[%d]: bucket %d is named twice", i, b)
+		}
+		seenB[b] = true
 	}
 	return nil
 }

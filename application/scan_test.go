@@ -224,6 +224,9 @@ func TestScanRefusals(t *testing.T) {
 		{"neither", s, alice, scanPath, ScanRequest{}, "exactly one"},
 		{"unknown column", s, alice, scanPath, ScanRequest{Start: &ScanStart{}, Columns: []string{"zz"}}, "no column `zz`"},
 		{"not a cursor", s, alice, scanPath, ScanRequest{Cursor: "%%%"}, "altered"},
+		{"a bucket twice", s, alice, scanPath, ScanRequest{Start: &ScanStart{}, Buckets: []int32{0, 0}}, "named twice"},
+		{"no buckets", s, alice, scanPath, ScanRequest{Start: &ScanStart{}, Buckets: []int32{}}, "buckets: empty"},
+		{"no partitions", s, alice, scanPath, ScanRequest{Start: &ScanStart{}, Partitions: []string{}}, "partitions: empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
