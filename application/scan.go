@@ -440,7 +440,7 @@ func checkSelection(partitions []string, buckets []int32) error {
 	seen := map[string]bool{}
 	for i, p := range partitions {
 		if seen[p] {
-			return domain.InvalidArgument("partitions[%d]: `%s` is named twice", i, cut(p))
+			return domain.InvalidArgument("partitions[%d]: `%s` is named twice", i, cut(p, 64))
 		}
 		seen[p] = true
 	}
@@ -468,23 +468,15 @@ func projectColumns(t *Table, names []string) ([]domain.Column, []int, error) {
 	for i, n := range names {
 		j := slices.IndexFunc(all, func(c domain.Column) bool { return c.Name == n })
 		if j < 0 {
-			return nil, nil, domain.InvalidArgument("columns[%d]: table `%s` has no column `%s`", i, t.Info.Path, cut(n))
+			return nil, nil, domain.InvalidArgument("columns[%d]: table `%s` has no column `%s`", i, t.Info.Path, cut(n, 64))
 		}
 		if slices.Contains(pos, j) {
-			return nil, nil, domain.InvalidArgument("columns[%d]: column `%s` is named twice", i, cut(n))
+			return nil, nil, domain.InvalidArgument("columns[%d]: column `%s` is named twice", i, cut(n, 64))
 		}
 		cols = append(cols, all[j])
 		pos = append(pos, j)
 	}
 	return cols, pos, nil
-}
-
-// cut shortens user input quoted in messages.
-func cut(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

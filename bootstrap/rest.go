@@ -32,6 +32,7 @@ var RESTModule = fx.Module("rest",
 		application.NewCatalogService,
 		newRecordService,
 		newScanService,
+		newIdempotentWrites,
 		func() IdentityFactory { return NewIdentity },
 		newRESTServer,
 	),
@@ -79,6 +80,9 @@ type restParams struct {
 	Inst      *telemetry.Instrumentation
 	Identity  IdentityFactory
 	Logger    *slog.Logger
+
+	// Idempotency is nil when gateway.idempotency.enabled is false.
+	Idempotency *application.IdempotentWrites
 }
 
 func newRESTServer(p restParams) (*RESTServer, error) {
@@ -107,7 +111,8 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		Propagators:    p.Telemetry.Propagators,
 		Observer:       p.Inst.Gateway(),
 		Docs:           p.Config.REST.DocsEnabled,
-	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Scans: p.Scans, Readiness: p.Readiness, Identity: identity})
+	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Scans: p.Scans, Readiness: p.Readiness, Identity: identity,
+		Idempotency: idempotentWriter(p.Idempotency)})
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +175,30 @@ func newScanService(cfg *config.Config, clusters domain.Clusters, sealer *sealed
 		Limits:  application.ScanLimits{MaxRows: cfg.Scan.MaxRows, MaxWait: cfg.Scan.MaxWait, MaxBytes: int(cfg.Scan.MaxBytes)},
 		Metrics: inst.Gateway(),
 	})
+}
+
+// newIdempotentWrites builds the Idempotency-Key use case over the
+// records use case (nil when gateway.idempotency.enabled is false).
+func newIdempotentWrites(cfg *config.Config, records *application.RecordService, inst *telemetry.Instrumentation) *application.IdempotentWrites {
+	c := cfg.Idempotency
+	if !c.Enabled {
+		return nil
+	}
+	return application.NewIdempotentWrites(records, application.IdempotencyOptions{
+		Ledger:  domain.TablePath{Database: c.Database, Table: c.Table},
+		Window:  c.Window,
+		Lease:   c.Lease,
+		Buckets: c.Buckets,
+		Metrics: inst.Gateway(),
+	})
+}
+
+// idempotentWriter keeps a nil use case a nil interface.
+func idempotentWriter(w *application.IdempotentWrites) httpadapter.IdempotentWriter {
+	if w == nil {
+		return nil
+	}
+	return w
 }
 
 // admission maps the configured budgets; the write rate limit applies only

@@ -49,6 +49,11 @@ type WriteBatch struct {
 	// writes (primary-key columns included); other columns keep their values.
 	PartialUpdateColumns []int
 	Entries              []WriteEntry
+
+	// Urgent asks the writer to send the rows without waiting for more
+	// rows to batch with them (no linger): a small write another request
+	// waits on, such as an Idempotency-Key claim in the ledger.
+	Urgent bool
 }
 
 // LookupRequest asks for rows by primary key. Each key holds one Datum per

@@ -21,6 +21,10 @@ var entryCodes = map[string]string{
 	"not_leader_or_follower":  "unavailable",
 	"not_enough_replicas":     "unavailable",
 	"network":                 "unavailable",
+	// An Idempotency-Key whose earlier attempt died before recording its
+	// verdicts (application.EntryCodeOutcomeUnknown): a retry under this key
+	// can never change the answer.
+	"outcome_unknown": "failed_precondition",
 }
 
 // officialEntryCode returns the official code of a write entry's verdict and

@@ -91,10 +91,10 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 		buf.Reset()
 		buffers.Put(buf)
 	}()
-	res, err := a.records.Write(c.UserContext(), scope, application.WriteCommand{
+	res, err := a.write(c, scope, application.WriteCommand{
 		Path:    path,
 		Decoder: &bodyDecoder{body: body, buf: buf, report: invalidEntriesReported(c)},
-	})
+	}, body)
 	if err != nil {
 		return err
 	}

@@ -121,6 +121,10 @@ type Deps struct {
 	// ChallengeFor(error) string method (adapters/identity.Authenticator),
 	// 401 answers carry its WWW-Authenticate challenge.
 	Identity domain.Identity
+
+	// Idempotency serves writes with an Idempotency-Key; nil answers them
+	// 501 unsupported.
+	Idempotency IdempotentWriter
 }
 
 type api struct {
@@ -142,6 +146,9 @@ type api struct {
 	app *fiber.App
 	// singleHeaders: see Options.SingleValueHeaders.
 	singleHeaders []string
+
+	// idempotency: see Deps.Idempotency.
+	idempotency IdempotentWriter
 }
 
 // New builds the fiber application serving the REST API. It does not
@@ -179,6 +186,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		started:   time.Now(),
 		openapi:   doc,
 	}
+	a.idempotency = deps.Idempotency
 	a.singleHeaders = append([]string{fiber.HeaderAuthorization}, opts.SingleValueHeaders...)
 	if a.log == nil {
 		a.log = slog.Default()

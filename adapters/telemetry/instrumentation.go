@@ -216,6 +216,10 @@ type Instrumentation struct {
 	writerBufCap    metric.Int64Gauge
 	writerPressure  metric.Float64Histogram
 	writerThrottle  metric.Float64Counter
+
+	// Idempotency-Key (idempotency.go).
+	idemRequests metric.Int64Counter
+	idemWait     metric.Float64Histogram
 }
 
 // NewInstrumentation creates every instrument. An error means an instrument
@@ -264,6 +268,7 @@ func NewInstrumentation(opts InstrumentationOptions) (*Instrumentation, error) {
 	in.writerBufCap = b.gauge(MetricWriterBufferCapacity, "By", "Writer buffer capacity.")
 	in.writerPressure = b.histogram(MetricWriterKvPressure, "", "KV backpressure signals received per bucket: pressure in (0, 1], 1 for a hard rejection (code 72).", pressureBuckets)
 	in.writerThrottle = b.floatCounter(MetricWriterKvThrottle, "s", "Time buckets were throttled because of KV backpressure.")
+	in.idemRequests, in.idemWait = newIdempotencyInstruments(&b)
 	return in, b.err
 }
 

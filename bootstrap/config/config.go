@@ -44,6 +44,8 @@ type Config struct {
 	Limits     Limits
 	// Scan bounds log scans (`gateway.rest.scan.*`, an extension).
 	Scan Scan
+	// Idempotency configures the Idempotency-Key extension (idempotency.go).
+	Idempotency Idempotency
 	// Clusters are the declared clusters in `gateway.clusters` order.
 	Clusters []Cluster
 }
@@ -395,6 +397,7 @@ func Default() Config {
 			ActAs: ActAs{Header: DefaultActAsHeader},
 			Quota: Quota{MaxPrincipals: 10_000},
 		},
+		Idempotency: DefaultIdempotency(),
 		Limits: Limits{
 			WriteMaxRows:                      10_000,
 			WriteMaxConcurrentRequests:        64,

@@ -268,6 +268,12 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 				return "127.0.0.1:11111", "127.0.0.1:22222"
 			}
 			return "127.0.0.1:11112", "127.0.0.1:22223"
+		case key == KeyIdempotencyWindow:
+			return "2h", "3h"
+		case key == KeyIdempotencyLease:
+			return "11s", "22s"
+		case key == KeyIdempotencyBuckets:
+			return "3", "4"
 		case strings.Contains(key, "timeout") || strings.HasSuffix(key, "-time") || strings.HasSuffix(key, "-wait"):
 			return "11s", "22s"
 		case strings.Contains(key, "bytes"):

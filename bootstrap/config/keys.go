@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -338,7 +339,7 @@ var globalEntries = append([]entry[Config]{
 	secretEntry(KeyUsers, func(c *Config) *Secret { return &c.Security.Users }),
 	secretEntry(KeyTokens, func(c *Config) *Secret { return &c.Security.Tokens }),
 	stringEntry(KeyTrustedHeaderName, func(c *Config) *string { return &c.Security.TrustedHeaderName }),
-}, securityEntries...)
+}, slices.Concat(securityEntries, idempotencyEntries)...)
 
 // clusterEntries are the keys under `gateway.cluster.<id>.`. The last three
 // are gateway-go extensions: `connection.security.protocol` makes the

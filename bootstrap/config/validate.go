@@ -19,6 +19,7 @@ func (c *Config) Validate() error {
 	if c.InstanceID != "" && !validInstanceID(c.InstanceID) {
 		add("%s must be 1-128 ASCII letters, digits, dots, underscores or hyphens", KeyInstanceID)
 	}
+	c.validateIdempotency(add)
 	if err := checkSocketAddress(c.REST.Listen); err != nil {
 		add("%s: %v", KeyRESTListen, err)
 	}

@@ -173,7 +173,7 @@ func (w *Writer) drainLocked(now time.Time) ([]drained, time.Duration) {
 			}
 			first := b.firstLive()
 			lingerEnd := first.at.Add(w.opts.Linger)
-			ready := b.liveBytes >= w.opts.BatchSize || b.sealed() || !now.Before(lingerEnd) || w.closing || bufWaiters > 0
+			ready := b.liveBytes >= w.opts.BatchSize || b.sealed() || !now.Before(lingerEnd) || w.closing || bufWaiters > 0 || first.req.urgent
 			if !ready {
 				soon(lingerEnd)
 				continue

@@ -111,6 +111,9 @@ type request struct {
 	done        chan struct{}
 	compat      string // batch compatibility: schema id and target columns
 	targetCols  []int32
+
+	// urgent: the batch asked to be sent without linger (WriteBatch.Urgent).
+	urgent bool
 }
 
 // rec is one entry's record; it lives in request.recs.
@@ -170,6 +173,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 	}
 	req := &request{ctx: ctx, codec: c, results: results, recs: make([]rec, n), done: make(chan struct{})}
 	req.deadline, req.hasDeadline = ctx.Deadline()
+	req.urgent = wb.Urgent
 	defer w.report(c.path, results)
 	if wb.PartialUpdateColumns != nil {
 		if !c.pk {
