@@ -18,10 +18,13 @@
 // Projection.getProjectionInOrder sends them; rows are reordered here). Each
 // bucket answers zero or more log batches starting at or before its fetch
 // offset; records below the fetch offset are skipped (a batch is returned
-// whole), as CompletedFetch does. With a wait, each request asks the server
-// to hold it until a first byte (min_bytes 1, max_wait_ms); the first answer
-// with records cancels the others, whose buckets then answer nothing (their
-// positions stay), so a long poll ends as soon as any leader has data.
+// whole), as CompletedFetch does. With FetchLogRequest.MaxWait, each request
+// asks the server to hold it until a first byte (min_bytes 1, max_wait_ms);
+// the first answer with records cancels the others, whose buckets then
+// answer nothing (their positions stay). The gateway's long poll does not use
+// it (application.ScanService polls instead): a Fluss tablet server handles a
+// connection's requests in order, so a parked fetch would hold up every write
+// and lookup sharing the connection (measured on 0.9.1).
 //
 // Batches are decoded by format (`table.log.format`): ARROW (the default)
 // with record/arrowlog (change-type vector first when the batch is not
