@@ -33,6 +33,7 @@ var RESTModule = fx.Module("rest",
 		newSealer,
 		application.NewCatalogService,
 		newRecordService,
+		newScanService,
 		newIdempotentWrites,
 		newMemoryBudget,
 		func() IdentityFactory { return NewIdentity },
@@ -79,6 +80,7 @@ type restParams struct {
 	Config    *config.Config
 	Catalog   *application.CatalogService
 	Records   *application.RecordService
+	Scans     *application.ScanService
 	Clusters  domain.Clusters
 	Readiness *httpadapter.Readiness
 	Telemetry *telemetry.Providers
@@ -133,7 +135,7 @@ func newRESTServer(p restParams) (*RESTServer, error) {
 		Browser:        browserGuard(p.Config),
 		Authorizer:     authorizer,
 		StreamMaxRows:  p.Config.Limits.WriteStreamMaxRows,
-	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Readiness: p.Readiness, Identity: identity,
+	}, httpadapter.Deps{Catalog: p.Catalog, Records: p.Records, Scans: p.Scans, Readiness: p.Readiness, Identity: identity,
 		Idempotency: idempotentWriter(p.Idempotency)})
 	if err != nil {
 		return nil, err
@@ -192,6 +194,17 @@ func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *teleme
 	})
 }
 
+var _ application.ScanMetrics = (*telemetry.GatewayMetrics)(nil)
+
+// newScanService provides the log scan use cases (issue 23), their cursors
+// sealed with the gateway's one sealer.
+func newScanService(cfg *config.Config, clusters domain.Clusters, sealer *sealed.Sealer, inst *telemetry.Instrumentation) *application.ScanService {
+	return application.NewScanService(clusters, sealer, application.ScanOptions{
+		Limits:  application.ScanLimits{MaxRows: cfg.Scan.MaxRows, MaxWait: cfg.Scan.MaxWait, MaxBytes: int(cfg.Scan.MaxBytes)},
+		Metrics: inst.Gateway(),
+	})
+}
+
 // newIdempotentWrites builds the Idempotency-Key use case over the
 // records use case (nil when gateway.idempotency.enabled is false).
 func newIdempotentWrites(cfg *config.Config, records *application.RecordService, inst *telemetry.Instrumentation) *application.IdempotentWrites {
@@ -243,6 +256,7 @@ func admission(cfg *config.Config) httpadapter.Admission {
 		WriteConcurrency:        l.WriteMaxConcurrentRequests,
 		LookupConcurrency:       l.LookupMaxConcurrentRequests,
 		PrefixLookupConcurrency: l.PrefixLookupMaxConcurrentRequests,
+		ScanConcurrency:         cfg.Scan.MaxConcurrentRequests,
 		MaxWait:                 cfg.REST.AdmissionMaxWait,
 	}
 	if l.WriteRateLimitEnabled {

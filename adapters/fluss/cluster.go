@@ -16,6 +16,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/lookup"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/scan"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/writer"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -71,6 +72,8 @@ type Config struct {
 	Writer writer.Options
 	// Lookup configures the lookup client.
 	Lookup lookup.Options
+	// Scan configures the log scanner.
+	Scan scan.Options
 	// Meta configures the table metadata cache.
 	Meta meta.Options
 }
@@ -141,6 +144,7 @@ func newBackend(cfg Config, authzid string, peers func(func(*meta.Cache)), log *
 			catalog: &invalidatingCatalog{Catalog: adm, cache: cache, peers: peers, log: log},
 			writer:  w,
 			lookup:  lookup.New(caller, cache, cfg.Lookup),
+			scanner: scan.New(caller, cache, cfg.Scan),
 			tables:  cacheDefinitions{cache: cache, catalog: adm},
 		},
 	}, nil
@@ -411,8 +415,12 @@ type session struct {
 	catalog domain.Catalog
 	writer  domain.RowWriter
 	lookup  domain.Lookup
+	scanner domain.LogScanner
 	tables  domain.TableDefinitions
 }
+
+// LogScanner implements domain.ScanSession: log and changelog reads.
+func (s *session) LogScanner() domain.LogScanner { return s.scanner }
 
 // Tables implements domain.TableSource: the application resolves the
 // definitions it decodes requests against through the same metadata cache

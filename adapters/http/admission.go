@@ -17,6 +17,7 @@ const (
 	admitWrite
 	admitLookup
 	admitPrefixLookup
+	admitScan
 	admissionClasses
 )
 
@@ -25,6 +26,7 @@ var admissionNames = [admissionClasses]string{
 	admitWrite:        "write",
 	admitLookup:       "lookup",
 	admitPrefixLookup: "prefix lookup",
+	admitScan:         "scan",
 }
 
 // Admission configures request admission. A zero concurrency leaves that
@@ -42,6 +44,9 @@ type Admission struct {
 	// PrefixLookupConcurrency bounds concurrent prefix lookups
 	// (gateway.rest.prefix-lookup.max-concurrent-requests).
 	PrefixLookupConcurrency int
+	// ScanConcurrency bounds concurrent log scans and offset listings,
+	// long polls included (gateway.rest.scan.max-concurrent-requests).
+	ScanConcurrency int
 	// MaxWait bounds the wait for a slot or rate token before 429
 	// resource_exhausted (gateway.rest.admission.max-wait); 0 is
 	// defaultAdmissionWait. A request never waits past its own
@@ -66,6 +71,7 @@ func newAdmission(o Admission, maxBody int64) *admission {
 		admitWrite:        o.WriteConcurrency,
 		admitLookup:       o.LookupConcurrency,
 		admitPrefixLookup: o.PrefixLookupConcurrency,
+		admitScan:         o.ScanConcurrency,
 	} {
 		if n > 0 {
 			adm.limits[class] = newConcurrencyLimit(admissionNames[class], n, o.MaxWait)

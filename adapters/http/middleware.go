@@ -288,14 +288,15 @@ func quoteHeader(v string) string {
 }
 
 // acceptJSON answers 406 when the Accept header rules out JSON, the only
-// representation the gateway serves.
+// representation the gateway serves (and NDJSON, on the scan route only).
 func acceptJSON(c *fiber.Ctx) error {
 	accept := c.Get(fiber.HeaderAccept)
 	if accept == "" || acceptsJSON(accept) {
 		return c.Next()
 	}
-	if c.Method() == fiber.MethodPost && strings.HasSuffix(c.Path(), "/records") && acceptsNDJSON(accept) {
-		// NDJSON verdict lines of a streamed write (ndjson.go).
+	if c.Method() == fiber.MethodPost && acceptsNDJSON(accept) &&
+		(strings.HasSuffix(c.Path(), "/records") || strings.HasSuffix(c.Path(), "/records/scan")) {
+		// NDJSON verdict lines of a streamed write (ndjson.go), or the records of a scan (scan.go).
 		return c.Next()
 	}
 	return newHTTPError(fiber.StatusNotAcceptable, codeNotAcceptable, "the Accept header must allow application/json")

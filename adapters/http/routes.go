@@ -45,6 +45,9 @@ const (
 	pathRecords    = pathTable + "/records"
 	pathLookup     = pathRecords + "/lookup"
 	pathPrefix     = pathRecords + "/prefix-lookup"
+	// Extensions (issue 23): log scans and offsets.
+	pathScan    = pathRecords + "/scan"
+	pathOffsets = pathTable + "/offsets"
 )
 
 var (
@@ -83,6 +86,9 @@ func allRoutes() routeTable {
 		{method: fiber.MethodPost, path: pathRecords, operationID: "writeRecords", admission: admitWrite, audit: true, handler: (*api).writeRecords},
 		{method: fiber.MethodPost, path: pathLookup, operationID: "lookupRecords", admission: admitLookup, handler: (*api).lookupRecords},
 		{method: fiber.MethodPost, path: pathPrefix, operationID: "prefixLookupRecords", admission: admitPrefixLookup, handler: (*api).prefixLookupRecords},
+
+		{method: fiber.MethodPost, path: pathScan, operationID: "scanRecords", admission: admitScan, handler: (*api).scanRecords},
+		{method: fiber.MethodGet, path: pathOffsets, operationID: "listOffsets", query: []string{"position", "timestamp"}, admission: admitScan, handler: (*api).listOffsets},
 	}
 }
 

@@ -131,7 +131,9 @@ type RequestObserver interface {
 type Deps struct {
 	Catalog Catalog
 	// Records serves the data-plane routes; nil answers them 501 unsupported.
-	Records   Records
+	Records Records
+	// Scans serves the log scan routes (an extension); nil answers them 501.
+	Scans     Scans
 	Readiness *Readiness
 	// Identity authenticates callers of the /v1/clusters routes; nil trusts
 	// every caller as an anonymous principal. When it also has a
@@ -149,6 +151,7 @@ type api struct {
 	log       *slog.Logger
 	catalog   Catalog
 	records   Records
+	scans     Scans
 	admission *admission
 	quotas    *quotas
 	budget    *membudget.Budget
@@ -194,6 +197,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		log:       opts.Logger,
 		catalog:   deps.Catalog,
 		records:   deps.Records,
+		scans:     deps.Scans,
 		admission: newAdmission(opts.Admission, opts.MaxRequestBytes),
 		quotas:    newQuotas(opts.Quota, opts.MaxRequestBytes),
 		budget:    opts.MemoryBudget,

@@ -85,6 +85,17 @@ func (g *GatewayMetrics) RecordLookups(ctx context.Context, table domain.TablePa
 	}
 }
 
+// RecordScan counts one log scan: fluss_gateway_scan_requests_total{outcome,
+// caught_up} (outcome "ok" or the error code) and its records in
+// fluss_gateway_scan_records_total. It implements application.ScanMetrics.
+func (g *GatewayMetrics) RecordScan(ctx context.Context, table domain.TablePath, records int, caughtUp bool, outcome string) {
+	attrs := g.in.tableAttr([]attribute.KeyValue{AttrOutcome.String(outcome), AttrCaughtUp.Bool(caughtUp)}, table)
+	g.in.scanReqs.Add(ctx, 1, metric.WithAttributes(attrs...))
+	if records > 0 {
+		g.in.scanRecords.Add(ctx, int64(records), metric.WithAttributes(g.in.tableAttr(nil, table)...))
+	}
+}
+
 // RecordEntries counts the verdicts of one write request in
 // fluss_gateway_write_entries_total{outcome, code}: outcome success (code
 // "ok"), failed (Applied "no" or unset) or unknown (Applied "unknown"), code

@@ -35,6 +35,9 @@ const (
 	// decoded and body bytes read (after gzip).
 	MetricWriteBodyRows  = "fluss.gateway.write.body.rows"  // fluss_gateway_write_body_rows_total
 	MetricWriteBodyBytes = "fluss.gateway.write.body.bytes" // fluss_gateway_write_body_bytes_total
+	// Log scans by outcome, and the records they returned (GatewayMetrics.RecordScan).
+	MetricScanRequests = "fluss.gateway.scan.requests" // fluss_gateway_scan_requests_total
+	MetricScanRecords  = "fluss.gateway.scan.records"  // fluss_gateway_scan_records_total
 	// Rows and bytes sent to Fluss by the writer (WriterHooks.BatchesSent).
 	MetricBackendWriteRows  = "fluss.gateway.backend.write.rows"  // fluss_gateway_backend_write_rows_total
 	MetricBackendWriteBytes = "fluss.gateway.backend.write.bytes" // fluss_gateway_backend_write_bytes_total
@@ -73,6 +76,7 @@ const (
 	AttrDatabase    = attribute.Key("database")     // database, only with DatabaseLabel (capped)
 	AttrErrorCode   = attribute.Key("error_code")   // REST: the error envelope's code, "ok" without error
 	AttrKind        = attribute.Key("kind")         // lookups: lookup or prefix_lookup
+	AttrCaughtUp    = attribute.Key("caught_up")    // scans: true or false
 	AttrCluster     = attribute.Key("cluster")      // configured cluster id
 	AttrAPI         = attribute.Key("api")          // Fluss API name, PUT_KV
 	AttrFlussCode   = attribute.Key("fluss_code")   // Fluss error name (NONE on success), see FlussCodeName
@@ -196,6 +200,8 @@ type Instrumentation struct {
 	lookupKeys   metric.Int64Counter
 	bodyRows     metric.Int64Counter
 	bodyBytes    metric.Int64Counter
+	scanReqs     metric.Int64Counter
+	scanRecords  metric.Int64Counter
 
 	backendRows     metric.Int64Counter
 	backendBytes    metric.Int64Counter
@@ -247,6 +253,8 @@ func NewInstrumentation(opts InstrumentationOptions) (*Instrumentation, error) {
 	in.writeEntries = b.counter(MetricWriteEntries, "{entry}", "Entries of REST write requests by final verdict, once per entry: outcome success, failed (applied no) or unknown (maybe applied), and entry code; entries refused while decoding with X-Fluss-Invalid-Entries included.")
 	in.bodyRows = b.counter(MetricWriteBodyRows, "{entry}", "Entries of REST write requests by the body's content type (application/json, application/x-ndjson, application/vnd.apache.arrow.stream).")
 	in.bodyBytes = b.counter(MetricWriteBodyBytes, "By", "Body bytes of REST write requests by content type, counted as decoded (after gzip).")
+	in.scanReqs = b.counter(MetricScanRequests, "{request}", "Log scans (records/scan) by outcome (ok or the error code) and caught_up (every scanned bucket read to its high watermark).")
+	in.scanRecords = b.counter(MetricScanRecords, "{record}", "Records returned by log scans.")
 	in.lookupKeys = b.counter(MetricLookupKeys, "{key}", "Keys of lookups and prefixes of prefix lookups, by kind and outcome: found (a row, or at least one row), missed (none) or failed.")
 
 	in.backendRows = b.counter(MetricBackendWriteRows, "{row}", "Rows sent to Fluss in PutKv and ProduceLog requests (resends included).")

@@ -87,3 +87,21 @@ func TestLookupKeysAndEntryOutcomes(t *testing.T) {
 	v, _ := reqs[0].Value(AttrFlussCode)
 	assert.Equal(t, "NAME_36", v.AsString())
 }
+
+func TestScanMetrics(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, InstrumentationOptions{})
+	g, ctx := h.in.Gateway(), context.Background()
+	table := domain.TablePath{Database: "shop", Table: "events"}
+	g.RecordScan(ctx, table, 7, false, CodeOK)
+	g.RecordScan(ctx, table, 0, true, CodeOK)
+	g.RecordScan(ctx, table, 0, false, "invalid_argument")
+
+	got := h.metrics(t)
+	assertMetric(t, got, MetricScanRequests, "{request}", sum(true,
+		point(int64(1), AttrOutcome.String(CodeOK), AttrCaughtUp.Bool(false)),
+		point(int64(1), AttrOutcome.String(CodeOK), AttrCaughtUp.Bool(true)),
+		point(int64(1), AttrOutcome.String("invalid_argument"), AttrCaughtUp.Bool(false)),
+	))
+	assertMetric(t, got, MetricScanRecords, "{record}", sum(true, point(int64(7))))
+}

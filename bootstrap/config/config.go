@@ -42,6 +42,8 @@ type Config struct {
 	Shutdown   Shutdown
 	Security   Security
 	Limits     Limits
+	// Scan bounds log scans (`gateway.rest.scan.*`, an extension).
+	Scan Scan
 	// Idempotency configures the Idempotency-Key extension (idempotency.go).
 	Idempotency Idempotency
 	// Clusters are the declared clusters in `gateway.clusters` order.
@@ -250,6 +252,18 @@ type Security struct {
 	Guard Guard
 }
 
+// Scan bounds log scans (`gateway.rest.scan.*`; issue 23, an extension).
+type Scan struct {
+	// MaxRows caps a scan's max_rows.
+	MaxRows int
+	// MaxWait caps a scan's max_wait_ms long poll.
+	MaxWait time.Duration
+	// MaxBytes bounds the record bytes fetched from Fluss for one answer.
+	MaxBytes int64
+	// MaxConcurrentRequests bounds concurrent scans and offset listings.
+	MaxConcurrentRequests int
+}
+
 // JWT configures the jwt authentication method (`gateway.security.jwt.*`):
 // the identity adapter's JWTConfig, defined once there.
 type JWT = identity.JWTConfig
@@ -446,6 +460,7 @@ func Default() Config {
 			PrefixLookupMaxConcurrentRequests: 32,
 			MetadataMaxConcurrentRequests:     16,
 		},
+		Scan:     Scan{MaxRows: 10_000, MaxWait: 30 * time.Second, MaxBytes: 8 << 20, MaxConcurrentRequests: 64},
 		Clusters: []Cluster{DefaultCluster(DefaultClusterID)},
 	}
 }

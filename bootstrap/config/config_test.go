@@ -261,6 +261,8 @@ func TestEveryKeyHasAWorkingEnvironmentVariable(t *testing.T) {
 			return guardSample(key)[0], guardSample(key)[1]
 		case key == KeyTrustedHeaderCIDRs:
 			return "10.0.0.0/8", "192.168.0.1"
+		case key == "gateway.security.token-key":
+			return strings.Repeat("f", 32), strings.Repeat("e", 32)
 		case key == KeyJWTJWKSURL:
 			return "https://idp.example.com/jwks", "https://idp.example.com/keys"
 		case strings.HasSuffix(key, "listen"):

@@ -66,6 +66,10 @@ func (c *Config) Validate() error {
 		{"gateway.rest.prefix-lookup.max-rows-per-prefix", int64(c.Limits.PrefixLookupMaxRowsPerPrefix)},
 		{"gateway.rest.prefix-lookup.max-concurrent-requests", int64(c.Limits.PrefixLookupMaxConcurrentRequests)},
 		{"gateway.rest.metadata.max-concurrent-requests", int64(c.Limits.MetadataMaxConcurrentRequests)},
+		{"gateway.rest.scan.max-rows", int64(c.Scan.MaxRows)},
+		{"gateway.rest.scan.max-wait", int64(c.Scan.MaxWait)},
+		{"gateway.rest.scan.max-bytes", c.Scan.MaxBytes},
+		{"gateway.rest.scan.max-concurrent-requests", int64(c.Scan.MaxConcurrentRequests)},
 	} {
 		if s.n <= 0 {
 			add("%s must be greater than zero", s.key)
@@ -80,6 +84,9 @@ func (c *Config) Validate() error {
 		} else if addressesOverlap(c.REST.Listen, c.Metrics.PrometheusListen) {
 			add("%s (%s) must differ from %s (%s)", KeyMetricsListen, c.Metrics.PrometheusListen, KeyRESTListen, c.REST.Listen)
 		}
+	}
+	if c.Scan.MaxBytes > 1<<30 {
+		add("gateway.rest.scan.max-bytes must be at most 1gb")
 	}
 	c.validateSecurity(add)
 	c.validateClusters(add)

@@ -170,6 +170,9 @@ func FuzzReadLogBatch(f *testing.F) {
 			}
 		}
 
+		if _, _, err := ReadLogBatchNoCRC(data); err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("error without ErrCorrupt (no CRC check): %v", err)
+		}
 		lb, _, err := ReadLogBatch(data)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {

@@ -26,7 +26,11 @@ import (
 //
 // Magic V1 in Fluss 0.7-0.9 (read only here) inserts an int32 leaderEpoch at
 // 21 and shifts the rest by 4 (52-byte header). Fluss 1.0 reuses magic 1 for a
-// statistics layout; this package follows 0.9.1.
+// statistics layout: the V0 fields, then int32 statisticsLength at 48 and that
+// many statistics bytes before the records (the Java client writes it for
+// tables with `table.statistics.columns`); its magic 2 is the 0.9 V1 layout
+// plus statisticsLength at 52. Readers tell the two magic-1 layouts apart by
+// their CRC (or, unchecked, by recordCount and lastOffsetDelta agreeing).
 //
 // Row-based records (INDEXED and COMPACTED log formats, IndexedLogRecord.java):
 // int32 size of what follows, int8 change type, the row.
@@ -253,35 +257,96 @@ type LogBatch struct {
 // AppendOnly reports whether attributes bit 0 is set.
 func (lb *LogBatch) AppendOnly() bool { return lb.Attributes&AttrAppendOnly != 0 }
 
-// ReadLogBatch decodes the log batch at the start of b (magic V0, or V1 as
-// laid out by Fluss 0.9.1), checking its length and CRC
+// ReadLogBatch decodes the log batch at the start of b (magic V0; V1 as laid
+// out by Fluss 0.9.1 or by 1.0; 1.0's V2), checking its length and CRC
 // (DefaultLogRecordBatch.ensureValid), and returns it with the bytes that
 // follow it.
 func ReadLogBatch(b []byte) (LogBatch, []byte, error) {
+	return readLogBatch(b, true)
+}
+
+// ReadLogBatchNoCRC is ReadLogBatch without the CRC check, for batches the
+// server re-serialised for a projected fetch: FileLogProjection
+// (fluss-common/.../record/FileLogProjection.java) rewrites the records and
+// the length but leaves the original CRC in the header.
+func ReadLogBatchNoCRC(b []byte) (LogBatch, []byte, error) {
+	return readLogBatch(b, false)
+}
+
+func readLogBatch(b []byte, checkCRC bool) (LogBatch, []byte, error) {
 	if len(b) < LogOverhead+1 {
 		return LogBatch{}, nil, corrupt("log batch of %d bytes is shorter than its header", len(b))
 	}
 	le := binary.LittleEndian
-	lb := LogBatch{BaseOffset: int64(le.Uint64(b)), Magic: int8(b[logMagicOffset]), LeaderEpoch: NoLeaderEpoch}
-	header, crcOffset := LogBatchHeaderSizeV0, logV0CRCOffset
-	switch lb.Magic {
+	magic := int8(b[logMagicOffset])
+	var layouts []logLayout
+	switch magic {
 	case LogMagicV0:
+		layouts = []logLayout{layoutV0}
 	case LogMagicV1:
-		header, crcOffset = LogBatchHeaderSizeV1, logV0CRCOffset+4
+		// 0.9's leader-epoch layout or 1.0's statistics layout: the one
+		// whose CRC matches (without a CRC check, whose header is
+		// consistent).
+		layouts = []logLayout{layoutV1Stats, layoutV1Epoch}
+	case LogMagicV2:
+		layouts = []logLayout{layoutV2}
 	default:
-		return LogBatch{}, nil, corrupt("unsupported log batch magic %d", lb.Magic)
+		return LogBatch{}, nil, corrupt("unsupported log batch magic %d", magic)
 	}
 	length := int32(le.Uint32(b[8:]))
-	if int64(length) < int64(header-LogOverhead) || int64(length) > int64(len(b)-LogOverhead) {
-		return LogBatch{}, nil, corrupt("log batch length %d outside %d..%d", length, header-LogOverhead, len(b)-LogOverhead)
+	if int64(length) < int64(LogBatchHeaderSizeV0-LogOverhead) || int64(length) > int64(len(b)-LogOverhead) {
+		return LogBatch{}, nil, corrupt("log batch length %d outside %d..%d", length, LogBatchHeaderSizeV0-LogOverhead, len(b)-LogOverhead)
 	}
 	size := int(length) + LogOverhead
 	batch := b[:size:size]
-	lb.CommitTimestamp = int64(le.Uint64(batch[logCommitTSOffset:]))
-	if lb.Magic == LogMagicV1 {
-		lb.LeaderEpoch = int32(le.Uint32(batch[logV0CRCOffset:]))
+	var firstErr error
+	for _, l := range layouts {
+		lb, err := l.read(batch, checkCRC)
+		if err == nil && (checkCRC || len(layouts) == 1 || lb.consistent()) {
+			return lb, b[size:], nil
+		}
+		if err == nil {
+			err = corrupt("log batch header is inconsistent as magic %d (%s)", magic, l.name)
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
 	}
-	f := batch[crcOffset:]
+	return LogBatch{}, nil, firstErr
+}
+
+// logLayout is where the fields of one log batch magic sit
+// (LogRecordBatchFormat.java at v0.9.1-incubating and at 1.0-SNAPSHOT).
+type logLayout struct {
+	name        string
+	magic       int8
+	epochOffset int // -1: no leader epoch
+	crcOffset   int // the CRC covers [crcOffset+4, end)
+	header      int // fixed header size
+	stats       int // offset of the int32 statistics length, -1: none
+}
+
+// LogMagicV2 is the log batch magic of Fluss 1.0 with leader epoch and statistics.
+const LogMagicV2 = 2
+
+var (
+	layoutV0      = logLayout{name: "V0", magic: 0, epochOffset: -1, crcOffset: 21, header: 48, stats: -1}
+	layoutV1Epoch = logLayout{name: "0.9 leader epoch", magic: 1, epochOffset: 21, crcOffset: 25, header: 52, stats: -1}
+	layoutV1Stats = logLayout{name: "1.0 statistics", magic: 1, epochOffset: -1, crcOffset: 21, header: 52, stats: 48}
+	layoutV2      = logLayout{name: "1.0 leader epoch and statistics", magic: 2, epochOffset: 21, crcOffset: 25, header: 56, stats: 52}
+)
+
+func (l logLayout) read(batch []byte, checkCRC bool) (LogBatch, error) {
+	le := binary.LittleEndian
+	if len(batch) < l.header {
+		return LogBatch{}, corrupt("log batch of %d bytes is shorter than its %d-byte header", len(batch), l.header)
+	}
+	lb := LogBatch{BaseOffset: int64(le.Uint64(batch)), Magic: l.magic, LeaderEpoch: NoLeaderEpoch,
+		CommitTimestamp: int64(le.Uint64(batch[logCommitTSOffset:]))}
+	if l.epochOffset >= 0 {
+		lb.LeaderEpoch = int32(le.Uint32(batch[l.epochOffset:]))
+	}
+	f := batch[l.crcOffset:]
 	lb.CRC = le.Uint32(f)
 	lb.SchemaID = int16(le.Uint16(f[4:]))
 	lb.Attributes = f[6]
@@ -289,11 +354,25 @@ func ReadLogBatch(b []byte) (LogBatch, []byte, error) {
 	lb.WriterID = int64(le.Uint64(f[11:]))
 	lb.BatchSequence = int32(le.Uint32(f[19:]))
 	lb.RecordCount = int32(le.Uint32(f[23:]))
-	lb.Records = batch[header:]
-	if got := CRC32C(f[4:]); got != lb.CRC {
-		return LogBatch{}, nil, corrupt("log batch crc %d, computed %d", lb.CRC, got)
+	start := l.header
+	if l.stats >= 0 {
+		n := int32(le.Uint32(batch[l.stats:]))
+		if n < 0 || int64(n) > int64(len(batch)-l.header) {
+			return LogBatch{}, corrupt("log batch statistics length %d outside 0..%d", n, len(batch)-l.header)
+		}
+		start += int(n)
 	}
-	return lb, b[size:], nil
+	lb.Records = batch[start:]
+	if got := CRC32C(f[4:]); checkCRC && got != lb.CRC {
+		return LogBatch{}, corrupt("log batch crc %d, computed %d", lb.CRC, got)
+	}
+	return lb, nil
+}
+
+// consistent reports whether the client-set counts agree: lastOffsetDelta is
+// recordCount-1 (0 for an empty batch).
+func (lb *LogBatch) consistent() bool {
+	return lb.RecordCount >= 0 && lb.LastOffsetDelta == max(0, lb.RecordCount-1)
 }
 
 // LogRecord is one row-based log record; Row aliases the batch bytes.

@@ -1,0 +1,416 @@
+package scan
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
+	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// minBucketBytes is the least max_fetch_bytes asked per bucket.
+const minBucketBytes = 64 << 10
+
+// Fetch implements domain.LogScanner: one FETCH_LOG per leader, concurrently;
+// see the package documentation.
+func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*domain.FetchLogResponse, error) {
+	t, err := s.table(ctx, req.Table, req.TableID)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := s.newPlan(ctx, t, req.Columns)
+	if err != nil {
+		return nil, err
+	}
+	out := &domain.FetchLogResponse{TableID: t.ID(), Buckets: make([]domain.FetchedBucket, len(req.Positions))}
+	for i, p := range req.Positions {
+		out.Buckets[i] = domain.FetchedBucket{LogBucket: p.LogBucket, FetchOffset: p.Offset, NextOffset: p.Offset,
+			HighWatermark: -1, LogStartOffset: -1}
+	}
+	if len(req.Positions) == 0 {
+		return out, nil
+	}
+	maxBytes := req.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = 8 << 20
+	}
+	perBucket := max(minBucketBytes, maxBytes/len(req.Positions))
+
+	type group struct {
+		node meta.ServerNode
+		idx  []int
+		resp flusspb.FetchLogResponse
+		err  error
+	}
+	groups := map[int32]*group{}
+	var order []*group
+	refreshed := map[int64]error{}
+	for i, p := range req.Positions {
+		n, err := s.leader(ctx, t, p.LogBucket, refreshed)
+		if err != nil {
+			de := domain.AsError(err)
+			if de == nil || !de.Retryable {
+				return nil, err
+			}
+			out.Buckets[i].Err = de
+			continue
+		}
+		g := groups[n.ID]
+		if g == nil {
+			g = &group{node: n}
+			groups[n.ID] = g
+			order = append(order, g)
+		}
+		g.idx = append(g.idx, i)
+	}
+
+	// With a wait, the first answer carrying records ends the others.
+	waitCtx, cancelWait := context.WithCancel(ctx)
+	defer cancelWait()
+	var wg sync.WaitGroup
+	for _, g := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tr := &flusspb.PbFetchLogReqForTable{TableId: ptr(t.ID()), ProjectionPushdownEnabled: ptr(plan.pushdown != nil),
+				ProjectedFields: plan.pushdown}
+			for _, i := range g.idx {
+				p := req.Positions[i]
+				br := &flusspb.PbFetchLogReqForBucket{BucketId: ptr(p.Bucket), FetchOffset: ptr(p.Offset), MaxFetchBytes: ptr(int32(perBucket))}
+				if p.PartitionID != domain.NoPartitionID {
+					br.PartitionId = ptr(p.PartitionID)
+				}
+				tr.BucketsReq = append(tr.BucketsReq, br)
+			}
+			r := &flusspb.FetchLogRequest{FollowerServerId: ptr(int32(-1)), MaxBytes: ptr(int32(maxBytes)),
+				TablesReq: []*flusspb.PbFetchLogReqForTable{tr}, MinBytes: ptr(int32(1)),
+				MaxWaitMs: ptr(int32(req.MaxWait / time.Millisecond))}
+			callCtx := ctx
+			if req.MaxWait > 0 {
+				callCtx = waitCtx
+			}
+			g.err = s.call.Call(callCtx, meta.Node(g.node.ID), wire.KeyFetchLog, r, &g.resp)
+			if g.err == nil && req.MaxWait > 0 && hasRecords(&g.resp) {
+				cancelWait()
+			}
+		}()
+	}
+	wg.Wait()
+
+	rows := 0
+	for _, g := range order {
+		if g.err != nil {
+			if waitCtx.Err() != nil && ctx.Err() == nil {
+				continue // ended by another leader's records: nothing read, positions stay
+			}
+			de := domain.AsError(meta.DomainError(g.err, fmt.Sprintf("fetching the log of table `%s` from tablet server %d", req.Table, g.node.ID)))
+			if ctx.Err() != nil || (de != nil && !de.Retryable && !meta.Retriable(g.err)) {
+				return nil, de
+			}
+			for _, i := range g.idx {
+				s.md.InvalidateLeaders(t.ID(), req.Positions[i].PartitionID)
+				out.Buckets[i].Err = de
+			}
+			continue
+		}
+		type key struct {
+			part   int64
+			bucket int32
+		}
+		got := map[key]*flusspb.PbFetchLogRespForBucket{}
+		for _, tr := range g.resp.GetTablesResp() {
+			if tr.GetTableId() != t.ID() {
+				continue
+			}
+			for _, br := range tr.GetBucketsResp() {
+				part := domain.NoPartitionID
+				if br.PartitionId != nil {
+					part = br.GetPartitionId()
+				}
+				got[key{part, br.GetBucketId()}] = br
+			}
+		}
+		for _, i := range g.idx {
+			fb := &out.Buckets[i]
+			br, ok := got[key{fb.PartitionID, fb.Bucket}]
+			if !ok {
+				fb.Err = &domain.Error{Kind: domain.KindUnavailable, Retryable: true,
+					Message: fmt.Sprintf("tablet server %d did not answer for %s", g.node.ID, where(t.Path(), fb.LogBucket))}
+				continue
+			}
+			if br.HighWatermark != nil {
+				fb.HighWatermark = br.GetHighWatermark()
+			}
+			if br.LogStartOffset != nil {
+				fb.LogStartOffset = br.GetLogStartOffset()
+			}
+			if code := wire.ErrorCode(br.GetErrorCode()); code != wire.CodeNone {
+				fb.OutOfRange = code == wire.CodeLogOffsetOutOfRangeException
+				fb.Err = s.bucketError(t, fb.LogBucket, code, br.GetErrorMessage())
+				continue
+			}
+			if br.GetRemoteLogFetchInfo() != nil && len(br.GetRecords()) == 0 {
+				fb.Err = &domain.Error{Kind: domain.KindUnsupported,
+					Message: fmt.Sprintf("%s: offset %d is in remote (tiered) storage, which this gateway does not read", where(t.Path(), fb.LogBucket), fb.FetchOffset)}
+				continue
+			}
+			limit := -1
+			if req.MaxRecords > 0 {
+				limit = max(0, req.MaxRecords-rows)
+				if limit == 0 {
+					continue // not read: the position stays
+				}
+			}
+			if err := s.decodeBucket(ctx, t, plan, fb, br.GetRecords(), limit); err != nil {
+				return nil, err
+			}
+			rows += len(fb.Records)
+		}
+	}
+	return out, nil
+}
+
+func hasRecords(resp *flusspb.FetchLogResponse) bool {
+	for _, tr := range resp.GetTablesResp() {
+		for _, br := range tr.GetBucketsResp() {
+			if len(br.GetRecords()) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// decodeBucket decodes the batches of one bucket's answer into fb, skipping
+// records below the fetch offset and stopping after limit records (no
+// limit when negative). A truncated last batch (the server cut the answer
+// at its byte limit) is left for the next fetch.
+func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, fb *domain.FetchedBucket, b []byte, limit int) error {
+	for len(b) > 0 {
+		if len(b) < record.LogOverhead {
+			break
+		}
+		length := int32(binary.LittleEndian.Uint32(b[8:]))
+		if length < 0 {
+			return &domain.Error{Kind: domain.KindBackend,
+				Message: fmt.Sprintf("%s: a log batch at offset %d has a negative length", where(t.Path(), fb.LogBucket), fb.NextOffset)}
+		}
+		size := int64(length) + record.LogOverhead
+		if size > int64(len(b)) {
+			break // truncated by the server's byte limit: read it next time
+		}
+		batch := b[:size]
+		b = b[size:]
+		recs, next, err := s.decodeBatch(ctx, t, plan, batch, fb.NextOffset, limit)
+		if err != nil {
+			return &domain.Error{Kind: domain.KindBackend,
+				Message: fmt.Sprintf("%s: the log batch at offset %d cannot be read: %v", where(t.Path(), fb.LogBucket), fb.NextOffset, err), Cause: err}
+		}
+		fb.Records = append(fb.Records, recs...)
+		if next > fb.NextOffset {
+			fb.NextOffset = next
+		}
+		if limit >= 0 {
+			limit -= len(recs)
+			if limit == 0 {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// decodeBatch decodes one batch; it returns the records at or after from
+// (at most limit of them when limit >= 0) and the offset after the last
+// record it consumed.
+func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, batch []byte, from int64, limit int) ([]domain.LogRecord, int64, error) {
+	read := record.ReadLogBatch
+	if plan.pushdown != nil {
+		read = record.ReadLogBatchNoCRC
+	}
+	h, _, err := read(batch)
+	if err != nil {
+		return nil, 0, err
+	}
+	end := h.BaseOffset + int64(h.LastOffsetDelta) + 1
+	if h.RecordCount == 0 || end <= from {
+		return nil, max(end, from), nil
+	}
+	dec, err := plan.decoder(ctx, s, t, int32(h.SchemaID))
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, cts, err := dec.decode(batch, &h)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]domain.LogRecord, 0, len(rows))
+	next := from
+	for i, row := range rows {
+		off := h.BaseOffset + int64(i)
+		if off < from {
+			continue
+		}
+		if limit >= 0 && len(out) >= limit {
+			return out, next, nil
+		}
+		ct := record.ChangeAppendOnly
+		if cts != nil {
+			ct = cts[i]
+		}
+		out = append(out, domain.LogRecord{Offset: off, Timestamp: h.CommitTimestamp, ChangeType: ct.String(), Row: plan.project(dec, row)})
+		next = off + 1
+	}
+	if limit < 0 || len(out) < limit {
+		next = max(next, end)
+	}
+	return out, next, nil
+}
+
+// logFormat is `table.log.format`.
+type logFormat uint8
+
+const (
+	logArrow logFormat = iota
+	logIndexed
+	logCompacted
+)
+
+func tableLogFormat(t *meta.Table) (logFormat, error) {
+	switch f := strings.ToUpper(strings.TrimSpace(t.Property("table.log.format"))); f {
+	case "", "ARROW":
+		return logArrow, nil
+	case "INDEXED":
+		return logIndexed, nil
+	case "COMPACTED":
+		return logCompacted, nil
+	default:
+		return 0, &domain.Error{Kind: domain.KindUnsupported, Message: fmt.Sprintf("table `%s`: log format %q cannot be read", t.Path(), f)}
+	}
+}
+
+// plan is how one Fetch reads rows: the requested columns of the current
+// schema, what is pushed down, and one decoder per schema id met.
+type plan struct {
+	format  logFormat
+	current domain.Schema
+	// want are the requested current-schema columns, in request order.
+	want []domain.Column
+	// pushdown are the projected positions sent (ascending), nil when the
+	// server sends whole rows.
+	pushdown []int32
+	decoders map[int32]*batchDecoder
+}
+
+func (s *Scanner) newPlan(ctx context.Context, t *meta.Table, columns []int) (*plan, error) {
+	format, err := tableLogFormat(t)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.md.Schema(ctx, t, t.Info.SchemaID)
+	if err != nil {
+		return nil, meta.DomainError(err, fmt.Sprintf("schema of table `%s`", t.Path()))
+	}
+	p := &plan{format: format, current: cur, decoders: map[int32]*batchDecoder{}}
+	if columns == nil {
+		p.want = cur.Columns
+		return p, nil
+	}
+	seen := map[int]bool{}
+	for _, c := range columns {
+		if c < 0 || c >= len(cur.Columns) {
+			return nil, domain.InvalidArgument("columns: position %d outside the %d columns of table `%s`", c, len(cur.Columns), t.Path())
+		}
+		if seen[c] {
+			return nil, domain.InvalidArgument("columns: column `%s` is named twice", cur.Columns[c].Name)
+		}
+		seen[c] = true
+		p.want = append(p.want, cur.Columns[c])
+	}
+	// Fluss projects by position of the current schema; push down only
+	// while every batch has that schema (the table's first one).
+	if format == logArrow && t.Info.SchemaID <= 1 {
+		for _, c := range columns {
+			p.pushdown = append(p.pushdown, int32(c))
+		}
+		slices.Sort(p.pushdown)
+	}
+	return p, nil
+}
+
+// project maps a decoded row onto the requested columns.
+func (p *plan) project(d *batchDecoder, row []domain.Datum) []domain.Datum {
+	out := make([]domain.Datum, len(d.mapping))
+	for i, src := range d.mapping {
+		if src < 0 || src >= len(row) {
+			out[i] = domain.Datum{Null: true}
+		} else {
+			out[i] = row[src]
+		}
+	}
+	return out
+}
+
+func (p *plan) decoder(ctx context.Context, s *Scanner, t *meta.Table, schemaID int32) (*batchDecoder, error) {
+	if d, ok := p.decoders[schemaID]; ok {
+		return d, nil
+	}
+	var src domain.Schema
+	if schemaID == t.Info.SchemaID {
+		src = p.current
+	} else {
+		if p.pushdown != nil {
+			return nil, fmt.Errorf("a projected batch of schema %d while the table has schema %d", schemaID, t.Info.SchemaID)
+		}
+		var err error
+		if src, err = s.md.Schema(ctx, t, schemaID); err != nil {
+			return nil, err
+		}
+	}
+	cols := src.Columns
+	if p.pushdown != nil {
+		cols = make([]domain.Column, len(p.pushdown))
+		for i, c := range p.pushdown {
+			cols[i] = src.Columns[c]
+		}
+	}
+	d, err := newBatchDecoder(p.format, cols, s.opts.MaxBufferSize)
+	if err != nil {
+		return nil, err
+	}
+	d.mapping = columnMapping(cols, p.want)
+	p.decoders[schemaID] = d
+	return d, nil
+}
+
+// columnMapping gives, for each wanted column, its position among the
+// decoded columns (by Fluss column id, or by name when a column has no id),
+// or -1 when the batch does not have it (a column added later: null).
+func columnMapping(decoded, want []domain.Column) []int {
+	byID := true
+	for _, cols := range [2][]domain.Column{decoded, want} {
+		for _, c := range cols {
+			if c.ID == domain.UnassignedFieldID {
+				byID = false
+			}
+		}
+	}
+	out := make([]int, len(want))
+	for i, w := range want {
+		out[i] = slices.IndexFunc(decoded, func(d domain.Column) bool {
+			if byID {
+				return d.ID == w.ID
+			}
+			return d.Name == w.Name
+		})
+	}
+	return out
+}

@@ -1,0 +1,254 @@
+package http
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
+	"github.com/fluss-gateway/fluss-gateway-go/application"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Scans is what the scan routes need; *application.ScanService implements it.
+type Scans interface {
+	Scan(ctx context.Context, scope application.Scope, path domain.TablePath, req application.ScanRequest) (application.ScanResult, error)
+	Offsets(ctx context.Context, scope application.Scope, path domain.TablePath, start application.ScanStart, partitions []string, buckets []int32) (application.OffsetsResult, error)
+}
+
+var _ Scans = (*application.ScanService)(nil)
+
+
+// scanBody is the body of POST .../records/scan (issue 23; an extension).
+type scanBody struct {
+	Start *struct {
+		Position string `json:"position"`
+		// Timestamp is RFC 3339 text or epoch milliseconds.
+		Timestamp any `json:"timestamp"`
+	} `json:"start"`
+	Cursor       *string  `json:"cursor"`
+	MaxRows      *int     `json:"max_rows"`
+	MaxWaitMs    *int64   `json:"max_wait_ms"`
+	Columns      []string `json:"columns"`
+	Partitions   []string `json:"partitions"`
+	Buckets      []int32  `json:"buckets"`
+	OnOutOfRange *string  `json:"on_out_of_range"`
+}
+
+// parsePosition parses `earliest` | `latest` | `timestamp` (with ts).
+func parsePosition(field, position string, ts any, tsField string) (application.ScanStart, error) {
+	var st application.ScanStart
+	switch position {
+	case "earliest":
+		st.Position = domain.OffsetEarliest
+	case "latest":
+		st.Position = domain.OffsetLatest
+	case "timestamp":
+		st.Position = domain.OffsetTimestamp
+		ms, err := parseTimestamp(tsField, ts)
+		if err != nil {
+			return st, err
+		}
+		st.Timestamp = ms
+		return st, nil
+	default:
+		return st, domain.InvalidArgument("%s: expected `earliest`, `latest` or `timestamp`, got %s", field, quoteHeader(position))
+	}
+	if ts != nil {
+		return st, domain.InvalidArgument("%s: only with position `timestamp`", tsField)
+	}
+	return st, nil
+}
+
+// parseTimestamp reads an RFC 3339 time or epoch milliseconds (a JSON
+// number or its text).
+func parseTimestamp(field string, v any) (int64, error) {
+	switch x := v.(type) {
+	case nil:
+		return 0, domain.InvalidArgument("%s: required with position `timestamp`", field)
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+			return 0, domain.InvalidArgument("%s: expected whole epoch milliseconds", field)
+		}
+		return int64(x), nil
+	case string:
+		if ms, err := strconv.ParseInt(x, 10, 64); err == nil {
+			return ms, nil
+		}
+		t, err := time.Parse(time.RFC3339Nano, x)
+		if err != nil {
+			return 0, domain.InvalidArgument("%s: expected RFC 3339 (2026-12-01T10:00:00Z) or epoch milliseconds, got %s", field, quoteHeader(x))
+		}
+		return t.UnixMilli(), nil
+	default:
+		return 0, domain.InvalidArgument("%s: expected RFC 3339 text or epoch milliseconds", field)
+	}
+}
+
+func (a *api) scanRecords(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	if a.scans == nil {
+		return unsupportedRecords(scope.Cluster, "log scans")
+	}
+	body, err := a.jsonBody(c)
+	if err != nil {
+		return err
+	}
+	var in scanBody
+	if err := decodeStrictContext(c.UserContext(), body, &in); err != nil {
+		return err
+	}
+	req := application.ScanRequest{Columns: in.Columns, Partitions: in.Partitions, Buckets: in.Buckets}
+	if in.Start != nil {
+		st, err := parsePosition("start.position", in.Start.Position, in.Start.Timestamp, "start.timestamp")
+		if err != nil {
+			return err
+		}
+		req.Start = &st
+	}
+	if in.Cursor != nil {
+		if *in.Cursor == "" {
+			return domain.InvalidArgument("cursor: empty")
+		}
+		req.Cursor = *in.Cursor
+	}
+	if in.MaxRows != nil {
+		if *in.MaxRows <= 0 {
+			return domain.InvalidArgument("max_rows: must be positive, got %d", *in.MaxRows)
+		}
+		req.MaxRows = *in.MaxRows
+	}
+	if in.MaxWaitMs != nil {
+		if *in.MaxWaitMs < 0 {
+			return domain.InvalidArgument("max_wait_ms: must not be negative, got %d", *in.MaxWaitMs)
+		}
+		req.MaxWait = time.Duration(min(*in.MaxWaitMs, int64(time.Hour/time.Millisecond))) * time.Millisecond
+	}
+	if in.OnOutOfRange != nil {
+		switch *in.OnOutOfRange {
+		case "error":
+		case "earliest":
+			req.OutOfRange = application.OutOfRangeEarliest
+		case "latest":
+			req.OutOfRange = application.OutOfRangeLatest
+		default:
+			return domain.InvalidArgument("on_out_of_range: expected `error`, `earliest` or `latest`, got %s", quoteHeader(*in.OnOutOfRange))
+		}
+	}
+	res, err := a.scans.Scan(c.UserContext(), scope, path, req)
+	if err != nil {
+		return err
+	}
+	addLogAttrs(c, "table", path.String(), "records", len(res.Records), "caught_up", res.CaughtUp)
+	if acceptsNDJSON(c.Get(fiber.HeaderAccept)) {
+		c.Set(fiber.HeaderContentType, MIMEApplicationNDJSON)
+		return c.Send(appendScanNDJSON(make([]byte, 0, 256+len(res.Records)*96), &res))
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(appendScanJSON(make([]byte, 0, 256+len(res.Records)*96), &res))
+}
+
+// appendScanRecord renders one record: partition (absent for a
+// non-partitioned table), bucket, offset, timestamp (RFC 3339 UTC with
+// milliseconds), change_type and row, as lookups render rows.
+func appendScanRecord(out []byte, cols []domain.Column, r *application.ScanRecord) []byte {
+	out = append(out, '{')
+	if r.Partition != "" {
+		out = append(out, `"partition":`...)
+		out = appendJSONString(out, r.Partition)
+		out = append(out, ',')
+	}
+	out = append(out, `"bucket":`...)
+	out = strconv.AppendInt(out, int64(r.Bucket), 10)
+	out = append(out, `,"offset":`...)
+	out = strconv.AppendInt(out, r.Offset, 10)
+	out = append(out, `,"timestamp":"`...)
+	out = time.UnixMilli(r.Timestamp).UTC().AppendFormat(out, "2006-01-02T15:04:05.000Z07:00")
+	out = append(out, `","change_type":"`...)
+	out = append(out, r.ChangeType...)
+	out = append(out, `","row":`...)
+	out = rowjson.AppendRow(out, cols, r.Row)
+	return append(out, '}')
+}
+
+func appendScanTail(out []byte, res *application.ScanResult) []byte {
+	out = append(out, `"cursor":`...)
+	out = appendJSONString(out, res.Cursor)
+	out = append(out, `,"caught_up":`...)
+	return strconv.AppendBool(out, res.CaughtUp)
+}
+
+func appendScanJSON(out []byte, res *application.ScanResult) []byte {
+	out = append(out, `{"records":[`...)
+	for i := range res.Records {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendScanRecord(out, res.Columns, &res.Records[i])
+	}
+	out = append(out, "],"...)
+	out = appendScanTail(out, res)
+	return append(out, '}')
+}
+
+// appendScanNDJSON renders one record per line, then a last line with the
+// cursor and caught_up.
+func appendScanNDJSON(out []byte, res *application.ScanResult) []byte {
+	for i := range res.Records {
+		out = appendScanRecord(out, res.Columns, &res.Records[i])
+		out = append(out, '\n')
+	}
+	out = append(out, '{')
+	out = appendScanTail(out, res)
+	return append(out, "}\n"...)
+}
+
+func (a *api) listOffsets(c *fiber.Ctx) error {
+	scope, path, err := a.tableScope(c)
+	if err != nil {
+		return err
+	}
+	if a.scans == nil {
+		return unsupportedRecords(scope.Cluster, "log offsets")
+	}
+	position := c.Query("position", "latest")
+	var ts any
+	if v := c.Query("timestamp"); v != "" {
+		ts = v
+	}
+	st, err := parsePosition("position", position, ts, "timestamp")
+	if err != nil {
+		return err
+	}
+	res, err := a.scans.Offsets(c.UserContext(), scope, path, st, nil, nil)
+	if err != nil {
+		return err
+	}
+	out := make([]byte, 0, 32+len(res.Offsets)*48)
+	out = append(out, `{"offsets":[`...)
+	for i, o := range res.Offsets {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, '{')
+		if o.Partition != "" {
+			out = append(out, `"partition":`...)
+			out = appendJSONString(out, o.Partition)
+			out = append(out, ',')
+		}
+		out = append(out, `"bucket":`...)
+		out = strconv.AppendInt(out, int64(o.Bucket), 10)
+		out = append(out, `,"offset":`...)
+		out = strconv.AppendInt(out, o.Offset, 10)
+		out = append(out, '}')
+	}
+	out = append(out, "]}"...)
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(out)
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Side-by-side scan benchmark (issue 23): one log table (ARROW, ZSTD, the
+# BenchNative schema, 4 buckets) of SCAN_ROWS rows written by the Java client
+# (BenchNative write), then read whole, in interleaved rounds, by the official
+# Java client's LogScanner (ScanNative.java) and through the gateway's
+# POST .../records/scan cursor chain (scanclient, SCAN_CHAINS chains over
+# disjoint buckets, SCAN_MAX_ROWS rows per request). Prints each side's rows/s
+# (median of the rounds) and the ratio. Numbers on a shared machine are noisy;
+# the final figures are taken on a quiet one.
+#
+#   BENCH_BOOTSTRAP=127.0.0.1:43123 bash tests/bench-native/scan.sh
+#
+# Environment: BENCH_BOOTSTRAP (required: a running cluster), SCAN_ROWS (500000),
+# SCAN_ROUNDS (3), SCAN_CHAINS (1), SCAN_MAX_ROWS (10000), BENCH_GATEWAY_PORT (28088),
+# FLUSS_VERSION (0.9.1-incubating), FLUSS_HOME (.cache/fluss).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+GO=${GO:-go}
+JAVA=${FLUSS_JAVA:-java}
+V=${FLUSS_VERSION:-0.9.1-incubating}
+OUT="$ROOT/.cache/bench-native/scan"
+mkdir -p "$OUT/classes"
+ROWS=${SCAN_ROWS:-500000}
+ROUNDS=${SCAN_ROUNDS:-3}
+CHAINS=${SCAN_CHAINS:-1}
+MAXROWS=${SCAN_MAX_ROWS:-10000}
+GW_PORT=${BENCH_GATEWAY_PORT:-28088}
+BOOT=${BENCH_BOOTSTRAP:?set BENCH_BOOTSTRAP to a running cluster (deployments/local/fluss-cluster.sh start)}
+
+gw_pid=""
+cleanup() {
+  local rc=$?
+  if [[ -n $gw_pid ]] && kill -0 "$gw_pid" 2>/dev/null; then
+    kill -TERM "$gw_pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$gw_pid" 2>/dev/null || true
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+HOME_DIR=${FLUSS_HOME:-$ROOT/.cache/fluss}
+CP="$HOME_DIR/$V/client/fluss-client-$V.jar"
+for j in "$HOME_DIR/$V"/lib/log4j-*.jar; do CP="$CP:$j"; done
+javac -nowarn -cp "$CP" -d "$OUT/classes" tests/bench-native/BenchNative.java tests/bench-native/ScanNative.java
+CP="$CP:$OUT/classes"
+jrun() { "$JAVA" --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$CP" "$@" 2> >(grep -v -e '^SLF4J' -e 'StatusLogger' >&2); }
+$GO build -o "$OUT/fluss-gateway" ./bootstrap/cmd/gateway
+$GO build -o "$OUT/scanclient" ./tests/bench-native/scanclient
+
+DB="scanbench_$(date +%s)"
+echo "==> $DB.events: $ROWS rows written by the Java client" >&2
+jrun BenchNative create "$BOOT" "$DB" log events >&2
+jrun BenchNative write "$BOOT" "$DB" events log 0 "$ROWS" >&2
+
+FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:$GW_PORT \
+FLUSS_GATEWAY__METRICS__ENABLED=false \
+FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$BOOT \
+  "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
+gw_pid=$!
+for i in $(seq 1 150); do
+  curl -fsS "http://127.0.0.1:$GW_PORT/ready" >/dev/null 2>&1 && break
+  kill -0 "$gw_pid" 2>/dev/null || { tail -30 "$OUT/gateway.log" >&2; echo "gateway died" >&2; exit 1; }
+  [[ $i == 150 ]] && { echo "gateway not ready" >&2; exit 1; }
+  sleep 0.2
+done
+
+: > "$OUT/results.jsonl"
+for r in $(seq 0 "$ROUNDS"); do # round 0 warms both sides up and is not counted
+  j=$(jrun ScanNative "$BOOT" "$DB" events)
+  g=$("$OUT/scanclient" -url "http://127.0.0.1:$GW_PORT/v1/clusters/default" -db "$DB" -table events \
+      -max-rows "$MAXROWS" -chains "$CHAINS")
+  echo "round $r: java $j; gateway $g" >&2
+  [[ $r == 0 ]] && continue
+  echo "{\"java\": $j, \"gateway\": $g}" >> "$OUT/results.jsonl"
+done
+
+python3 - "$OUT/results.jsonl" "$ROWS" <<'PY'
+import json, statistics, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+rows = int(sys.argv[2])
+for r in runs:
+    for side in ("java", "gateway"):
+        assert r[side]["rows"] == rows, f"{side} read {r[side]['rows']} rows, not {rows}"
+j = statistics.median(r["java"]["rows"] / r["java"]["seconds"] for r in runs)
+g = statistics.median(r["gateway"]["rows"] / r["gateway"]["seconds"] for r in runs)
+print(f"| rows | Java LogScanner rows/s | gateway scan rows/s | gateway ÷ Java |")
+print(f"|---|---|---|---|")
+print(f"| {rows} | {j:,.0f} | {g:,.0f} | {g / j:.2f} |")
+PY
