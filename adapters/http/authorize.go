@@ -51,7 +51,13 @@ var accessByOperation = map[string]routeAccess{
 	"writeRecords":        {op: application.OpWrite, table: true},
 	"lookupRecords":       {op: application.OpRead, table: true},
 	"prefixLookupRecords": {op: application.OpRead, table: true},
+	"scanRecords":         {op: application.OpRead, table: true},
+	"listOffsets":         {op: application.OpRead, table: true},
 }
+
+// openOperations are the authenticated routes that need no permission
+// (every other one must be in accessByOperation: TestEveryRouteIsClassified).
+var openOperations = map[string]bool{"listClusters": true}
 
 // authorize runs after authentication: it records DDL requests in the
 // audit log (whatever their outcome) and refuses, with 403 `unauthorized`
