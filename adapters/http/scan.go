@@ -21,7 +21,6 @@ type Scans interface {
 
 var _ Scans = (*application.ScanService)(nil)
 
-
 // scanBody is the body of POST .../records/scan (issue 23; an extension).
 type scanBody struct {
 	Start *struct {
