@@ -159,7 +159,7 @@ func TestOversizedBodyGetsAReadable413(t *testing.T) {
 		conn, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
 		defer conn.Close()
-		_, err = io.WriteString(conn, "POST "+dbPath+"/d/tables/t/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "+
+		_, err = io.WriteString(conn, "POST "+dbPath+"/d/tables/t/records HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "+
 			strconv.Itoa(len(body))+"\r\n\r\n")
 		require.NoError(t, err)
 		_, err = conn.Write(body)

@@ -72,6 +72,11 @@ func (c *handshakeConn) handshake() error {
 	return c.err
 }
 
+// Handshake runs the handshake under the handshake deadline: fasthttp calls
+// it directly (its next-protocol check) before the first Read, with only
+// its own read timeout as the deadline.
+func (c *handshakeConn) Handshake() error { return c.handshake() }
+
 func (c *handshakeConn) Read(b []byte) (int, error) {
 	if err := c.handshake(); err != nil {
 		return 0, err
