@@ -20,13 +20,13 @@ func TestScanNeedsRead(t *testing.T) {
 	db := gwName("aclscan")
 	admin := startConfigured(t, map[string]string{
 		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":                   "token",
-		"FLUSS_GATEWAY__SECURITY__TOKENS":                           "tok-ops:ops",
+		"FLUSS_GATEWAY__SECURITY__TOKENS":                           "tok-ops-0123456789abcdef:ops",
 		"FLUSS_GATEWAY__CLUSTERS":                                   "acl",
 		"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
 		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": "admin",
 		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  "admin-secret",
 	})
-	ops := []string{"Authorization", "Bearer tok-ops"}
+	ops := []string{"Authorization", "Bearer tok-ops-0123456789abcdef"}
 	status, body := admin.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database": db}, ops...)
 	require.Equal(t, 201, status, "%v", body)
 	tables := "/v1/clusters/acl/databases/" + db + "/tables/"
@@ -41,13 +41,13 @@ func TestScanNeedsRead(t *testing.T) {
 
 	g := startConfigured(t, map[string]string{
 		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":                   "token",
-		"FLUSS_GATEWAY__SECURITY__TOKENS":                           "tok-carol:carol",
+		"FLUSS_GATEWAY__SECURITY__TOKENS":                           "tok-carol-0123456789abcdef:carol",
 		"FLUSS_GATEWAY__CLUSTERS":                                   "acl",
 		"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
 		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": "alice",
 		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  "alice-secret",
 	})
-	carol := []string{"Authorization", "Bearer tok-carol"}
+	carol := []string{"Authorization", "Bearer tok-carol-0123456789abcdef"}
 	scan := map[string]any{"start": map[string]any{"position": "earliest"}}
 
 	// Grants reach the tablet servers asynchronously: poll.
