@@ -31,6 +31,9 @@ type Dest struct {
 	Kind DestKind
 	Node int32
 	Addr string
+	// Lane selects one of several connections to a ToNode server (0: the
+	// shared one); requests of one lane keep their order on the server.
+	Lane int
 }
 
 // Any is the destination "any live tablet server".

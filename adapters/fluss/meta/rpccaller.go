@@ -26,6 +26,9 @@ func (r RPCCaller) Call(ctx context.Context, to Dest, key wire.APIKey, req, resp
 	case ToCoordinator:
 		return r.Client.CallCoordinator(ctx, key, req, resp)
 	case ToNode:
+		if to.Lane > 0 {
+			return r.Client.CallTabletServerLane(ctx, to.Node, to.Lane, key, req, resp)
+		}
 		return r.Client.CallTabletServer(ctx, to.Node, key, req, resp)
 	default:
 		if key == wire.KeyGetMetadata {

@@ -16,6 +16,7 @@ import (
 type bucket struct {
 	key  bucketKey
 	path domain.TablePath
+	lane int // the connection to the leader its requests use (Options.Lanes)
 
 	// queue holds records not yet in a batch, oldest first, from head on;
 	// records removed after their deadline stay until compaction.
@@ -45,6 +46,11 @@ type bucket struct {
 	// before it (storage backpressure, code 72 on Fluss 1.0, or a future
 	// per-bucket pressure value).
 	blockedUntil time.Time
+
+	// slotSince: since when the bucket's queued rows were ready to send but
+	// all its in-flight slots were taken (zero: not waiting for a slot); the
+	// timeline's Slot (domain.WriteTimeline).
+	slotSince time.Time
 }
 
 // accepts reports whether r may join the bucket's open batch (Java
@@ -159,6 +165,14 @@ type batch struct {
 	lastMsg     string
 	created     time.Time
 	orphanSince time.Time
+
+	// Timeline (domain.WriteTimeline): how long the bucket waited for an
+	// in-flight slot before this batch was taken, its bucket's batches in
+	// flight when it was last sent, and its last call and answer.
+	slotWait       time.Duration
+	inflightAtSend int
+	callAt         time.Time
+	answeredAt     time.Time
 }
 
 // hasOtherOwner reports whether an entry of another request than req still
@@ -268,6 +282,10 @@ func (w *Writer) takeLocked(b *bucket, now time.Time) *batch {
 		b.liveBytes -= int(r.size)
 	}
 	b.firstLive() // advance the head past what was taken
+	if !b.slotSince.IsZero() {
+		bt.slotWait = now.Sub(b.slotSince)
+		b.slotSince = time.Time{}
+	}
 	b.sealedBytes = max(0, b.sealedBytes-size)
 	if b.live == 0 {
 		b.sealedBytes = 0

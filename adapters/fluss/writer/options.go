@@ -20,6 +20,8 @@ const (
 	DefaultRetryBackoffMax      = 1 * time.Second
 	DefaultMaxThrottle          = 3 * time.Second // client.writer.kv-backpressure.max-throttle
 	DefaultOrphanTimeout        = 2 * time.Minute
+	DefaultLingerAfterInFlight  = 1
+	DefaultLanes                = 4
 	// AcksAll is acks = "all" (-1), required for idempotence.
 	AcksAll = -1
 )
@@ -30,12 +32,28 @@ type Options struct {
 	// whose queued records reach it is sent without waiting for Linger.
 	BatchSize int
 	// Linger is how long a non-full batch waits for more records (Java:
-	// client.writer.batch-timeout, 100 ms). The gateway default is 10 ms:
-	// every HTTP request blocks on its rows' verdicts, so linger adds
+	// client.writer.batch-timeout, 100 ms) — but only in a bucket that has
+	// LingerAfterInFlight batches or more in flight. The gateway default is
+	// 10 ms: every HTTP request blocks on its rows' verdicts, so linger adds
 	// directly to request latency, and a request of many rows fills its
 	// batches by itself; 10 ms still lets concurrent small requests to the
 	// same bucket share a batch and a PutKv.
 	Linger time.Duration
+	// LingerAfterInFlight: the queued rows of a bucket with fewer batches in
+	// flight than this are sent at once, without waiting for Linger (default
+	// 1: a bucket with nothing in flight sends at once; rows that arrive
+	// while a batch is in flight gather until it is answered or Linger
+	// passes). A Write queues all its rows at once, so lingering in an idle
+	// bucket only delays them while the tablet server has nothing to do.
+	// Negative: always wait for Linger (the Java client's rule).
+	LingerAfterInFlight int
+	// Lanes is the number of connections to each tablet server the writer's
+	// PutKv and ProduceLog requests are spread over, by bucket (default 4;
+	// each bucket always uses the same one, so its batches keep their
+	// order). A Fluss tablet server handles the requests of one connection
+	// one after the other on one worker thread, so one connection caps the
+	// writes to a server at one thread's pace (the Java client's case).
+	Lanes int
 	// BufferMemory bounds the encoded record bytes (plus a small per-row
 	// overhead) of all requests in flight: a request reserves room for all
 	// its rows before any is queued and gives it back when every row has a
@@ -105,6 +123,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRequestSize <= 0 {
 		o.MaxRequestSize = DefaultMaxRequestSize
+	}
+	if o.LingerAfterInFlight == 0 {
+		o.LingerAfterInFlight = DefaultLingerAfterInFlight
+	}
+	if o.Lanes <= 0 {
+		o.Lanes = DefaultLanes
 	}
 	if o.MaxInFlightPerBucket <= 0 {
 		o.MaxInFlightPerBucket = DefaultMaxInFlightPerBucket

@@ -28,6 +28,7 @@ type sendReq struct {
 	path    domain.TablePath
 	kv      bool
 	cols    []int32
+	lane    int
 	batches []*batch
 	bytes   int
 	rows    int
@@ -37,6 +38,7 @@ type groupKey struct {
 	node    int32
 	tableID int64
 	compat  string
+	lane    int
 }
 
 // drained is one batch picked by drainLocked: a retry (already stamped and
@@ -168,12 +170,24 @@ func (w *Writer) drainLocked(now time.Time) ([]drained, time.Duration) {
 			}
 			bt = rb
 		} else {
-			if b.live == 0 || len(b.inflight) >= w.opts.MaxInFlightPerBucket {
+			if b.live == 0 {
 				continue
 			}
 			first := b.firstLive()
 			lingerEnd := first.at.Add(w.opts.Linger)
-			ready := b.liveBytes >= w.opts.BatchSize || b.sealed() || !now.Before(lingerEnd) || w.closing || bufWaiters > 0
+			full := b.liveBytes >= w.opts.BatchSize || b.sealed() || w.closing || bufWaiters > 0 ||
+				len(b.inflight) < w.opts.LingerAfterInFlight
+			ready := full || !now.Before(lingerEnd)
+			if len(b.inflight) >= w.opts.MaxInFlightPerBucket {
+				if ready && b.slotSince.IsZero() {
+					// Ready since lingerEnd, or since now (first seen full).
+					b.slotSince = now
+					if !full {
+						b.slotSince = lingerEnd
+					}
+				}
+				continue
+			}
 			if !ready {
 				soon(lingerEnd)
 				continue
@@ -199,6 +213,7 @@ func (w *Writer) drainLocked(now time.Time) ([]drained, time.Duration) {
 		bt.state = batchInAir
 		bt.attempts++
 		bt.headAtSend = b.inflight[0] == bt
+		bt.inflightAtSend = len(b.inflight)
 		out = append(out, drained{bt: bt, node: node})
 	}
 	return out, max(wakeAt.Sub(now), time.Millisecond)
@@ -219,18 +234,19 @@ func (w *Writer) dispatchLocked(ready []drained, now time.Time) []*sendReq {
 			bt.state = batchInAir
 			bt.attempts++
 			bt.headAtSend = bt.b.inflight[0] == bt
+			bt.inflightAtSend = len(bt.b.inflight)
 		} else if bt.state != batchInAir {
 			// A retry failed meanwhile (Close): not sent.
 			w.releaseBatch(bt)
 			continue
 		}
-		gk := groupKey{d.node.ID, bt.tableID, bt.compat}
+		gk := groupKey{d.node.ID, bt.tableID, bt.compat, bt.b.lane}
 		list := groups[gk]
 		var sr *sendReq
 		if n := len(list); n > 0 && list[n-1].bytes+len(bt.data) <= w.opts.MaxRequestSize {
 			sr = list[n-1]
 		} else {
-			sr = &sendReq{node: d.node, tableID: bt.tableID, path: bt.b.path, kv: !bt.log, cols: bt.targetCols}
+			sr = &sendReq{node: d.node, tableID: bt.tableID, path: bt.b.path, kv: !bt.log, cols: bt.targetCols, lane: bt.b.lane}
 			groups[gk] = append(list, sr)
 			out = append(out, sr)
 		}
@@ -284,7 +300,7 @@ func (w *Writer) send(sr *sendReq) {
 		defer func() { finish(out) }()
 	}
 	timeoutMs := int32(w.opts.RequestTimeout / time.Millisecond)
-	dest := meta.Dest{Kind: meta.ToNode, Node: sr.node.ID, Addr: sr.node.Addr()}
+	dest := meta.Dest{Kind: meta.ToNode, Node: sr.node.ID, Addr: sr.node.Addr(), Lane: sr.lane}
 	w.opts.Metrics.BatchesSent(sr.path, len(sr.batches), sr.rows, sr.bytes)
 	type bucketResp struct {
 		part     *int64
@@ -295,6 +311,7 @@ func (w *Writer) send(sr *sendReq) {
 	}
 	var resps []bucketResp
 	var err error
+	callAt := w.opts.Now()
 	if sr.kv {
 		req := &flusspb.PutKvRequest{
 			Acks: proto.Int32(int32(w.opts.Acks)), TableId: proto.Int64(sr.tableID),
@@ -340,6 +357,9 @@ func (w *Writer) send(sr *sendReq) {
 	invalid := make(map[physKey]bool)
 	w.mu.Lock()
 	now := w.opts.Now()
+	for _, bt := range sr.batches {
+		bt.callAt, bt.answeredAt = callAt, now
+	}
 	if err != nil {
 		code, ambiguous, retriable := classify(err)
 		for _, bt := range sr.batches {

@@ -139,7 +139,7 @@ func TestWritePerEntryResultsInOrder(t *testing.T) {
 func TestSizeTriggerWithoutLinger(t *testing.T) {
 	t.Parallel()
 	// Linger of an hour: only the size trigger can send.
-	e := newEnv(t, Options{Linger: time.Hour, BatchSize: 256}, pkTable(10, 1))
+	e := newEnv(t, Options{Linger: time.Hour, BatchSize: 256, LingerAfterInFlight: -1}, pkTable(10, 1))
 	var entries []domain.WriteEntry
 	for i := range 50 {
 		entries = append(entries, upsert(int64(i), "xxxxxxxxxxxxxxxxxxxxxxxx", 1))
@@ -165,7 +165,7 @@ func TestSizeTriggerWithoutLinger(t *testing.T) {
 
 func TestLingerTrigger(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, Options{Linger: 80 * time.Millisecond}, pkTable(10, 1))
+	e := newEnv(t, Options{Linger: 80 * time.Millisecond, LingerAfterInFlight: -1}, pkTable(10, 1))
 	start := time.Now()
 	res := e.write(t, ctxTimeout(t, 5*time.Second), pkPath, upsert(1, "a", 1))
 	assert.True(t, res[0].OK())
