@@ -101,3 +101,20 @@ func Retriable(err error) bool {
 	}
 	return false
 }
+
+type writtenKey struct{}
+
+// WithWritten returns a context whose Call runs f once as soon as the
+// request has been written to its connection (or will never be): a caller
+// keeping pipelined requests of one Dest lane in order starts the next one
+// only then. A Caller that cannot tell runs it when Call returns at the
+// latest (the caller must not rely on more).
+func WithWritten(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, writtenKey{}, f)
+}
+
+// WrittenFunc returns the function WithWritten put in ctx, or nil.
+func WrittenFunc(ctx context.Context) func() {
+	f, _ := ctx.Value(writtenKey{}).(func())
+	return f
+}

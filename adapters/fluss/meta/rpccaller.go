@@ -22,6 +22,9 @@ var _ Caller = RPCCaller{}
 
 // Call implements Caller.
 func (r RPCCaller) Call(ctx context.Context, to Dest, key wire.APIKey, req, resp proto.Message) error {
+	if f := WrittenFunc(ctx); f != nil {
+		ctx = rpc.WithWritten(ctx, f)
+	}
 	switch to.Kind {
 	case ToCoordinator:
 		return r.Client.CallCoordinator(ctx, key, req, resp)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -30,6 +31,11 @@ type sendReq struct {
 	cols    []int32
 	lane    int
 	batches []*batch
+	// prev is closed once the previous request of the same (tablet server,
+	// lane) was written to the connection, written once this one was: the
+	// requests of a lane reach the server in the order dispatchLocked made
+	// them, so a bucket's pipelined batches arrive in sequence order.
+	prev, written chan struct{}
 	bytes   int
 	rows    int
 }
@@ -246,7 +252,11 @@ func (w *Writer) dispatchLocked(ready []drained, now time.Time) []*sendReq {
 		if n := len(list); n > 0 && list[n-1].bytes+len(bt.data) <= w.opts.MaxRequestSize {
 			sr = list[n-1]
 		} else {
-			sr = &sendReq{node: d.node, tableID: bt.tableID, path: bt.b.path, kv: !bt.log, cols: bt.targetCols, lane: bt.b.lane}
+			sr = &sendReq{node: d.node, tableID: bt.tableID, path: bt.b.path, kv: !bt.log, cols: bt.targetCols, lane: bt.b.lane,
+				written: make(chan struct{})}
+			lk := laneKey{d.node.ID, bt.b.lane}
+			sr.prev = w.laneTail[lk]
+			w.laneTail[lk] = sr.written
 			groups[gk] = append(list, sr)
 			out = append(out, sr)
 		}
@@ -285,9 +295,20 @@ func (w *Writer) failResult(bt *batch, code wire.ErrorCode, msg string) domain.E
 	return domain.EntryResult{Code: entryCode(code, msg), Message: msg, Retryable: retryable, Applied: applied}
 }
 
+// laneKey names one connection of the writer: a tablet server and a lane.
+type laneKey struct {
+	node int32
+	lane int
+}
+
 // send performs one request and applies its outcome.
 func (w *Writer) send(sr *sendReq) {
-	ctx, cancel := context.WithTimeout(context.Background(), w.opts.RequestTimeout)
+	if sr.prev != nil {
+		<-sr.prev // the lane's previous request is on the wire
+	}
+	written := sync.OnceFunc(func() { close(sr.written) })
+	defer written()
+	ctx, cancel := context.WithTimeout(meta.WithWritten(context.Background(), written), w.opts.RequestTimeout)
 	defer cancel()
 	api := wire.KeyProduceLog
 	if sr.kv {

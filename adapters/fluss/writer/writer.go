@@ -36,6 +36,7 @@ type Writer struct {
 	active     map[*bucket]struct{}
 	sticky     map[physKey]int32
 	availBuf   []int32 // scratch of nextStickyLocked
+	laneTail   map[laneKey]chan struct{} // the last request dispatched per lane (sendReq.written)
 	refreshing map[physKey]bool
 	refreshed  map[physKey]time.Time
 	writerID   int64
@@ -84,6 +85,7 @@ func New(call meta.Caller, cache *meta.Cache, opts Options) *Writer {
 		active:     make(map[*bucket]struct{}),
 		sticky:     make(map[physKey]int32),
 		refreshing: make(map[physKey]bool),
+		laneTail:   make(map[laneKey]chan struct{}),
 		refreshed:  make(map[physKey]time.Time),
 		writerID:   record.NoWriterID,
 		rng:        rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),

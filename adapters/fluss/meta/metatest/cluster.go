@@ -192,6 +192,9 @@ func (c *Cluster) Call(ctx context.Context, to meta.Dest, key wire.APIKey, req, 
 	c.mu.Lock()
 	c.calls[key]++
 	c.mu.Unlock()
+	if f := meta.WrittenFunc(ctx); f != nil {
+		f() // the request is "on the wire" at once
+	}
 	if err := ctx.Err(); err != nil {
 		return &Error{Outcome: "notsent", Message: "context done", Wrapped: err}
 	}
