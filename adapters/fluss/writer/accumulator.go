@@ -222,7 +222,8 @@ func putBuf(b []byte) {
 //  1. takeLocked (under mu) picks the records, assigns the writer id and
 //     sequence and appends the batch to the bucket's inflight list in state
 //     batchBuilding. Records in a building batch are recBatched.
-//  2. build (sender goroutine, without mu) materializes the bytes into a
+//  2. build (sender goroutine or its build helpers, buildAll; without mu)
+//     materializes the bytes into a
 //     separate builtBatch; it reads only immutable data: bt.codec, bt.recs
 //     (the slice is replaced only under mu by finishBuildLocked, which runs
 //     on the same goroutine after build), and each record's arena and
@@ -245,9 +246,9 @@ func putBuf(b []byte) {
 //     earlier batch): finishBuildLocked stamps after reading bt.seq under mu.
 //   - It counts against MaxInFlightPerBucket and keeps the bucket non-idle
 //     (it is in b.inflight), and it is never a retry candidate.
-// Only one sender goroutine takes and builds batches, and it finishes every
-// batch of a drain round before the next round, so a building batch is
-// always the highest sequence of its bucket.
+// Only one sender goroutine takes batches, and it waits for every batch of
+// a drain round to be built (buildAll) before the next round, so a building
+// batch is always the highest sequence of its bucket.
 
 // takeLocked takes the oldest compatible queued records of b (up to a batch
 // size, at least one) into a new batch in state batchBuilding. It returns
@@ -374,6 +375,7 @@ func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 		out.err = err
 		return
 	}
+	defer c.releaseArrowBuilder(ab)
 	ab.Reset()
 	var enc arrowEncoded
 	if c.arrowEnc != nil {
@@ -450,21 +452,28 @@ func releaseBuilt(out *builtBatch) {
 	}
 }
 
-// arrowBuilder returns the codec's Arrow builder, used only by the sender
-// goroutine (in build, without Writer.mu).
+// arrowBuilder takes an idle Arrow builder of the codec, or makes one; the
+// caller (build, without Writer.mu) gives it back with releaseArrowBuilder.
+// There are at most as many as batches of the table built at once.
 func (c *codec) arrowBuilder(f ArrowFactory) (ArrowBuilder, error) {
-	if c.arrowB != nil {
-		return c.arrowB, nil
+	c.arrowMu.Lock()
+	if n := len(c.arrowFree); n > 0 {
+		ab := c.arrowFree[n-1]
+		c.arrowFree = c.arrowFree[:n-1]
+		c.arrowMu.Unlock()
+		return ab, nil
 	}
-	if f == nil {
+	c.arrowMu.Unlock()
+	if f == nil || c.arrowErr != nil {
 		return nil, c.arrowErr
 	}
-	ab, err := f(c.types, c.arrowComp, c.zstdLevel)
-	if err != nil {
-		return nil, err
-	}
-	c.arrowB = ab
-	return ab, nil
+	return f(c.types, c.arrowComp, c.zstdLevel)
+}
+
+func (c *codec) releaseArrowBuilder(ab ArrowBuilder) {
+	c.arrowMu.Lock()
+	c.arrowFree = append(c.arrowFree, ab)
+	c.arrowMu.Unlock()
 }
 
 // failRecsLocked fails records that never left the gateway.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -36,8 +38,8 @@ type sendReq struct {
 	// requests of a lane reach the server in the order dispatchLocked made
 	// them, so a bucket's pipelined batches arrive in sequence order.
 	prev, written chan struct{}
-	bytes   int
-	rows    int
+	bytes         int
+	rows          int
 }
 
 type groupKey struct {
@@ -76,11 +78,7 @@ func (w *Writer) run() {
 		ready, wait := w.drainLocked(w.opts.Now())
 		w.mu.Unlock()
 		if len(ready) > 0 {
-			for i := range ready {
-				if d := &ready[i]; d.fresh {
-					d.out = w.build(d.bt, d.wid, d.seq)
-				}
-			}
+			w.buildAll(ready)
 			w.mu.Lock()
 			reqs := w.dispatchLocked(ready, w.opts.Now())
 			w.mu.Unlock()
@@ -109,6 +107,45 @@ func (w *Writer) run() {
 			}
 		}
 	}
+}
+
+// buildAll builds the new batches of a round (without Writer.mu), several at
+// once on as many goroutines as GOMAXPROCS: ARROW batches (row conversion,
+// compression) take milliseconds each, and one goroutine building a round's
+// batches one by one holds back every request of the round. All of them are
+// built before it returns, so a building batch is still the highest sequence
+// of its bucket (see takeLocked).
+func (w *Writer) buildAll(ready []drained) {
+	var fresh []*drained
+	for i := range ready {
+		if ready[i].fresh {
+			fresh = append(fresh, &ready[i])
+		}
+	}
+	workers := min(len(fresh), runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for _, d := range fresh {
+			d.out = w.build(d.bt, d.wid, d.seq)
+		}
+		return
+	}
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(fresh) {
+					return
+				}
+				d := fresh[i]
+				d.out = w.build(d.bt, d.wid, d.seq)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // drainLocked picks the batches to send now (retries due, and new batches

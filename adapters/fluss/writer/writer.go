@@ -35,7 +35,7 @@ type Writer struct {
 	buckets    map[bucketKey]*bucket
 	active     map[*bucket]struct{}
 	sticky     map[physKey]int32
-	availBuf   []int32 // scratch of nextStickyLocked
+	availBuf   []int32                   // scratch of nextStickyLocked
 	laneTail   map[laneKey]chan struct{} // the last request dispatched per lane (sendReq.written)
 	refreshing map[physKey]bool
 	refreshed  map[physKey]time.Time
