@@ -351,12 +351,22 @@ func (c *Client) CallTabletServer(ctx context.Context, id int32, key wire.APIKey
 // (fluss-rpc ServerChannelInitializer: a channel is bound to one
 // RequestChannel; 0.9.1), so writes spread over lanes are handled in
 // parallel while those of one lane keep their order.
+//
+// A WithWritten function in ctx runs once, when this request's own frame was
+// written (or will not be): the metadata refresh or the dial it may need
+// first does not count.
 func (c *Client) CallTabletServerLane(ctx context.Context, id int32, lane int, key wire.APIKey, req, resp proto.Message) error {
+	written, _ := ctx.Value(writtenKey{}).(func())
+	if written != nil {
+		written = sync.OnceFunc(written)
+		defer written()
+		ctx = context.WithValue(ctx, writtenKey{}, nil)
+	}
 	n, err := c.TabletServer(ctx, id)
 	if err != nil {
 		return err
 	}
-	err = c.callAddrLane(ctx, n.Addr(), lane, n.Type, key, req, resp)
+	err = c.callAddrLane(ctx, n.Addr(), lane, n.Type, key, req, resp, written)
 	if err != nil && shouldInvalidate(err) {
 		c.Invalidate()
 	}
@@ -441,10 +451,13 @@ func shouldInvalidate(err error) bool {
 }
 
 func (c *Client) callAddr(ctx context.Context, addr string, typ ServerType, key wire.APIKey, req, resp proto.Message) error {
-	return c.callAddrLane(ctx, addr, 0, typ, key, req, resp)
+	return c.callAddrLane(ctx, addr, 0, typ, key, req, resp, nil)
 }
 
-func (c *Client) callAddrLane(ctx context.Context, addr string, lane int, typ ServerType, key wire.APIKey, req, resp proto.Message) error {
+// callAddrLane calls over the lane-th connection to addr; written, if not
+// nil, goes with the request itself (WithWritten), not with the dial.
+func (c *Client) callAddrLane(ctx context.Context, addr string, lane int, typ ServerType, key wire.APIKey, req, resp proto.Message,
+	written func()) error {
 	conn, err := c.connLane(ctx, addr, lane, typ)
 	if err != nil {
 		if e := AsError(err); e != nil && e.API != key {
@@ -457,6 +470,9 @@ func (c *Client) callAddrLane(ctx context.Context, addr string, lane int, typ Se
 			return &cp
 		}
 		return err
+	}
+	if written != nil {
+		ctx = context.WithValue(ctx, writtenKey{}, written)
 	}
 	return conn.Call(ctx, key, req, resp)
 }

@@ -660,7 +660,9 @@ type writtenKey struct{}
 // request's frame has been written to the connection (or the write failed,
 // or the call ended without writing). A caller that must keep several
 // pipelined requests in order on one connection starts the next call only
-// after f ran for the previous one.
+// after f ran for the previous one. Conn.Call and Client.CallTabletServerLane
+// honour it (the latter not for the metadata refresh or dial before the
+// request); other Client calls must not be given it.
 func WithWritten(ctx context.Context, f func()) context.Context {
 	return context.WithValue(ctx, writtenKey{}, f)
 }
