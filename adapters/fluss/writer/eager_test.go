@@ -3,6 +3,7 @@ package writer
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func TestBatchingPolicy(t *testing.T) {
 
 	t.Run("rows gather while a batch is in flight", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, Options{Linger: time.Hour}, pkTable(10, 1))
+		e := newEnv(t, Options{Linger: time.Hour, KvLinger: time.Hour}, pkTable(10, 1))
 		// Warm up (writer id, metadata) so the first PutKv below is the
 		// one held.
 		require.True(t, e.write(t, ctxTimeout(t, 5*time.Second), pkPath, upsert(0, "w", 0))[0].OK())
@@ -89,6 +90,35 @@ func TestBatchingPolicy(t *testing.T) {
 		}
 		assert.Equal(t, calls0+2, e.fake.Calls(wire.KeyPutKv), "the 5 gathered rows went in one PutKv")
 	})
+}
+
+// TestKvLinger: PutKv rows queued behind a batch in flight wait up to
+// KvLinger (not Linger) and then go as a second batch in flight, even
+// while the first is still unanswered.
+func TestKvLinger(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Options{Linger: time.Hour, KvLinger: 50 * time.Millisecond}, pkTable(10, 1))
+	require.True(t, e.write(t, ctxTimeout(t, 5*time.Second), pkPath, upsert(0, "w", 0))[0].OK())
+	release := make(chan struct{})
+	var held atomic.Bool
+	e.fake.AfterWrite = func(ctx context.Context, _ int32) error {
+		if held.CompareAndSwap(false, true) { // only the first call is held
+			<-release
+		}
+		return nil
+	}
+	calls0 := e.fake.Calls(wire.KeyPutKv)
+	first := make(chan []domain.EntryResult, 1)
+	go func() { first <- e.write(t, ctxTimeout(t, 5*time.Second), pkPath, upsert(1, "a", 1)) }()
+	require.Eventually(t, func() bool { return e.fake.Calls(wire.KeyPutKv) == calls0+1 }, 2*time.Second, time.Millisecond)
+	start := time.Now()
+	res := e.write(t, ctxTimeout(t, 5*time.Second), pkPath, upsert(2, "b", 1))
+	took := time.Since(start)
+	assert.True(t, res[0].OK(), "%+v", res[0])
+	assert.GreaterOrEqual(t, took, 45*time.Millisecond, "waited for KvLinger")
+	assert.Equal(t, calls0+2, e.fake.Calls(wire.KeyPutKv), "sent while the first batch was still in flight")
+	close(release)
+	assert.True(t, (<-first)[0].OK())
 }
 
 // TestLanes: the buckets of a table are spread over Options.Lanes

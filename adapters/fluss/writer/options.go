@@ -12,6 +12,7 @@ import (
 const (
 	DefaultBatchSize            = 2 << 20 // client.writer.batch-size
 	DefaultLinger               = 10 * time.Millisecond
+	DefaultKvLinger             = 100 * time.Millisecond // client.writer.batch-timeout
 	DefaultBufferMemory         = 64 << 20 // client.writer.buffer.memory-size
 	DefaultMaxRequestSize       = 10 << 20 // client.writer.request-max-size
 	DefaultMaxInFlightPerBucket = 5        // client.writer.max-inflight-requests-per-bucket
@@ -47,6 +48,18 @@ type Options struct {
 	// bucket only delays them while the tablet server has nothing to do.
 	// Negative: always wait for Linger (the Java client's rule).
 	LingerAfterInFlight int
+	// KvLinger replaces Linger for the PutKv rows of a bucket that has a
+	// batch in flight (default 100 ms, the Java client's batch-timeout): they
+	// wait for that batch's answer (its completion wakes the sender), up to
+	// KvLinger, and then go as one batch. A tablet server pays much per PutKv
+	// batch (a KV write batch and a changelog batch), and a bucket's requests
+	// on one connection are handled in order anyway, so a second batch sent
+	// early only waits on the server, smaller. Measured on the benchmark
+	// (500 × 16, 4 buckets): 10 ms instead gave batches half as big, 3 to 4
+	// in flight per bucket and up to twice the tablet server's CPU per row.
+	// Log rows keep Linger: a ProduceLog batch is cheap for the server and
+	// pipelining them was faster.
+	KvLinger time.Duration
 	// Lanes is the number of connections to each tablet server the writer's
 	// PutKv and ProduceLog requests are spread over, by bucket (default 4;
 	// each bucket always uses the same one, so its batches keep their
@@ -123,6 +136,11 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRequestSize <= 0 {
 		o.MaxRequestSize = DefaultMaxRequestSize
+	}
+	if o.KvLinger < 0 {
+		o.KvLinger = 0
+	} else if o.KvLinger == 0 {
+		o.KvLinger = DefaultKvLinger
 	}
 	if o.LingerAfterInFlight == 0 {
 		o.LingerAfterInFlight = DefaultLingerAfterInFlight

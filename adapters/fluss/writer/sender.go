@@ -217,7 +217,11 @@ func (w *Writer) drainLocked(now time.Time) ([]drained, time.Duration) {
 				continue
 			}
 			first := b.firstLive()
-			lingerEnd := first.at.Add(w.opts.Linger)
+			linger := w.opts.Linger
+			if first.req.codec.pk && len(b.inflight) > 0 {
+				linger = w.opts.KvLinger
+			}
+			lingerEnd := first.at.Add(linger)
 			full := b.liveBytes >= w.opts.BatchSize || b.sealed() || w.closing || bufWaiters > 0 ||
 				len(b.inflight) < w.opts.LingerAfterInFlight
 			ready := full || !now.Before(lingerEnd)
