@@ -13,9 +13,9 @@ const (
 	DefaultBatchSize            = 2 << 20 // client.writer.batch-size
 	DefaultLinger               = 10 * time.Millisecond
 	DefaultKvLinger             = 100 * time.Millisecond // client.writer.batch-timeout
-	DefaultBufferMemory         = 64 << 20 // client.writer.buffer.memory-size
-	DefaultMaxRequestSize       = 10 << 20 // client.writer.request-max-size
-	DefaultMaxInFlightPerBucket = 5        // client.writer.max-inflight-requests-per-bucket
+	DefaultBufferMemory         = 64 << 20               // client.writer.buffer.memory-size
+	DefaultMaxRequestSize       = 10 << 20               // client.writer.request-max-size
+	DefaultMaxInFlightPerBucket = 5                      // client.writer.max-inflight-requests-per-bucket
 	DefaultRequestTimeout       = 30 * time.Second
 	DefaultRetryBackoff         = 50 * time.Millisecond
 	DefaultRetryBackoffMax      = 1 * time.Second
