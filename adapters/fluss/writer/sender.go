@@ -110,11 +110,12 @@ func (w *Writer) run() {
 }
 
 // buildAll builds the new batches of a round (without Writer.mu), several at
-// once on as many goroutines as GOMAXPROCS: ARROW batches (row conversion,
-// compression) take milliseconds each, and one goroutine building a round's
-// batches one by one holds back every request of the round. All of them are
-// built before it returns, so a building batch is still the highest sequence
-// of its bucket (see takeLocked).
+// once on GOMAXPROCS-1 goroutines (one P stays free for the Write calls,
+// their deadlines and the answers; with 2 or fewer, one by one): ARROW
+// batches (row conversion, compression) take milliseconds each, and one
+// goroutine building a round's batches one by one holds back every request
+// of the round. All of them are built before it returns, so a building batch
+// is still the highest sequence of its bucket (see takeLocked).
 func (w *Writer) buildAll(ready []drained) {
 	var fresh []*drained
 	for i := range ready {
@@ -122,7 +123,7 @@ func (w *Writer) buildAll(ready []drained) {
 			fresh = append(fresh, &ready[i])
 		}
 	}
-	workers := min(len(fresh), runtime.GOMAXPROCS(0))
+	workers := min(len(fresh), runtime.GOMAXPROCS(0)-1)
 	if workers <= 1 {
 		for _, d := range fresh {
 			d.out = w.build(d.bt, d.wid, d.seq)
