@@ -22,7 +22,7 @@ const (
 	DefaultMaxThrottle          = 3 * time.Second // client.writer.kv-backpressure.max-throttle
 	DefaultOrphanTimeout        = 2 * time.Minute
 	DefaultLingerAfterInFlight  = 1
-	DefaultLanes                = 4
+	DefaultLanes                = 1
 	// AcksAll is acks = "all" (-1), required for idempotence.
 	AcksAll = -1
 )
@@ -61,11 +61,16 @@ type Options struct {
 	// pipelining them was faster.
 	KvLinger time.Duration
 	// Lanes is the number of connections to each tablet server the writer's
-	// PutKv and ProduceLog requests are spread over, by bucket (default 4;
-	// each bucket always uses the same one, so its batches keep their
+	// PutKv and ProduceLog requests are spread over, by bucket (default 1:
+	// one connection for writes, apart from the one metadata and lookups
+	// use; each bucket always uses the same lane, so its batches keep their
 	// order). A Fluss tablet server handles the requests of one connection
 	// one after the other on one worker thread, so one connection caps the
-	// writes to a server at one thread's pace (the Java client's case).
+	// writes to a server at one thread's pace (the Java client's case); more
+	// lanes let it use more threads, at the price of smaller requests: on 2
+	// shared cores (the benchmark, 500 × 16, 4 buckets) 4 lanes cost the
+	// tablet server up to twice the CPU per row and the gateway ~30 % more,
+	// for no more rows/s once the server was warm.
 	Lanes int
 	// BufferMemory bounds the encoded record bytes (plus a small per-row
 	// overhead) of all requests in flight: a request reserves room for all
