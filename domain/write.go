@@ -84,3 +84,50 @@ type Lookup interface {
 	Lookup(ctx context.Context, req *LookupRequest) (*LookupResponse, error)
 	PrefixLookup(ctx context.Context, req *PrefixLookupRequest) (*PrefixLookupResponse, error)
 }
+
+// WriteTimeline records where one Write call's time went inside a RowWriter,
+// for the Server-Timing answer header and the benchmark (tools/load -mode
+// bench). A caller that wants it puts one in the context with
+// WithWriteTimeline; the writer fills it before Write returns and never
+// touches it afterwards. Durations are wall-clock; a phase the call never
+// reached stays 0. For a call whose rows went into several batches, each
+// phase is that of the batch that finished last.
+type WriteTimeline struct {
+	// Encode: from Write's start to its rows being queued (row encoding,
+	// partition look-ups, buffer reservation).
+	Encode time.Duration
+	// Queue: from the rows being queued to the last of them being taken
+	// into a batch (batch fill, linger, waiting for an in-flight slot).
+	Queue time.Duration
+	// Slot: the part of Queue the bucket's rows were ready but all of its
+	// in-flight slots were taken.
+	Slot time.Duration
+	// Build: from the batch being taken to its request being handed to the
+	// connection (batch bytes, Arrow, compression, grouping).
+	Build time.Duration
+	// Backend: the Fluss round trip (PutKv / ProduceLog) of that batch's last
+	// attempt, from the call to its answer.
+	Backend time.Duration
+	// Resolve: from that answer to Write returning.
+	Resolve time.Duration
+	// Batches is the number of batches the call's rows went into; Attempts
+	// counts the sends of the last one (more than 1 when it was retried).
+	Batches, Attempts int
+	// BatchRows is the rows of the last batch (of all the calls it carried),
+	// InFlight the batches of its bucket in flight when it was sent, itself
+	// included.
+	BatchRows, InFlight int
+}
+
+type writeTimelineKey struct{}
+
+// WithWriteTimeline returns a context whose writes fill tl.
+func WithWriteTimeline(ctx context.Context, tl *WriteTimeline) context.Context {
+	return context.WithValue(ctx, writeTimelineKey{}, tl)
+}
+
+// WriteTimelineFrom returns the timeline ctx carries, or nil.
+func WriteTimelineFrom(ctx context.Context) *WriteTimeline {
+	tl, _ := ctx.Value(writeTimelineKey{}).(*WriteTimeline)
+	return tl
+}

@@ -35,10 +35,10 @@ var _ IdempotentWriter = (*application.IdempotentWrites)(nil)
 // write runs a write: keyed when the request carries Idempotency-Key (and
 // the gateway has a ledger), as before otherwise. A replayed answer, verdicts
 // or error alike, carries `Idempotent-Replayed: true`.
-func (a *api) write(c *fiber.Ctx, scope application.Scope, cmd application.WriteCommand, body []byte) (application.WriteResult, error) {
+func (a *api) write(ctx context.Context, c *fiber.Ctx, scope application.Scope, cmd application.WriteCommand, body []byte) (application.WriteResult, error) {
 	key := c.Get(HeaderIdempotencyKey)
 	if key == "" {
-		return a.records.Write(c.UserContext(), scope, cmd)
+		return a.records.Write(ctx, scope, cmd)
 	}
 	if a.idempotency == nil {
 		return application.WriteResult{}, unsupportedRecords(scope.Cluster, "Idempotency-Key (gateway.idempotency.enabled is false)")
@@ -46,7 +46,7 @@ func (a *api) write(c *fiber.Ctx, scope application.Scope, cmd application.Write
 	if err := application.ValidateIdempotencyKey(key); err != nil {
 		return application.WriteResult{}, err
 	}
-	res, err := a.idempotency.Write(c.UserContext(), scope, cmd, application.IdempotencyKey{
+	res, err := a.idempotency.Write(ctx, scope, cmd, application.IdempotencyKey{
 		Key: key, Fingerprint: fingerprint(body, invalidEntriesReported(c)),
 	})
 	var reused *application.KeyReusedError

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -90,6 +91,7 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	case MIMEArrowStream:
 		return a.writeArrow(c, scope, path)
 	}
+	handlerStart := time.Now()
 	body, err := a.jsonBody(c)
 	if err != nil {
 		return err
@@ -99,7 +101,8 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 		buf.Reset()
 		buffers.Put(buf)
 	}()
-	res, err := a.write(c, scope, application.WriteCommand{
+	var tl domain.WriteTimeline
+	res, err := a.write(domain.WithWriteTimeline(c.UserContext(), &tl), c, scope, application.WriteCommand{
 		Path: path,
 		Decoder: &bodyDecoder{body: body, buf: buf, report: invalidEntriesReported(c),
 			ctx: c.UserContext(), charge: a.charge(c)},
@@ -122,7 +125,8 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	c.Locals(localVerdicts, true)
 	// The writer's delivery time (W3C Server Timing): what the caller's
 	// request time minus this leaves is the time the gateway itself added.
-	c.Set("Server-Timing", "delivery;dur="+strconv.FormatFloat(float64(sum.Delivery.Microseconds())/1000, 'f', 3, 64))
+	// The other metrics are the writer's timeline (see serverTiming).
+	c.Set("Server-Timing", serverTiming(sum.Delivery, time.Since(handlerStart), &tl))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(appendWriteResponse(make([]byte, 0, 64+len(res.Results)*12), res))
 }
@@ -589,4 +593,41 @@ func (p *projection) appendRow(out []byte, row []domain.Datum) []byte {
 		}
 	}
 	return rowjson.AppendRow(out, p.cols, p.buf)
+}
+
+// serverTiming is the Server-Timing value of a write's answer (W3C Server
+// Timing; an extension of this gateway): `delivery` is the writer's whole
+// time, `handler` the handler's (body, decoding, delivery), and the writer's
+// timeline (domain.WriteTimeline) follows as `w-encode`, `w-queue`, `w-slot`,
+// `w-build`, `w-fluss`, `w-resolve` (milliseconds) and `w-batch` with
+// desc="batches=<n> rows=<rows of the last batch> inflight=<its bucket's
+// batches in flight> attempts=<its sends>". The benchmark
+// (tools/load -mode bench) reports their percentiles.
+func serverTiming(delivery, handler time.Duration, tl *domain.WriteTimeline) string {
+	b := make([]byte, 0, 256)
+	metric := func(name string, d time.Duration) {
+		if len(b) > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, name...)
+		b = append(b, ";dur="...)
+		b = strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', 3, 64)
+	}
+	metric("delivery", delivery)
+	metric("handler", handler)
+	metric("w-encode", tl.Encode)
+	metric("w-queue", tl.Queue)
+	metric("w-slot", tl.Slot)
+	metric("w-build", tl.Build)
+	metric("w-fluss", tl.Backend)
+	metric("w-resolve", tl.Resolve)
+	b = append(b, `, w-batch;desc="batches=`...)
+	b = strconv.AppendInt(b, int64(tl.Batches), 10)
+	b = append(b, " rows="...)
+	b = strconv.AppendInt(b, int64(tl.BatchRows), 10)
+	b = append(b, " inflight="...)
+	b = strconv.AppendInt(b, int64(tl.InFlight), 10)
+	b = append(b, " attempts="...)
+	b = strconv.AppendInt(b, int64(tl.Attempts), 10)
+	return string(append(b, '"'))
 }

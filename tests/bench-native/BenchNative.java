@@ -6,6 +6,7 @@
 //   java -cp <fluss-client.jar>:<classes> BenchNative create <bootstrap> <db> <pk|log> <table>...
 //   java ... BenchNative write  <bootstrap> <db> <table> <pk|log> <warmup rows> <rows> [fluss pid,...]
 //   java ... BenchNative verify <bootstrap> <db> <pk|log> <table>=<total rows>:<timed rows>...
+//   java ... BenchNative lookup <bootstrap> <db> <table> <key|prefix> <table rows> <keys> <window> <warm-up keys> [fluss pid,...]
 //
 // Rows: id i gives the row tools/load's -schema bench10 sends as JSON (the
 // generators must agree; verify looks a sample of ids up and compares every
@@ -19,7 +20,17 @@
 // write prints one line of JSON: rows, seconds, this JVM's CPU (utime+stime
 // of /proc/self/stat) and the Fluss processes' CPU, both in clock ticks, over
 // the timed part only (the warm-up rows, ids -warmup..-1, are written and
-// flushed before it).
+// flushed before it), and this JVM's peak RSS (VmHWM).
+//
+// A pfx table (create ... pfx) has the same columns with primary key (k, name)
+// and bucket key k, for prefix lookups by k; write ... pfx upserts its rows.
+//
+// lookup looks keys up with the Java client's Lookuper (key: by primary key;
+// prefix: lookupBy("k") on a pfx table), at most <window> lookups
+// outstanding (the client batches them itself), and checks every answer: key
+// j is id (j * 7919) mod <table rows> (present, compared column by column
+// with the generator) except every fourth, a missing id (no row). It prints
+// keys, seconds, CPU ticks, VmHWM and the p50/p99 of one lookup's latency.
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,6 +70,7 @@ public class BenchNative {
                 case "create": create(c, args); break;
                 case "write": write(c, args); break;
                 case "verify": verify(c, args); break;
+                case "lookup": lookup(c, args); break;
                 default: throw new IllegalArgumentException("mode " + args[0]);
             }
         }
@@ -66,7 +78,7 @@ public class BenchNative {
 
     static void create(Connection c, String[] a) throws Exception {
         String db = a[2];
-        boolean pk = a[3].equals("pk");
+        boolean pk = !a[3].equals("log");
         try (Admin admin = c.getAdmin()) {
             admin.createDatabase(db, DatabaseDescriptor.EMPTY, true).get();
             Schema.Builder s = Schema.newBuilder()
@@ -80,8 +92,12 @@ public class BenchNative {
                 .column("ts", DataTypes.TIMESTAMP_LTZ(3))
                 .column("note", DataTypes.STRING())
                 .column("raw", DataTypes.BYTES());
-            if (pk) s.primaryKey("k");
-            TableDescriptor.Builder d = TableDescriptor.builder().schema(s.build()).distributedBy(BUCKETS);
+            boolean pfx = a[3].equals("pfx");
+            if (pfx) s.primaryKey("k", "name");
+            else if (pk) s.primaryKey("k");
+            TableDescriptor.Builder d = pfx
+                ? TableDescriptor.builder().schema(s.build()).distributedBy(BUCKETS, "k")
+                : TableDescriptor.builder().schema(s.build()).distributedBy(BUCKETS);
             if (!pk) {
                 d.logFormat(LogFormat.ARROW).property("table.log.arrow.compression.type", "ZSTD");
             }
@@ -120,6 +136,81 @@ public class BenchNative {
         return Long.parseLong(f[11]) + Long.parseLong(f[12]);
     }
 
+    // VmHWM of this JVM in KiB (-1 when unreadable).
+    static long hwmKB() {
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (l.startsWith("VmHWM:")) return Long.parseLong(l.substring(6).trim().split("\\s+")[0]);
+            }
+        } catch (Exception e) {
+            // fall through
+        }
+        return -1;
+    }
+
+    // lookupID is the id key j looks up (see the header): a row of the
+    // table, or for every fourth key an id no row has.
+    static long lookupID(long j, long tableRows) {
+        if (j % 4 == 3) return 2_000_000_000L + j;
+        return Math.floorMod(j * 7919, tableRows);
+    }
+
+    static void lookup(Connection c, String[] a) throws Exception {
+        String db = a[2], table = a[3];
+        boolean prefix = a[4].equals("prefix");
+        long tableRows = Long.parseLong(a[5]), keys = Long.parseLong(a[6]);
+        int window = Integer.parseInt(a[7]);
+        long warm = Long.parseLong(a[8]);
+        String[] pids = a.length > 9 ? a[9].split(",") : new String[0];
+        try (Table t = c.getTable(TablePath.of(db, table))) {
+            Lookuper l = prefix ? t.newLookup().lookupBy("k").createLookuper() : t.newLookup().createLookuper();
+            runLookups(l, prefix, tableRows, warm, 1_000_000_000L, window, null);
+            long cpu0 = selfTicks(), fl0 = flussTicks(pids), t0 = System.nanoTime();
+            long[] lat = new long[(int) keys];
+            long bad = runLookups(l, prefix, tableRows, keys, 0, window, lat);
+            long t1 = System.nanoTime(), cpu1 = selfTicks(), fl1 = flussTicks(pids);
+            java.util.Arrays.sort(lat);
+            System.out.printf("{\"keys\":%d,\"seconds\":%.6f,\"client_ticks\":%d,\"fluss_ticks\":%d,\"client_hwm_kb\":%d,"
+                    + "\"bad\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f}%n",
+                keys, (t1 - t0) / 1e9, cpu1 - cpu0, fl1 - fl0, hwmKB(), bad,
+                lat[(int) (keys / 2)] / 1e6, lat[(int) Math.min(keys - 1, keys * 99 / 100)] / 1e6);
+            if (bad > 0) System.exit(1);
+        }
+    }
+
+    // runLookups looks up keys j = first..first+n-1 with at most window
+    // outstanding and returns how many answers were wrong; lat (if not null)
+    // gets each lookup's latency in ns.
+    static long runLookups(Lookuper l, boolean prefix, long tableRows, long n, long first, int window, long[] lat)
+            throws Exception {
+        java.util.concurrent.Semaphore sem = new java.util.concurrent.Semaphore(window);
+        java.util.concurrent.atomic.AtomicLong bad = new java.util.concurrent.atomic.AtomicLong();
+        for (long j = 0; j < n; j++) {
+            sem.acquire();
+            long id = lookupID(first + j, tableRows), start = System.nanoTime();
+            int slot = (int) j;
+            l.lookup(GenericRow.of(id)).whenComplete((r, err) -> {
+                if (lat != null) lat[slot] = System.nanoTime() - start;
+                boolean ok;
+                if (err != null) {
+                    ok = false;
+                } else if (prefix) {
+                    List<InternalRow> rows = r.getRowList();
+                    ok = id >= tableRows ? rows.isEmpty() : rows.size() == 1 && same(rows.get(0), row(id));
+                } else {
+                    InternalRow got = r.getSingletonRow();
+                    ok = id >= tableRows ? got == null : got != null && same(got, row(id));
+                }
+                if (!ok && bad.incrementAndGet() <= 3) {
+                    System.err.println("lookup of id " + id + " answered wrongly: " + (err != null ? err : r));
+                }
+                sem.release();
+            });
+        }
+        sem.acquire(window);
+        return bad.get();
+    }
+
     static long flussTicks(String[] pids) throws Exception {
         long t = 0;
         for (String p : pids) if (!p.isEmpty()) t += ticks(p);
@@ -128,7 +219,7 @@ public class BenchNative {
 
     static void write(Connection c, String[] a) throws Exception {
         String db = a[2], table = a[3];
-        boolean pk = a[4].equals("pk");
+        boolean pk = !a[4].equals("log");
         long warm = Long.parseLong(a[5]), rows = Long.parseLong(a[6]);
         String[] pids = a.length > 7 ? a[7].split(",") : new String[0];
         try (Table t = c.getTable(TablePath.of(db, table))) {
@@ -144,8 +235,8 @@ public class BenchNative {
             }
             if (pk) up.flush(); else ap.flush();
             long t1 = System.nanoTime(), cpu1 = selfTicks(), fl1 = flussTicks(pids);
-            System.out.printf("{\"rows\":%d,\"seconds\":%.6f,\"client_ticks\":%d,\"fluss_ticks\":%d}%n",
-                rows, (t1 - t0) / 1e9, cpu1 - cpu0, fl1 - fl0);
+            System.out.printf("{\"rows\":%d,\"seconds\":%.6f,\"client_ticks\":%d,\"fluss_ticks\":%d,\"client_hwm_kb\":%d}%n",
+                rows, (t1 - t0) / 1e9, cpu1 - cpu0, fl1 - fl0, hwmKB());
         }
     }
 

@@ -12,16 +12,37 @@
 # STRING, raw BYTES (16-byte values); 4 buckets. Modes: pk (upserts of new
 # keys) and log (appends, ARROW with ZSTD).
 #
-# Printed per mode: rows/s of each side (median of the rounds) and their
-# ratio, p50/p99 of the gateway's requests, CPU per row (utime+stime from
+# Printed first: the machine (CPU model, cores, memory, kernel), the versions
+# (Fluss, Go, Java, the gateway's commit) and the conditions (rows, entries ×
+# concurrency, rounds, the 1-minute load average before and after every run).
+# Then per mode: rows/s of each side (median of the rounds) and their ratio,
+# p50/p99 of the gateway's requests, CPU per row (utime+stime from
 # /proc/<pid>/stat over the measured part) of the gateway, of the Java client
 # JVM and of the Fluss processes (ZooKeeper, coordinator, tablet servers)
-# during each side's runs, the gateway's peak RSS (VmHWM), and the latency the
-# gateway adds (request time minus the writer's delivery time, Server-Timing)
-# at half of the gateway's rows/s. Every run is checked: the end offsets of
-# every bucket (log; changelog for pk, one +I per new key) must add up to the
-# rows written, and for pk a sample of keys is looked up with the Java client
-# and compared column by column.
+# during each side's runs, both sides' peak RSS (VmHWM), the rows per batch
+# each side's tables received (counted in the tablet server's log segments
+# when the script started the cluster or BENCH_FLUSS_DATA names its data
+# directory), where a gateway request's time went (p50 of each phase of the
+# writer's timeline, from the Server-Timing answer header: encode, queue for
+# a batch, wait for an in-flight slot, build, the Fluss round trip, resolve;
+# and the time outside the handler), and the latency the gateway adds
+# (request time minus the writer's delivery time) at half of the gateway's
+# rows/s. Lookups (pk in BENCH_MODES): keys/s, CPU per key and p50/p99 of the
+# gateway's POST .../records/lookup (BENCH_LOOKUP_BATCH keys per request ×
+# BENCH_LOOKUP_CONCURRENCY) against the Java client's Lookuper (as many
+# lookups outstanding), and of prefix lookups (.../records/prefix-lookup,
+# BENCH_PREFIX_BATCH prefixes per request, against lookupBy on a table with
+# primary key (k, name) and bucket key k), one of four keys missing; every
+# answer is checked. Every write run is checked: the end offsets of every
+# bucket (log; changelog for pk, one +I per new key) must add up to the rows
+# written, and for pk a sample of keys is looked up with the Java client and
+# compared column by column.
+#
+# Noise: a ratio is only meaningful on a quiet machine. A run that starts
+# with the 1-minute load average above BENCH_MAX_LOAD (1.0) makes its mode's
+# ratios NOISY: they are printed marked so (BENCH_STRICT=1: not printed at
+# all, and the script exits 3). BENCH_QUIET_WAIT seconds (0) lets every run
+# wait for the load to settle first.
 #
 # Environment:
 #   BENCH_ROUNDS (3)          measured rounds per mode and side, after a warm-up round
@@ -37,6 +58,13 @@
 #   BENCH_BOOTSTRAP           use this running cluster (BENCH_FLUSS_PIDS: its pids, comma-separated)
 #   BENCH_PORT/BENCH_SASL_PORT/BENCH_ZK_PORT (48123/48124/48181) ports of the cluster it starts
 #   BENCH_PAUSE (0)           seconds of rest before every run (a machine shared with other work)
+#   BENCH_MAX_LOAD (1.0)      1-minute load average above which a run is NOISY
+#   BENCH_QUIET_WAIT (0)      seconds each run may wait for the load average to fall to BENCH_MAX_LOAD
+#   BENCH_STRICT (0)          1: print no ratio computed from NOISY runs, exit 3 if there were any
+#   BENCH_LOOKUP (1)          0: no lookup runs; BENCH_LOOKUP_KEYS (200000) measured keys per run,
+#                             BENCH_LOOKUP_WARMUP (20000), BENCH_LOOKUP_BATCH (128) keys per request,
+#                             BENCH_LOOKUP_CONCURRENCY (16), BENCH_PREFIX_BATCH (16) prefixes per request
+#   BENCH_FLUSS_DATA          the data directory of a BENCH_BOOTSTRAP cluster (rows per batch)
 #   BENCH_GATEWAY_PORT (28088), plus any FLUSS_GATEWAY__* override for the gateway
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -134,26 +162,60 @@ for mode in $MODES; do
   echo "==> creating ${#names[@]} $mode tables in $DB" >&2
   jrun create "$BOOT" "$DB" "$mode" "${names[@]}" >&2
 done
+LOOKUPS=0
+if [[ ${BENCH_LOOKUP:-1} == 1 && " $MODES " == *" pk "* ]]; then
+  LOOKUPS=1
+  jrun create "$BOOT" "$DB" pfx pfx_1 >&2
+fi
 declare -A NEXT_GW NEXT_JAVA
 PPROF_ARGS=()
+MAX_LOAD=${BENCH_MAX_LOAD:-1.0}
+load1() { cut -d' ' -f1 /proc/loadavg; }
+quiet() { # wait up to BENCH_QUIET_WAIT seconds for the 1-minute load average to fall to MAX_LOAD
+  local waited=0
+  while (( waited < ${BENCH_QUIET_WAIT:-0} )) && python3 -c "import sys; sys.exit(0 if float('$(load1)') > $MAX_LOAD else 1)"; do
+    sleep 5; waited=$((waited + 5))
+  done
+}
+record() { # side kind mode table load_before result: one line of $RESULTS
+  echo "{\"side\":\"$1\",\"kind\":\"$2\",\"mode\":\"$3\",\"table\":\"$4\",\"load_before\":$5,\"load_after\":$(load1),\"result\":$6}" | tee -a "$RESULTS" >&2
+}
 gw_run() { # mode kind entries conc rows [rate]: one gateway run, its JSON result appended to $RESULTS
-  local mode=$1 kind=$2 e=$3 c=$4 rows=$5 rate=${6:-0} op=upsert t r
-  sleep "${BENCH_PAUSE:-0}"
+  local mode=$1 kind=$2 e=$3 c=$4 rows=$5 rate=${6:-0} op=upsert t r l0
+  sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
   [[ $mode == log ]] && op=append
   NEXT_GW[$mode]=$(( ${NEXT_GW[$mode]:-0} + 1 )); t=gw_${mode}_${NEXT_GW[$mode]}
   [[ $kind == pprof ]] || echo "$t=$((WARM + rows)):$rows" >> "$OUT/verify-$mode.txt"
   r=$("$OUT/load" -mode bench "${PPROF_ARGS[@]}" -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" -op "$op" \
       -rows "$e" -concurrency "$c" -rate "$rate" -warmup-rows "$WARM" -total-rows "$rows" -timeout 30s \
       -pid "$gw_pid" -fluss-pids "$FPIDS")
-  echo "{\"side\":\"gateway\",\"kind\":\"$kind\",\"mode\":\"$mode\",\"result\":$r}" | tee -a "$RESULTS" >&2
+  record gateway "$kind" "$mode" "$t" "$l0" "$r"
 }
 java_run() { # mode [kind]: one Java client run
-  local mode=$1 kind=${2:-main} t r
-  sleep "${BENCH_PAUSE:-0}"
+  local mode=$1 kind=${2:-main} t r l0
+  sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
   NEXT_JAVA[$mode]=$(( ${NEXT_JAVA[$mode]:-0} + 1 )); t=java_${mode}_${NEXT_JAVA[$mode]}
   echo "$t=$((WARM + ROWS)):$ROWS" >> "$OUT/verify-$mode.txt"
   r=$(jrun write "$BOOT" "$DB" "$t" "$mode" "$WARM" "$ROWS" "$FPIDS")
-  echo "{\"side\":\"java\",\"kind\":\"$kind\",\"mode\":\"$mode\",\"result\":$r}" | tee -a "$RESULTS" >&2
+  record java "$kind" "$mode" "$t" "$l0" "$r"
+}
+LOOKUP_KEYS=${BENCH_LOOKUP_KEYS:-200000}
+LOOKUP_WARM=${BENCH_LOOKUP_WARMUP:-20000}
+LOOKUP_BATCH=${BENCH_LOOKUP_BATCH:-128}
+LOOKUP_CONC=${BENCH_LOOKUP_CONCURRENCY:-16}
+PREFIX_BATCH=${BENCH_PREFIX_BATCH:-16}
+lookup_run() { # side key|prefix: one lookup run against gw_pk_1 (key) or pfx_1 (prefix), ids 0..ROWS-1 present
+  local side=$1 how=$2 t=gw_pk_1 per=$LOOKUP_BATCH r l0 pfx=()
+  [[ $how == prefix ]] && { t=pfx_1; per=$PREFIX_BATCH; pfx=(-prefix); }
+  sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
+  if [[ $side == gateway ]]; then
+    r=$("$OUT/load" -mode bench-lookup "${pfx[@]}" -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" \
+        -keys "$per" -concurrency "$LOOKUP_CONC" -total-keys "$LOOKUP_KEYS" -warmup-keys "$LOOKUP_WARM" -table-rows "$ROWS" \
+        -timeout 30s -pid "$gw_pid" -fluss-pids "$FPIDS")
+  else
+    r=$(jrun lookup "$BOOT" "$DB" "$t" "$how" "$ROWS" "$LOOKUP_KEYS" $((per * LOOKUP_CONC)) "$LOOKUP_WARM" "$FPIDS")
+  fi
+  record "$side" "lookup:$how" pk "$t" "$l0" "$r"
 }
 
 echo "==> $ROUNDS interleaved rounds per mode ($MODES): $ROWS rows per run after $WARM warm-up rows; gateway $ENTRIES entries × $CONC concurrent" >&2
@@ -204,6 +266,17 @@ if [[ ${BENCH_PPROF:-0} == 1 ]]; then
   done
 fi
 
+if [[ $LOOKUPS == 1 ]]; then
+  echo "==> lookups: $LOOKUP_KEYS keys per run ($LOOKUP_BATCH per request × $LOOKUP_CONC; prefixes $PREFIX_BATCH per request), $ROUNDS interleaved rounds" >&2
+  jrun write "$BOOT" "$DB" pfx_1 pfx 0 "$ROWS" >/dev/null
+  for r in $(seq 1 "$ROUNDS"); do
+    for how in key prefix; do
+      if (( r % 2 )); then lookup_run gateway "$how"; lookup_run java "$how"
+      else lookup_run java "$how"; lookup_run gateway "$how"; fi
+    done
+  done
+fi
+
 # ---------------------------------------------------------------- verify
 echo "==> checking that every row landed" >&2
 for mode in $MODES; do
@@ -212,42 +285,138 @@ for mode in $MODES; do
 done
 
 # ---------------------------------------------------------------- report
-python3 - "$RESULTS" "$(getconf CLK_TCK)" <<'EOF'
-import json, statistics, sys
+DATA=${BENCH_FLUSS_DATA:-}
+[[ $started_cluster == 1 ]] && DATA="$FLUSS_STATE_DIR/data"
+BENCH_MACHINE="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r)"
+BENCH_VERSIONS="Fluss $V ($( [[ $started_cluster == 1 ]] && echo "local cluster started here, 1 tablet server" || echo "cluster at $BOOT")), $($GO version | cut -d' ' -f3), Java $("$JAVA" -version 2>&1 | head -1 | sed 's/.*version "\([^"]*\)".*/\1/'), gateway $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo +dirty)"
+BENCH_CONDITIONS="$ROWS measured rows per write run after $WARM warm-up rows, $ROUNDS interleaved rounds (medians), gateway $ENTRIES entries × $CONC concurrent requests, 4 buckets, $(date -u +%Y-%m-%dT%H:%MZ)"
+export BENCH_MACHINE BENCH_VERSIONS BENCH_CONDITIONS
+python3 - "$RESULTS" "$(getconf CLK_TCK)" "$MAX_LOAD" "${BENCH_STRICT:-0}" "$DATA" "$DB" "$WARM" <<'EOF'
+import glob, json, os, statistics, struct, sys
 rs = [json.loads(l) for l in open(sys.argv[1])]
 for x in rs:
-    x["result"].setdefault("rows_per_s", x["result"]["rows"] / x["result"]["seconds"])
+    r = x["result"]
+    if "rows" in r:
+        r.setdefault("rows_per_s", r["rows"] / r["seconds"])
+    if "keys" in r:
+        r.setdefault("keys_per_s", r["keys"] / r["seconds"])
 tick_us = 1e6 / int(sys.argv[2])
+max_load, strict, data, db, warm = float(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6], int(sys.argv[7])
 med = statistics.median
-def sel(side, kind, mode): return [x["result"] for x in rs if x["side"] == side and x["kind"] == kind and x["mode"] == mode]
-def us(rows, ticks): return ticks * tick_us / rows
+def sel(side, kind, mode): return [x for x in rs if x["side"] == side and x["kind"] == kind and x["mode"] == mode]
+def res(xs): return [x["result"] for x in xs]
+def us(n, ticks): return ticks * tick_us / n
+def noisy(xs): return [x for x in xs if x.get("load_before", 0) > max_load]
+print(f"Machine: {os.environ['BENCH_MACHINE']}")
+print(f"Versions: {os.environ['BENCH_VERSIONS']}")
+print(f"Conditions: {os.environ['BENCH_CONDITIONS']}")
+if rs:
+    print(f"1-minute load average: before the runs {min(x.get('load_before', 0) for x in rs):.2f}..{max(x.get('load_before', 0) for x in rs):.2f}, "
+          f"after {min(x.get('load_after', 0) for x in rs):.2f}..{max(x.get('load_after', 0) for x in rs):.2f} (NOISY above {max_load})")
+bad_runs = noisy(rs)
+if bad_runs:
+    print(f"NOISY: {len(bad_runs)} of {len(rs)} runs started with the load average above {max_load}; "
+          + ("no ratio computed from them is printed." if strict else "ratios computed from them are marked NOISY and are not a result."))
+print()
+
+def batches(table):
+    """The number of batches in a table's log segments (log tables: the log;
+    pk: the changelog, one batch per PutKv bucket batch), None if unknown."""
+    if not data or not table:
+        return None
+    n = 0
+    for seg in glob.glob(os.path.join(data, "*", db, table + "-*", "log-*", "*.log")):
+        b = open(seg, "rb").read()
+        p = 0
+        while p + 12 <= len(b):  # base offset int64, length int32 (little-endian), then length bytes
+            _, ln = struct.unpack_from("<qi", b, p)
+            if ln <= 0 or p + 12 + ln > len(b):
+                break
+            n += 1
+            p += 12 + ln
+    return n or None
+
+def per_batch(xs):
+    v = []
+    for x in xs:
+        nb = batches(x.get("table"))
+        if nb:
+            v.append((x["result"]["rows"] + warm) / nb)
+    return f"{med(v):,.0f}" if v else "?"
+
 modes = []
 for x in rs:
-    if x["mode"] not in modes: modes.append(x["mode"])
+    if x["mode"] not in modes and not x["kind"].startswith("lookup:"):
+        modes.append(x["mode"])
 name = {"pk": "PK upsert", "log": "log append (ARROW, ZSTD)"}
-print("| mode | Java client rows/s | gateway rows/s | gateway ÷ Java | gateway p50 / p99 ms | gateway CPU/row | Java client CPU/row | Fluss CPU/row (gateway runs / Java runs) | gateway VmHWM |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+def ratio(a, b, xs):
+    if strict and noisy(xs):
+        return "— (NOISY)"
+    return f"{a / b:.2f}×" + (" NOISY" if noisy(xs) else "")
+print("| mode | Java client rows/s | gateway rows/s | gateway ÷ Java | gateway p50 / p99 ms | gateway CPU/row | Java client CPU/row | Fluss CPU/row (gateway runs / Java runs) | VmHWM gateway / Java | rows per batch gateway / Java |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for m in modes:
-    g, j = sel("gateway", "main", m), sel("java", "main", m)
-    if not g or not j: continue
+    gx, jx = sel("gateway", "main", m), sel("java", "main", m)
+    g, j = res(gx), res(jx)
+    if not g or not j:
+        continue
     gr, jr = med([x["rows_per_s"] for x in g]), med([x["rows_per_s"] for x in j])
-    print(f"| {name.get(m, m)} | {jr:,.0f} | {gr:,.0f} | {gr / jr:.2f}× | {med([x['p50_ms'] for x in g]):.1f} / {med([x['p99_ms'] for x in g]):.1f} "
+    jh = max(x.get("client_hwm_kb", -1) for x in j)
+    print(f"| {name.get(m, m)} | {jr:,.0f} | {gr:,.0f} | {ratio(gr, jr, gx + jx)} | {med([x['p50_ms'] for x in g]):.1f} / {med([x['p99_ms'] for x in g]):.1f} "
           f"| {med([us(x['rows'], x['gateway_ticks']) for x in g]):.2f} µs | {med([us(x['rows'], x['client_ticks']) for x in j]):.2f} µs "
           f"| {med([us(x['rows'], x['fluss_ticks']) for x in g]):.2f} / {med([us(x['rows'], x['fluss_ticks']) for x in j]):.2f} µs "
-          f"| {max(x['gateway_hwm_kb'] for x in g) / 1024:.0f} MiB |")
+          f"| {max(x['gateway_hwm_kb'] for x in g) / 1024:.0f} / {jh / 1024:.0f} MiB | {per_batch(gx)} / {per_batch(jx)} |")
 print()
+phases = [("outside", "outside the handler (HTTP, body, answer)"), ("w-encode", "writer: encode + buffer"),
+          ("w-queue", "writer: queued for a batch"), ("w-slot", "… of which waiting for an in-flight slot"),
+          ("w-build", "writer: batch build + send"), ("w-fluss", "writer: Fluss round trip"),
+          ("w-resolve", "writer: verdicts back to the handler")]
+tl = {m: [x["timeline"] for x in res(sel("gateway", "main", m)) if x.get("timeline")] for m in modes}
+if any(tl.values()):
+    print("Where a gateway request's time went (p50 ms of each phase, median of the rounds; the writer's phases are those of the batch that finished last):")
+    print()
+    print("| phase | " + " | ".join(name.get(m, m) for m in modes) + " |")
+    print("|---|" + "---:|" * len(modes))
+    lines = [("request (client side)", lambda m: med([x["p50_ms"] for x in res(sel("gateway", "main", m))])),
+             ("handler (decode + delivery)", lambda m: med([t["handler"]["p50_ms"] for t in tl[m]]))]
+    lines += [(title, (lambda k: lambda m: med([t[k]["p50_ms"] for t in tl[m]]))(k)) for k, title in phases]
+    for title, f in lines:
+        print(f"| {title} | " + " | ".join(f"{f(m):.1f}" if tl[m] else "?" for m in modes) + " |")
+    print("| batches per request / rows in the last batch / its bucket's batches in flight (means) | "
+          + " | ".join(f"{med([t['mean_batches'] for t in tl[m]]):.1f} / {med([t['mean_rows'] for t in tl[m]]):,.0f} / {med([t['mean_inflight'] for t in tl[m]]):.1f}"
+                       if tl[m] else "?" for m in modes) + " |")
+    print()
 for m in modes:
-    for h in sel("gateway", "half", m):
+    for h in res(sel("gateway", "half", m)):
         print(f"{name.get(m, m)} at half load ({h['rows_per_s']:,.0f} rows/s): request p50/p99 {h['p50_ms']:.1f}/{h['p99_ms']:.1f} ms, "
               f"added by the gateway (request − delivery) p50/p99 {h['added_p50_ms']:.2f}/{h['added_p99_ms']:.2f} ms")
+looks = [k for k in ("lookup:key", "lookup:prefix") if sel("gateway", k, "pk") and sel("java", k, "pk")]
+if looks:
+    print()
+    print("| lookups (1 of 4 keys missing) | Java client keys/s | gateway keys/s | gateway ÷ Java | gateway p50 / p99 ms (request) | Java p50 / p99 ms (one lookup) | gateway CPU/key | Java client CPU/key | Fluss CPU/key (gateway runs / Java runs) | VmHWM gateway / Java |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for k in looks:
+        gx, jx = sel("gateway", k, "pk"), sel("java", k, "pk")
+        g, j = res(gx), res(jx)
+        gr, jr = med([x["keys_per_s"] for x in g]), med([x["keys_per_s"] for x in j])
+        what = ("primary key" if k == "lookup:key" else "prefix") + f", {g[0]['keys_per_request']} per request × {g[0]['concurrency']}"
+        print(f"| {what} | {jr:,.0f} | {gr:,.0f} | {ratio(gr, jr, gx + jx)} | {med([x['p50_ms'] for x in g]):.1f} / {med([x['p99_ms'] for x in g]):.1f} "
+              f"| {med([x['p50_ms'] for x in j]):.1f} / {med([x['p99_ms'] for x in j]):.1f} "
+              f"| {med([us(x['keys'], x['gateway_ticks']) for x in g]):.2f} µs | {med([us(x['keys'], x['client_ticks']) for x in j]):.2f} µs "
+              f"| {med([us(x['keys'], x['fluss_ticks']) for x in g]):.2f} / {med([us(x['keys'], x['fluss_ticks']) for x in j]):.2f} µs "
+              f"| {max(x['gateway_hwm_kb'] for x in g) / 1024:.0f} / {max(x.get('client_hwm_kb', -1) for x in j) / 1024:.0f} MiB |")
 sweep = [x for x in rs if x["kind"].startswith("sweep:")]
 if sweep:
     print()
-    print("| mode | entries × concurrency | gateway rows/s | ÷ Java median | p50 / p99 ms | gateway CPU/row |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("| mode | entries × concurrency | gateway rows/s | ÷ Java median | p50 / p99 ms | gateway CPU/row | load before |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for x in sweep:
         _, e, c = x["kind"].split(":")
-        j = sel("java", "main", x["mode"]); r = x["result"]
-        jr = med([y["rows_per_s"] for y in j]) if j else float("nan")
-        print(f"| {x['mode']} | {e} × {c} | {r['rows_per_s']:,.0f} | {r['rows_per_s'] / jr:.2f}× | {r['p50_ms']:.1f} / {r['p99_ms']:.1f} | {us(r['rows'], r['gateway_ticks']):.2f} µs |")
+        jx = sel("java", "main", x["mode"])
+        r = x["result"]
+        jr = med([y["rows_per_s"] for y in res(jx)]) if jx else float("nan")
+        print(f"| {x['mode']} | {e} × {c} | {r['rows_per_s']:,.0f} | {ratio(r['rows_per_s'], jr, [x] + jx)} | {r['p50_ms']:.1f} / {r['p99_ms']:.1f} "
+              f"| {us(r['rows'], r['gateway_ticks']):.2f} µs | {x.get('load_before', 0):.2f} |")
+if strict and bad_runs:
+    sys.exit(3)
 EOF

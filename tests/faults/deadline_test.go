@@ -87,17 +87,19 @@ func TestDeadlineFrozenCluster(t *testing.T) {
 			}
 			defer resume()
 
-			// Ten requests of 500 rows, 20 ms apart (longer than the 10 ms
-			// linger): each adds one batch per bucket, so the sixth and later
-			// find the bucket's 5 in-flight batches stuck and stay queued.
-			// Key-less log rows: each request is one batch in the sticky
-			// bucket, which moves on with every new batch; 40 requests put
-			// at least 7 batches in some bucket of 6 (pigeonhole).
+			// Ten requests of 500 rows, further apart than the linger that
+			// applies behind a batch in flight (writer.DefaultKvLinger for
+			// PutKv rows): each adds one batch per bucket, so the sixth and
+			// later find the bucket's 5 in-flight batches stuck and stay
+			// queued. Key-less log rows (10 ms linger, 20 ms apart): each
+			// request is one batch in the sticky bucket, which moves on with
+			// every new batch; 40 requests put at least 7 batches in some
+			// bucket of 6 (pigeonhole).
 			const deadline = 3 * time.Second
 			const rows = 500
-			requests := 10
+			requests, apart := 10, writer.DefaultKvLinger+20*time.Millisecond
 			if !tc.pk {
-				requests = 40
+				requests, apart = 40, 20*time.Millisecond
 			}
 			type outcome struct {
 				ids  []int64
@@ -121,7 +123,7 @@ func TestDeadlineFrozenCluster(t *testing.T) {
 					outs[r].vs, outs[r].err = s.write(ctx, db, tc.name, tc.op, outs[r].ids, 1)
 					outs[r].took = time.Since(start)
 				}()
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(apart)
 			}
 			wg.Wait()
 			resume()

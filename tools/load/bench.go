@@ -112,6 +112,7 @@ type benchResult struct {
 	status     int
 	failed     int
 	firstErr   string
+	timing     string // the answer's Server-Timing header (the writer's timeline)
 }
 
 func (cl *client) post(body []byte) benchResult {
@@ -131,7 +132,8 @@ func (cl *client) post(body []byte) benchResult {
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	r := benchResult{lat: time.Since(start), status: resp.StatusCode}
-	r.added = r.lat - serverTiming(resp.Header.Get("Server-Timing"), "delivery")
+	r.timing = resp.Header.Get("Server-Timing")
+	r.added = r.lat - serverTiming(r.timing, "delivery")
 	if resp.StatusCode != http.StatusOK {
 		r.firstErr = strconv.Itoa(resp.StatusCode) + " " + truncate(string(raw), 300)
 		return r
@@ -169,6 +171,52 @@ func serverTiming(h, name string) time.Duration {
 		}
 	}
 	return 0
+}
+
+// timelineMetrics are the Server-Timing durations of a write's answer (see
+// adapters/http serverTiming): the handler's and the writer's phases.
+var timelineMetrics = []string{"handler", "delivery", "w-encode", "w-queue", "w-slot", "w-build", "w-fluss", "w-resolve"}
+
+// timeline summarizes the requests' Server-Timing: p50/p99 ms of each
+// duration metric, of the request outside the handler ("outside": HTTP,
+// body transfer, the answer), and the means of the w-batch counts (rows per
+// last batch, its bucket's in-flight batches, batches per request).
+func timeline(res []benchResult) map[string]any {
+	out := map[string]any{}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	add := func(name string, v []time.Duration) {
+		slices.Sort(v)
+		out[name] = map[string]float64{"p50_ms": ms(pct(v, 0.50)), "p99_ms": ms(pct(v, 0.99))}
+	}
+	for _, m := range timelineMetrics {
+		v := make([]time.Duration, len(res))
+		for i, r := range res {
+			v[i] = serverTiming(r.timing, m)
+		}
+		add(m, v)
+	}
+	outside := make([]time.Duration, len(res))
+	for i, r := range res {
+		outside[i] = r.lat - serverTiming(r.timing, "handler")
+	}
+	add("outside", outside)
+	sums := map[string]float64{}
+	for _, r := range res {
+		i := strings.Index(r.timing, `w-batch;desc="`)
+		if i < 0 {
+			continue
+		}
+		desc, _, _ := strings.Cut(r.timing[i+len(`w-batch;desc="`):], `"`)
+		for _, kv := range strings.Fields(desc) {
+			k, v, _ := strings.Cut(kv, "=")
+			n, _ := strconv.ParseFloat(v, 64)
+			sums[k] += n
+		}
+	}
+	for k, v := range sums {
+		out["mean_"+k] = v / float64(max(len(res), 1))
+	}
+	return out
 }
 
 // send posts bodies with workers closed-loop workers, or open loop at rate
@@ -306,6 +354,7 @@ func runBench(c config, bc benchConfig) error {
 		"added_p50_ms": ms(pct(added, 0.50)), "added_p99_ms": ms(pct(added, 0.99)),
 		"gateway_ticks": gw1 - gw0, "fluss_ticks": fl1 - fl0, "load_ticks": me1 - me0,
 		"gateway_hwm_kb": procStatusKB(c.pid, "VmHWM"), "gateway_rss_kb": procStatusKB(c.pid, "VmRSS"),
+		"timeline": timeline(res),
 	}
 	b, _ := json.Marshal(out)
 	fmt.Println(string(b))

@@ -68,7 +68,7 @@ func main() {
 	flag.IntVar(&c.maxInflight, "max-inflight", 4096, "open-loop bound on requests in flight")
 	flag.IntVar(&c.pid, "pid", 0, "gateway pid: sample its VmRSS every second")
 	flag.StringVar(&c.jsonOut, "json", "", "write the report as JSON to this file too")
-	flag.StringVar(&c.mode, "mode", "overload", "overload (calibrate + open-loop overload) or bench (fixed row count, see bench.go)")
+	flag.StringVar(&c.mode, "mode", "overload", "overload (calibrate + open-loop overload), bench (fixed row count, see bench.go) or bench-lookup (lookup.go)")
 	flag.StringVar(&c.schema, "schema", "", "bench mode: row schema (bench10: the 10-column table of make bench-native)")
 	var bc benchConfig
 	flag.IntVar(&bc.warmupRows, "warmup-rows", 20_000, "bench mode: rows written before the measured part")
@@ -78,11 +78,20 @@ func main() {
 	flag.StringVar(&bc.pprofURL, "pprof", "", "bench mode: base URL of the gateway's pprof listener; CPU and allocation profiles of the measured part")
 	flag.StringVar(&bc.pprofOut, "pprof-out", "gateway-", "bench mode: file prefix of the profiles (<prefix>profile.pprof, <prefix>allocs.pprof)")
 	flag.DurationVar(&bc.pprofFor, "pprof-seconds", 6*time.Second, "bench mode: profile length from the start of the measured part")
+	var lc lookupConfig
+	flag.IntVar(&lc.keysPerRequest, "keys", 128, "bench-lookup mode: keys (or prefixes) per request")
+	flag.IntVar(&lc.totalKeys, "total-keys", 200_000, "bench-lookup mode: keys looked up in the measured part")
+	flag.IntVar(&lc.warmupKeys, "warmup-keys", 20_000, "bench-lookup mode: keys looked up before the measured part")
+	flag.Int64Var(&lc.tableRows, "table-rows", 0, "bench-lookup mode: the table holds ids 0..table-rows-1")
+	flag.BoolVar(&lc.prefix, "prefix", false, "bench-lookup mode: prefix lookups by k (a pfx table) instead of primary-key lookups")
 	flag.Parse()
 	var err error
-	if c.mode == "bench" {
+	switch c.mode {
+	case "bench":
 		err = runBench(c, bc)
-	} else {
+	case "bench-lookup":
+		err = runLookupBench(c, bc, lc)
+	default:
 		err = run(c)
 	}
 	if err != nil {

@@ -31,6 +31,9 @@ type Dest struct {
 	Kind DestKind
 	Node int32
 	Addr string
+	// Lane selects one of several connections to a ToNode server (0: the
+	// shared one); requests of one lane keep their order on the server.
+	Lane int
 }
 
 // Any is the destination "any live tablet server".
@@ -97,4 +100,21 @@ func Retriable(err error) bool {
 		return c.Retriable()
 	}
 	return false
+}
+
+type writtenKey struct{}
+
+// WithWritten returns a context whose Call runs f once as soon as the
+// request has been written to its connection (or will never be): a caller
+// keeping pipelined requests of one Dest lane in order starts the next one
+// only then. A Caller that cannot tell runs it when Call returns at the
+// latest (the caller must not rely on more).
+func WithWritten(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, writtenKey{}, f)
+}
+
+// WrittenFunc returns the function WithWritten put in ctx, or nil.
+func WrittenFunc(ctx context.Context) func() {
+	f, _ := ctx.Value(writtenKey{}).(func())
+	return f
 }

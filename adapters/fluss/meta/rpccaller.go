@@ -22,11 +22,19 @@ var _ Caller = RPCCaller{}
 
 // Call implements Caller.
 func (r RPCCaller) Call(ctx context.Context, to Dest, key wire.APIKey, req, resp proto.Message) error {
+	if to.Kind == ToNode {
+		if f := WrittenFunc(ctx); f != nil {
+			ctx = rpc.WithWritten(context.WithValue(ctx, writtenKey{}, nil), f)
+		}
+		return r.Client.CallTabletServerLane(ctx, to.Node, to.Lane, key, req, resp)
+	}
+	if f := WrittenFunc(ctx); f != nil {
+		defer f() // no finer signal for these: when the call returns
+		ctx = context.WithValue(ctx, writtenKey{}, nil)
+	}
 	switch to.Kind {
 	case ToCoordinator:
 		return r.Client.CallCoordinator(ctx, key, req, resp)
-	case ToNode:
-		return r.Client.CallTabletServer(ctx, to.Node, key, req, resp)
 	default:
 		if key == wire.KeyGetMetadata {
 			if mreq, ok := req.(*flusspb.MetadataRequest); ok {

@@ -352,6 +352,35 @@ func (c *Client) CallTabletServer(ctx context.Context, id int32, key wire.APIKey
 	return c.callNode(ctx, n, key, req, resp)
 }
 
+// CallTabletServerLane is CallTabletServer over the lane-th connection to
+// the server: lane 0 is the connection every other call shares, each lane
+// above it a connection of its own, dialed on first use. A Fluss server
+// handles the requests of one connection in order on one worker thread
+// (fluss-rpc ServerChannelInitializer: a channel is bound to one
+// RequestChannel; 0.9.1), so writes spread over lanes are handled in
+// parallel while those of one lane keep their order.
+//
+// A WithWritten function in ctx runs once, when this request's own frame was
+// written (or will not be): the metadata refresh or the dial it may need
+// first does not count.
+func (c *Client) CallTabletServerLane(ctx context.Context, id int32, lane int, key wire.APIKey, req, resp proto.Message) error {
+	written, _ := ctx.Value(writtenKey{}).(func())
+	if written != nil {
+		written = sync.OnceFunc(written)
+		defer written()
+		ctx = context.WithValue(ctx, writtenKey{}, nil)
+	}
+	n, err := c.TabletServer(ctx, id)
+	if err != nil {
+		return err
+	}
+	err = c.callAddrLane(ctx, n.Addr(), lane, n.Type, key, req, resp, written)
+	if err != nil && shouldInvalidate(err) {
+		c.Invalidate()
+	}
+	return err
+}
+
 // TabletServer returns the tablet server node with the given id, refreshing
 // metadata once when the id is unknown.
 func (c *Client) TabletServer(ctx context.Context, id int32) (Node, error) {
@@ -430,7 +459,14 @@ func shouldInvalidate(err error) bool {
 }
 
 func (c *Client) callAddr(ctx context.Context, addr string, typ ServerType, key wire.APIKey, req, resp proto.Message) error {
-	conn, err := c.conn(ctx, addr, typ)
+	return c.callAddrLane(ctx, addr, 0, typ, key, req, resp, nil)
+}
+
+// callAddrLane calls over the lane-th connection to addr; written, if not
+// nil, goes with the request itself (WithWritten), not with the dial.
+func (c *Client) callAddrLane(ctx context.Context, addr string, lane int, typ ServerType, key wire.APIKey, req, resp proto.Message,
+	written func()) error {
+	conn, err := c.connLane(ctx, addr, lane, typ)
 	if err != nil {
 		if e := AsError(err); e != nil && e.API != key {
 			// Report the dial failure under the API the caller asked for.
@@ -443,6 +479,9 @@ func (c *Client) callAddr(ctx context.Context, addr string, typ ServerType, key 
 		}
 		return err
 	}
+	if written != nil {
+		ctx = context.WithValue(ctx, writtenKey{}, written)
+	}
 	return conn.Call(ctx, key, req, resp)
 }
 
@@ -451,6 +490,16 @@ func (c *Client) callAddr(ctx context.Context, addr string, typ ServerType, key 
 // cancellation (bounded by DialTimeout) so that one impatient caller does not
 // spoil the connection for the others.
 func (c *Client) conn(ctx context.Context, addr string, typ ServerType) (*Conn, error) {
+	return c.connLane(ctx, addr, 0, typ)
+}
+
+// connLane is conn for the lane-th connection to addr (see
+// CallTabletServerLane).
+func (c *Client) connLane(ctx context.Context, addr string, lane int, typ ServerType) (*Conn, error) {
+	slot := addr
+	if lane > 0 {
+		slot = addr + "#" + strconv.Itoa(lane)
+	}
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -458,10 +507,10 @@ func (c *Client) conn(ctx context.Context, addr string, typ ServerType) (*Conn, 
 			return nil, &Error{Outcome: NotSent, Code: wire.CodeNetworkException, Addr: addr,
 				Message: "client closed", Err: ErrClosed}
 		}
-		s := c.conns[addr]
+		s := c.conns[slot]
 		if s == nil {
 			s = &connSlot{}
-			c.conns[addr] = s
+			c.conns[slot] = s
 		}
 		if s.conn != nil && s.conn.Err() == nil {
 			conn := s.conn

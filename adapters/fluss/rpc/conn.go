@@ -424,6 +424,11 @@ var aLongTimeAgo = time.Unix(1, 0)
 // roundTrip encodes, writes and awaits one request. It returns the request
 // and response frame sizes for hooks.
 func (c *Conn) roundTrip(ctx context.Context, key wire.APIKey, version int16, req, resp proto.Message) (int, int, error) {
+	if f, ok := ctx.Value(writtenKey{}).(func()); ok {
+		written := sync.OnceFunc(f)
+		defer written() // not written at all
+		ctx = context.WithValue(ctx, writtenKey{}, written)
+	}
 	if err := ctx.Err(); err != nil {
 		return 0, 0, contextError(NotSent, key, c.addr, err)
 	}
@@ -487,6 +492,9 @@ func (c *Conn) roundTrip(ctx context.Context, key wire.APIKey, version int16, re
 
 	n, werr := c.write(ctx, buf, deadline)
 	<-c.wtoken
+	if f, ok := ctx.Value(writtenKey{}).(func()); ok {
+		f()
+	}
 	if werr != nil && n < len(buf) {
 		c.forget(id)
 		// The server never received a complete frame, so it cannot act on it.
@@ -646,4 +654,17 @@ func (c *Conn) fail(reason error) {
 			c.hooks.disconnect(c.addr, reason)
 		}
 	})
+}
+
+type writtenKey struct{}
+
+// WithWritten returns a context whose call runs f once, as soon as the
+// request's frame has been written to the connection (or the write failed,
+// or the call ended without writing). A caller that must keep several
+// pipelined requests in order on one connection starts the next call only
+// after f ran for the previous one. Conn.Call and Client.CallTabletServerLane
+// honour it (the latter not for the metadata refresh or dial before the
+// request); other Client calls must not be given it.
+func WithWritten(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, writtenKey{}, f)
 }

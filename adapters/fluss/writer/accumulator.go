@@ -16,6 +16,7 @@ import (
 type bucket struct {
 	key  bucketKey
 	path domain.TablePath
+	lane int // the connection to the leader its requests use (Options.Lanes)
 
 	// queue holds records not yet in a batch, oldest first, from head on;
 	// records removed after their deadline stay until compaction.
@@ -45,6 +46,11 @@ type bucket struct {
 	// before it (storage backpressure, code 72 on Fluss 1.0, or a future
 	// per-bucket pressure value).
 	blockedUntil time.Time
+
+	// slotSince: since when the bucket's queued rows were ready to send but
+	// all its in-flight slots were taken (zero: not waiting for a slot); the
+	// timeline's Slot (domain.WriteTimeline).
+	slotSince time.Time
 }
 
 // accepts reports whether r may join the bucket's open batch (Java
@@ -159,6 +165,14 @@ type batch struct {
 	lastMsg     string
 	created     time.Time
 	orphanSince time.Time
+
+	// Timeline (domain.WriteTimeline): how long the bucket waited for an
+	// in-flight slot before this batch was taken, its bucket's batches in
+	// flight when it was last sent, and its last call and answer.
+	slotWait       time.Duration
+	inflightAtSend int
+	callAt         time.Time
+	answeredAt     time.Time
 }
 
 // hasOtherOwner reports whether an entry of another request than req still
@@ -208,7 +222,8 @@ func putBuf(b []byte) {
 //  1. takeLocked (under mu) picks the records, assigns the writer id and
 //     sequence and appends the batch to the bucket's inflight list in state
 //     batchBuilding. Records in a building batch are recBatched.
-//  2. build (sender goroutine, without mu) materializes the bytes into a
+//  2. build (sender goroutine or its build helpers, buildAll; without mu)
+//     materializes the bytes into a
 //     separate builtBatch; it reads only immutable data: bt.codec, bt.recs
 //     (the slice is replaced only under mu by finishBuildLocked, which runs
 //     on the same goroutine after build), and each record's arena and
@@ -231,9 +246,9 @@ func putBuf(b []byte) {
 //     earlier batch): finishBuildLocked stamps after reading bt.seq under mu.
 //   - It counts against MaxInFlightPerBucket and keeps the bucket non-idle
 //     (it is in b.inflight), and it is never a retry candidate.
-// Only one sender goroutine takes and builds batches, and it finishes every
-// batch of a drain round before the next round, so a building batch is
-// always the highest sequence of its bucket.
+// Only one sender goroutine takes batches, and it waits for every batch of
+// a drain round to be built (buildAll) before the next round, so a building
+// batch is always the highest sequence of its bucket.
 
 // takeLocked takes the oldest compatible queued records of b (up to a batch
 // size, at least one) into a new batch in state batchBuilding. It returns
@@ -268,6 +283,10 @@ func (w *Writer) takeLocked(b *bucket, now time.Time) *batch {
 		b.liveBytes -= int(r.size)
 	}
 	b.firstLive() // advance the head past what was taken
+	if !b.slotSince.IsZero() {
+		bt.slotWait = now.Sub(b.slotSince)
+		b.slotSince = time.Time{}
+	}
 	b.sealedBytes = max(0, b.sealedBytes-size)
 	if b.live == 0 {
 		b.sealedBytes = 0
@@ -356,6 +375,7 @@ func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 		out.err = err
 		return
 	}
+	defer c.releaseArrowBuilder(ab)
 	ab.Reset()
 	var enc arrowEncoded
 	if c.arrowEnc != nil {
@@ -432,21 +452,28 @@ func releaseBuilt(out *builtBatch) {
 	}
 }
 
-// arrowBuilder returns the codec's Arrow builder, used only by the sender
-// goroutine (in build, without Writer.mu).
+// arrowBuilder takes an idle Arrow builder of the codec, or makes one; the
+// caller (build, without Writer.mu) gives it back with releaseArrowBuilder.
+// There are at most as many as batches of the table built at once.
 func (c *codec) arrowBuilder(f ArrowFactory) (ArrowBuilder, error) {
-	if c.arrowB != nil {
-		return c.arrowB, nil
+	c.arrowMu.Lock()
+	if n := len(c.arrowFree); n > 0 {
+		ab := c.arrowFree[n-1]
+		c.arrowFree = c.arrowFree[:n-1]
+		c.arrowMu.Unlock()
+		return ab, nil
 	}
-	if f == nil {
+	c.arrowMu.Unlock()
+	if f == nil || c.arrowErr != nil {
 		return nil, c.arrowErr
 	}
-	ab, err := f(c.types, c.arrowComp, c.zstdLevel)
-	if err != nil {
-		return nil, err
-	}
-	c.arrowB = ab
-	return ab, nil
+	return f(c.types, c.arrowComp, c.zstdLevel)
+}
+
+func (c *codec) releaseArrowBuilder(ab ArrowBuilder) {
+	c.arrowMu.Lock()
+	c.arrowFree = append(c.arrowFree, ab)
+	c.arrowMu.Unlock()
 }
 
 // failRecsLocked fails records that never left the gateway.

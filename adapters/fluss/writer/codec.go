@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
@@ -65,8 +66,11 @@ type codec struct {
 	arrowEnc  *arrowlog.RowEncoder
 	arrowComp string
 	zstdLevel int
-	arrowErr  error        // why ARROW batches cannot be built, if so
-	arrowB    ArrowBuilder // built lazily; used only by the sender goroutine (build)
+	arrowErr  error // why ARROW batches cannot be built, if so
+	// arrowFree are the idle Arrow builders: the sender builds several
+	// batches of a table at once (build), each with a builder of its own.
+	arrowMu   sync.Mutex
+	arrowFree []ArrowBuilder
 
 	// Partitioned tables: positions and types of the partition columns.
 	partPos   []int
@@ -180,9 +184,8 @@ func newCodec(t *meta.Table, schemaID int32, schema domain.Schema, arrow ArrowFa
 		} else if ab, err := arrow(c.types, c.arrowComp, c.zstdLevel); err != nil {
 			c.arrowErr = err
 		} else {
-			// The codec is not shared yet: the sender goroutine takes over
-			// this builder (arrowBuilder).
-			c.arrowB = ab
+			// The first idle builder (arrowBuilder).
+			c.arrowFree = append(c.arrowFree, ab)
 			if ae, ok := ab.(arrowEncoded); ok {
 				c.arrowEnc = ae.RowEncoder()
 			}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -29,15 +32,22 @@ type sendReq struct {
 	path    domain.TablePath
 	kv      bool
 	cols    []int32
+	lane    int
 	batches []*batch
-	bytes   int
-	rows    int
+	// prev is closed once the previous request of the same (tablet server,
+	// lane) was written to the connection, written once this one was: the
+	// requests of a lane reach the server in the order dispatchLocked made
+	// them, so a bucket's pipelined batches arrive in sequence order.
+	prev, written chan struct{}
+	bytes         int
+	rows          int
 }
 
 type groupKey struct {
 	node    int32
 	tableID int64
 	compat  string
+	lane    int
 }
 
 // drained is one batch picked by drainLocked: a retry (already stamped and
@@ -73,11 +83,7 @@ func (w *Writer) run() {
 		}
 		w.mu.Unlock()
 		if len(ready) > 0 {
-			for i := range ready {
-				if d := &ready[i]; d.fresh {
-					d.out = w.build(d.bt, d.wid, d.seq)
-				}
-			}
+			w.buildAll(ready)
 			w.mu.Lock()
 			reqs := w.dispatchLocked(ready, w.opts.Now())
 			w.mu.Unlock()
@@ -106,6 +112,46 @@ func (w *Writer) run() {
 			}
 		}
 	}
+}
+
+// buildAll builds the new batches of a round (without Writer.mu), several at
+// once on GOMAXPROCS-1 goroutines (one P stays free for the Write calls,
+// their deadlines and the answers; with 2 or fewer, one by one): ARROW
+// batches (row conversion, compression) take milliseconds each, and one
+// goroutine building a round's batches one by one holds back every request
+// of the round. All of them are built before it returns, so a building batch
+// is still the highest sequence of its bucket (see takeLocked).
+func (w *Writer) buildAll(ready []drained) {
+	var fresh []*drained
+	for i := range ready {
+		if ready[i].fresh {
+			fresh = append(fresh, &ready[i])
+		}
+	}
+	workers := min(len(fresh), runtime.GOMAXPROCS(0)-1)
+	if workers <= 1 {
+		for _, d := range fresh {
+			d.out = w.build(d.bt, d.wid, d.seq)
+		}
+		return
+	}
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(fresh) {
+					return
+				}
+				d := fresh[i]
+				d.out = w.build(d.bt, d.wid, d.seq)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // drainLocked picks the batches to send now (retries due, and new batches
@@ -174,12 +220,28 @@ func (w *Writer) drainLocked(now time.Time) ([]drained, time.Duration) {
 			}
 			bt = rb
 		} else {
-			if b.live == 0 || len(b.inflight) >= w.opts.MaxInFlightPerBucket {
+			if b.live == 0 {
 				continue
 			}
 			first := b.firstLive()
-			lingerEnd := first.at.Add(w.opts.Linger)
-			ready := b.liveBytes >= w.opts.BatchSize || b.sealed() || !now.Before(lingerEnd) || w.closing || bufWaiters > 0 || first.req.urgent
+			linger := w.opts.Linger
+			if first.req.codec.pk && len(b.inflight) > 0 {
+				linger = w.opts.KvLinger
+			}
+			lingerEnd := first.at.Add(linger)
+			full := b.liveBytes >= w.opts.BatchSize || b.sealed() || w.closing || bufWaiters > 0 ||
+				len(b.inflight) < w.opts.LingerAfterInFlight || first.req.urgent
+			ready := full || !now.Before(lingerEnd)
+			if len(b.inflight) >= w.opts.MaxInFlightPerBucket {
+				if ready && b.slotSince.IsZero() {
+					// Ready since lingerEnd, or since now (first seen full).
+					b.slotSince = now
+					if !full {
+						b.slotSince = lingerEnd
+					}
+				}
+				continue
+			}
 			if !ready {
 				soon(lingerEnd)
 				continue
@@ -205,6 +267,7 @@ func (w *Writer) drainLocked(now time.Time) ([]drained, time.Duration) {
 		bt.state = batchInAir
 		bt.attempts++
 		bt.headAtSend = b.inflight[0] == bt
+		bt.inflightAtSend = len(b.inflight)
 		out = append(out, drained{bt: bt, node: node})
 	}
 	return out, max(wakeAt.Sub(now), time.Millisecond)
@@ -225,18 +288,23 @@ func (w *Writer) dispatchLocked(ready []drained, now time.Time) []*sendReq {
 			bt.state = batchInAir
 			bt.attempts++
 			bt.headAtSend = bt.b.inflight[0] == bt
+			bt.inflightAtSend = len(bt.b.inflight)
 		} else if bt.state != batchInAir {
 			// A retry failed meanwhile (Close): not sent.
 			w.releaseBatch(bt)
 			continue
 		}
-		gk := groupKey{d.node.ID, bt.tableID, bt.compat}
+		gk := groupKey{d.node.ID, bt.tableID, bt.compat, bt.b.lane}
 		list := groups[gk]
 		var sr *sendReq
 		if n := len(list); n > 0 && list[n-1].bytes+len(bt.data) <= w.opts.MaxRequestSize {
 			sr = list[n-1]
 		} else {
-			sr = &sendReq{node: d.node, tableID: bt.tableID, path: bt.b.path, kv: !bt.log, cols: bt.targetCols}
+			sr = &sendReq{node: d.node, tableID: bt.tableID, path: bt.b.path, kv: !bt.log, cols: bt.targetCols, lane: bt.b.lane,
+				written: make(chan struct{})}
+			lk := laneKey{d.node.ID, bt.b.lane}
+			sr.prev = w.laneTail[lk]
+			w.laneTail[lk] = sr.written
 			groups[gk] = append(list, sr)
 			out = append(out, sr)
 		}
@@ -275,8 +343,23 @@ func (w *Writer) failResult(bt *batch, code wire.ErrorCode, msg string) domain.E
 	return domain.EntryResult{Code: entryCode(code, msg), Message: msg, Retryable: retryable, Applied: applied}
 }
 
+// laneKey names one connection of the writer: a tablet server and a lane.
+type laneKey struct {
+	node int32
+	lane int
+}
+
 // send performs one request and applies its outcome.
 func (w *Writer) send(ctx context.Context, sr *sendReq) {
+	if sr.prev != nil {
+		select {
+		case <-sr.prev: // the lane's previous request is on the wire
+		case <-ctx.Done():
+		}
+	}
+	written := sync.OnceFunc(func() { close(sr.written) })
+	defer written()
+	ctx = meta.WithWritten(ctx, written)
 	api := wire.KeyProduceLog
 	if sr.kv {
 		api = wire.KeyPutKv
@@ -288,7 +371,7 @@ func (w *Writer) send(ctx context.Context, sr *sendReq) {
 		defer func() { finish(out) }()
 	}
 	timeoutMs := int32(w.opts.RequestTimeout / time.Millisecond)
-	dest := meta.Dest{Kind: meta.ToNode, Node: sr.node.ID, Addr: sr.node.Addr()}
+	dest := meta.Dest{Kind: meta.ToNode, Node: sr.node.ID, Addr: sr.node.Addr(), Lane: sr.lane}
 	w.opts.Metrics.BatchesSent(sr.path, len(sr.batches), sr.rows, sr.bytes)
 	type bucketResp struct {
 		part     *int64
@@ -299,6 +382,7 @@ func (w *Writer) send(ctx context.Context, sr *sendReq) {
 	}
 	var resps []bucketResp
 	var err error
+	callAt := w.opts.Now()
 	if sr.kv {
 		req := &flusspb.PutKvRequest{
 			Acks: proto.Int32(int32(w.opts.Acks)), TableId: proto.Int64(sr.tableID),
@@ -344,6 +428,9 @@ func (w *Writer) send(ctx context.Context, sr *sendReq) {
 	invalid := make(map[physKey]bool)
 	w.mu.Lock()
 	now := w.opts.Now()
+	for _, bt := range sr.batches {
+		bt.callAt, bt.answeredAt = callAt, now
+	}
 	if err != nil {
 		code, ambiguous, retriable := classify(err)
 		for _, bt := range sr.batches {

@@ -91,7 +91,7 @@ func TestStickySwitchSealsTheBatchLeftBehind(t *testing.T) {
 	t.Parallel()
 	tb := logTable(41, 4)
 	// Rows of ~1 KiB; a batch holds 4 of them.
-	e := newEnv(t, Options{Linger: time.Hour, BatchSize: 4*1050 + 100, Arrow: fakeArrowFactory}, tb)
+	e := newEnv(t, Options{Linger: time.Hour, BatchSize: 4*1050 + 100, Arrow: fakeArrowFactory, LingerAfterInFlight: -1}, tb)
 	const n = 26
 	done := make(chan []domain.EntryResult, 1)
 	start := time.Now()

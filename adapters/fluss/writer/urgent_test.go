@@ -15,7 +15,9 @@ import (
 // sent at once.
 func TestUrgentSkipsLinger(t *testing.T) {
 	const linger = 400 * time.Millisecond
-	e := newEnv(t, Options{Linger: linger}, pkTable(10, 1))
+	// LingerAfterInFlight -1: every batch waits for its linger (the Java
+	// client's rule), not only those behind a batch in flight.
+	e := newEnv(t, Options{Linger: linger, LingerAfterInFlight: -1}, pkTable(10, 1))
 	for _, tc := range []struct {
 		urgent bool
 		key    int64

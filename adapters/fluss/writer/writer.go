@@ -35,7 +35,8 @@ type Writer struct {
 	buckets    map[bucketKey]*bucket
 	active     map[*bucket]struct{}
 	sticky     map[physKey]int32
-	availBuf   []int32 // scratch of nextStickyLocked
+	availBuf   []int32                   // scratch of nextStickyLocked
+	laneTail   map[laneKey]chan struct{} // the last request dispatched per lane (sendReq.written)
 	refreshing map[physKey]bool
 	refreshed  map[physKey]time.Time
 	writerID   int64
@@ -94,6 +95,7 @@ func New(call meta.Caller, cache *meta.Cache, opts Options) *Writer {
 		active:     make(map[*bucket]struct{}),
 		sticky:     make(map[physKey]int32),
 		refreshing: make(map[physKey]bool),
+		laneTail:   make(map[laneKey]chan struct{}),
 		refreshed:  make(map[physKey]time.Time),
 		writerID:   record.NoWriterID,
 		rng:        rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
@@ -144,6 +146,15 @@ type request struct {
 
 	// urgent: the batch asked to be sent without linger (WriteBatch.Urgent).
 	urgent bool
+	// Timeline (only when the caller asked for one, tl != nil): the Write
+	// call's start, when its rows were queued, the batch that resolved its
+	// rows last and how many batches did, and that batch's answer time.
+	tl         *domain.WriteTimeline
+	start      time.Time
+	enqAt      time.Time
+	tlBatch    *batch
+	tlBatches  int
+	tlAnswered time.Time
 }
 
 // rec is one entry's record; it lives in request.recs.
@@ -202,6 +213,9 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 		return nil, err
 	}
 	req := &request{ctx: ctx, codec: c, results: results, recs: make([]rec, n), done: make(chan struct{})}
+	if req.tl = domain.WriteTimelineFrom(ctx); req.tl != nil {
+		req.start = w.opts.Now()
+	}
 	req.deadline, req.hasDeadline = ctx.Deadline()
 	req.urgent = wb.Urgent
 	defer func() {
@@ -337,6 +351,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 		req.ctx, waitDone = wt.StartWait(ctx, c.path, req.pending)
 	}
 	now := w.opts.Now()
+	req.enqAt = now
 	var ec enqueueCache
 	var wo WaitOutcome
 	for i := range req.recs {
@@ -368,6 +383,14 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 			}
 		}
 		waitDone(wo)
+	}
+	if tl := req.tl; tl != nil {
+		// Written by finishLocked before done was closed (or by expire on
+		// this goroutine); the writer no longer touches req.
+		tl.Encode = req.enqAt.Sub(req.start)
+		if !req.tlAnswered.IsZero() {
+			tl.Resolve = w.opts.Now().Sub(req.tlAnswered)
+		}
 	}
 	return results, nil
 }
@@ -518,10 +541,18 @@ func (w *Writer) enqueueLocked(r *rec, now time.Time, ec *enqueueCache) {
 func (w *Writer) bucketLocked(k bucketKey, c *codec) *bucket {
 	b, ok := w.buckets[k]
 	if !ok {
-		b = &bucket{key: k, path: c.path, writerID: record.NoWriterID, lastAcked: -1}
+		b = &bucket{key: k, path: c.path, writerID: record.NoWriterID, lastAcked: -1, lane: w.laneOf(k)}
 		w.buckets[k] = b
 	}
 	return b
+}
+
+// laneOf returns the lane (Options.Lanes) of a bucket: 1..Lanes, spreading
+// the buckets of a table and of its partitions over them; lane 0, the
+// connection metadata and lookups share, is never used for writes.
+func (w *Writer) laneOf(k bucketKey) int {
+	h := uint64(k.part+1)*0x9E3779B97F4A7C15 + uint64(k.bucket) //nolint:gosec // a hash, wrapping is intended
+	return 1 + int(h%uint64(w.opts.Lanes))
 }
 
 // stickyLocked picks the bucket of a key-less log row r of the physical
@@ -593,6 +624,10 @@ func (w *Writer) nextStickyLocked(c *codec, pk physKey, cur int32, hasCur bool) 
 
 // resolveLocked records the verdict of one record.
 func (w *Writer) resolveLocked(r *rec, res domain.EntryResult) {
+	if r.req.tl != nil && r.batch != nil && r.req.tlBatch != r.batch {
+		r.req.tlBatch = r.batch
+		r.req.tlBatches++
+	}
 	r.state = recDone
 	r.batch = nil
 	req := r.req
@@ -612,7 +647,30 @@ func (w *Writer) finishLocked(req *request) {
 	}
 	req.finished = true
 	w.buf.release(req.reserved)
+	if req.tl != nil {
+		w.fillTimelineLocked(req)
+	}
 	close(req.done)
+}
+
+// fillTimelineLocked fills req's timeline from the batch that resolved its
+// rows last (see domain.WriteTimeline).
+func (w *Writer) fillTimelineLocked(req *request) {
+	tl, bt := req.tl, req.tlBatch
+	tl.Batches = req.tlBatches
+	if bt == nil {
+		return
+	}
+	tl.Queue = max(0, bt.created.Sub(req.enqAt))
+	tl.Slot = min(bt.slotWait, tl.Queue) // the bucket may have waited before these rows came
+	tl.Attempts = bt.attempts
+	tl.BatchRows = len(bt.recs)
+	tl.InFlight = bt.inflightAtSend
+	if !bt.callAt.IsZero() {
+		tl.Build = bt.callAt.Sub(bt.created)
+		tl.Backend = bt.answeredAt.Sub(bt.callAt)
+		req.tlAnswered = bt.answeredAt
+	}
 }
 
 // expire gives the request's unresolved records their deadline verdict.

@@ -64,6 +64,7 @@ type Table struct {
 // Batch is one bucket's batch as the fake received it.
 type Batch struct {
 	Node       int32
+	Lane       int // the connection lane of the request (meta.Dest.Lane)
 	API        wire.APIKey
 	TableID    int64
 	Partition  int64
@@ -191,6 +192,9 @@ func (c *Cluster) Call(ctx context.Context, to meta.Dest, key wire.APIKey, req, 
 	c.mu.Lock()
 	c.calls[key]++
 	c.mu.Unlock()
+	if f := meta.WrittenFunc(ctx); f != nil {
+		f() // the request is "on the wire" at once
+	}
 	if err := ctx.Err(); err != nil {
 		return &Error{Outcome: "notsent", Message: "context done", Wrapped: err}
 	}
@@ -405,7 +409,7 @@ func (c *Cluster) write(ctx context.Context, to meta.Dest, key wire.APIKey, req,
 	}
 	answers := make([]answer, len(reqs))
 	for i, br := range reqs {
-		b := Batch{Node: to.Node, API: key, TableID: tableID, Partition: refs[i].Partition, Bucket: br.bucket,
+		b := Batch{Node: to.Node, Lane: to.Lane, API: key, TableID: tableID, Partition: refs[i].Partition, Bucket: br.bucket,
 			TargetCols: cols, Bytes: append([]byte(nil), br.records...)}
 		var err error
 		if key == wire.KeyPutKv {
