@@ -297,64 +297,59 @@ func otlpProtocol(getenv func(string) string, s signal) (string, error) {
 	return "", fmt.Errorf("telemetry: OTLP protocol %q for %s is not supported; use grpc or http/protobuf", proto, s.name)
 }
 
-func newTraceExporters(ctx context.Context, getenv func(string) string, console io.Writer, warn func(string)) ([]sdktrace.SpanExporter, error) {
-	var exps []sdktrace.SpanExporter
-	for _, v := range exporterValues(getenv, tracesSignal.exporterVar, warn) {
+// exporterMakers build one signal's exporters: to the console, or OTLP over
+// gRPC or HTTP/protobuf.
+type exporterMakers[E any] struct {
+	console, grpc, http func() (E, error)
+}
+
+// newExporters builds the exporters that the signal's OTEL_*_EXPORTER names
+// (exporterValues): `console` writes to the console writer, `otlp` uses the
+// protocol of OTEL_EXPORTER_OTLP_[SIGNAL_]PROTOCOL (otlpProtocol); kind names
+// the signal in errors ("trace", "metric").
+func newExporters[E any](getenv func(string) string, sig signal, warn func(string), kind string, m exporterMakers[E]) ([]E, error) {
+	var exps []E
+	for _, v := range exporterValues(getenv, sig.exporterVar, warn) {
 		if v == "console" {
-			exp, err := stdouttrace.New(stdouttrace.WithWriter(console))
+			exp, err := m.console()
 			if err != nil {
-				return nil, fmt.Errorf("telemetry: console trace exporter: %w", err)
+				return nil, fmt.Errorf("telemetry: console %s exporter: %w", kind, err)
 			}
 			exps = append(exps, exp)
 			continue
 		}
-		proto, err := otlpProtocol(getenv, tracesSignal)
-		var exp sdktrace.SpanExporter
+		proto, err := otlpProtocol(getenv, sig)
+		var exp E
 		switch {
 		case err != nil:
 			return nil, err
 		case proto == "":
 			continue
 		case proto == "grpc":
-			exp, err = otlptracegrpc.New(ctx)
+			exp, err = m.grpc()
 		default:
-			exp, err = otlptracehttp.New(ctx)
+			exp, err = m.http()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("telemetry: OTLP trace exporter: %w", err)
+			return nil, fmt.Errorf("telemetry: OTLP %s exporter: %w", kind, err)
 		}
 		exps = append(exps, exp)
 	}
 	return exps, nil
 }
 
+func newTraceExporters(ctx context.Context, getenv func(string) string, console io.Writer, warn func(string)) ([]sdktrace.SpanExporter, error) {
+	return newExporters(getenv, tracesSignal, warn, "trace", exporterMakers[sdktrace.SpanExporter]{
+		console: func() (sdktrace.SpanExporter, error) { return stdouttrace.New(stdouttrace.WithWriter(console)) },
+		grpc:    func() (sdktrace.SpanExporter, error) { return otlptracegrpc.New(ctx) },
+		http:    func() (sdktrace.SpanExporter, error) { return otlptracehttp.New(ctx) },
+	})
+}
+
 func newMetricExporters(ctx context.Context, getenv func(string) string, console io.Writer, warn func(string)) ([]sdkmetric.Exporter, error) {
-	var exps []sdkmetric.Exporter
-	for _, v := range exporterValues(getenv, metricsSignal.exporterVar, warn) {
-		if v == "console" {
-			exp, err := stdoutmetric.New(stdoutmetric.WithWriter(console))
-			if err != nil {
-				return nil, fmt.Errorf("telemetry: console metric exporter: %w", err)
-			}
-			exps = append(exps, exp)
-			continue
-		}
-		proto, err := otlpProtocol(getenv, metricsSignal)
-		var exp sdkmetric.Exporter
-		switch {
-		case err != nil:
-			return nil, err
-		case proto == "":
-			continue
-		case proto == "grpc":
-			exp, err = otlpmetricgrpc.New(ctx)
-		default:
-			exp, err = otlpmetrichttp.New(ctx)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("telemetry: OTLP metric exporter: %w", err)
-		}
-		exps = append(exps, exp)
-	}
-	return exps, nil
+	return newExporters(getenv, metricsSignal, warn, "metric", exporterMakers[sdkmetric.Exporter]{
+		console: func() (sdkmetric.Exporter, error) { return stdoutmetric.New(stdoutmetric.WithWriter(console)) },
+		grpc:    func() (sdkmetric.Exporter, error) { return otlpmetricgrpc.New(ctx) },
+		http:    func() (sdkmetric.Exporter, error) { return otlpmetrichttp.New(ctx) },
+	})
 }

@@ -70,7 +70,7 @@ func TestWaitSpanAndSharedBatchSampling(t *testing.T) {
 				BucketCount: 1, Properties: map[string]string{}, CustomProperties: map[string]string{},
 			}})
 			w := writer.New(fake, meta.New(fake, meta.Options{}), writer.Options{
-				Linger: 50 * time.Millisecond, Metrics: hooks, Pressure: hooks, Tracer: hooks,
+				Linger: 50 * time.Millisecond, LingerAfterInFlight: -1, Metrics: hooks, Pressure: hooks, Tracer: hooks,
 			})
 			defer func() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
