@@ -190,19 +190,7 @@ func (p *arrowPipeline) run(body io.Reader) error {
 // settle folds the batches that are done, in order, and waits for the
 // oldest until at most n are in flight.
 func (p *arrowPipeline) settle(n int) {
-	for len(p.pending) > 0 {
-		head := p.pending[0]
-		if len(p.pending) <= n {
-			select {
-			case <-head.done:
-			default:
-				return
-			}
-		}
-		<-head.done
-		p.fold(head)
-		p.pending = p.pending[1:]
-	}
+	p.pending = settleInOrder(p.pending, n, func(x *arrowBatch) <-chan struct{} { return x.done }, p.fold)
 }
 
 // newArrowReader opens the stream behind the guard (arrowguard.go), with

@@ -623,19 +623,7 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 // settle folds the chunks that are done, in order, and waits for the
 // oldest until at most n are in flight.
 func (p *ndjsonPipeline) settle(n int) {
-	for len(p.pending) > 0 {
-		head := p.pending[0]
-		if len(p.pending) <= n {
-			select {
-			case <-head.done:
-			default:
-				return
-			}
-		}
-		<-head.done
-		p.fold(head)
-		p.pending = p.pending[1:]
-	}
+	p.pending = settleInOrder(p.pending, n, func(x *ndjsonChunk) <-chan struct{} { return x.done }, p.fold)
 }
 
 func (p *ndjsonPipeline) settledSink() *verdictSink {
@@ -668,4 +656,25 @@ func (p *ndjsonPipeline) fold(ch *ndjsonChunk) {
 		p.stopErr = domain.InvalidArgument("%s", ch.badMsg)
 		p.stopWhat = fmt.Sprintf("line %d", ch.lines[ch.badLine])
 	}
+}
+
+// settleInOrder folds, in input order, the chunks of a streamed write whose
+// verdicts are in (done closed), and waits for the oldest until at most n are
+// still in flight; it returns those still pending. Used by the NDJSON and
+// the Arrow IPC pipelines.
+func settleInOrder[T any](pending []T, n int, done func(T) <-chan struct{}, fold func(T)) []T {
+	for len(pending) > 0 {
+		head := pending[0]
+		if len(pending) <= n {
+			select {
+			case <-done(head):
+			default:
+				return pending
+			}
+		}
+		<-done(head)
+		fold(head)
+		pending = pending[1:]
+	}
+	return pending
 }
