@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 )
 
 // The Idempotency-Key extension: a keyed write lands at most once, whichever
@@ -740,20 +741,9 @@ func (l *ledger) claim(ctx context.Context, k ledgerKey, mine claimRow, now time
 		if attempt >= 20 {
 			return st, domain.Errorf(domain.KindUnavailable, "Idempotency-Key: the ledger did not show the claim just written to `%s`; nothing was written; retry", l.path)
 		}
-		if err := sleep(ctx, 5*time.Millisecond); err != nil {
-			return st, err
+		if !backoff.Sleep(ctx, 5*time.Millisecond) {
+			return st, &domain.Error{Kind: domain.KindTimeout, Retryable: true, Message: "the request deadline passed while claiming its Idempotency-Key; nothing was written", Cause: ctx.Err()}
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return &domain.Error{Kind: domain.KindTimeout, Retryable: true, Message: "the request deadline passed while claiming its Idempotency-Key; nothing was written", Cause: ctx.Err()}
-	case <-t.C:
-		return nil
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
@@ -355,7 +356,7 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 			resets++ // read the moved buckets at once
 			continue
 		}
-		if !s.now().Before(deadline) || sleepCtx(ctx, min(pollInterval, deadline.Sub(s.now()))) != nil {
+		if !s.now().Before(deadline) || !backoff.Sleep(ctx, min(pollInterval, deadline.Sub(s.now()))) {
 			break
 		}
 	}
@@ -477,18 +478,4 @@ func projectColumns(t *Table, names []string) ([]domain.Column, []int, error) {
 		pos = append(pos, j)
 	}
 	return cols, pos, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -11,6 +11,7 @@ import (
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 )
 
 // Metadata is what the scanner needs from the table metadata cache;
@@ -247,17 +248,14 @@ func (s *Scanner) ListOffsets(ctx context.Context, req *domain.ListOffsetsReques
 		pending[i] = i
 		out.Offsets[i].LogBucket = b
 	}
-	backoff := s.opts.RetryBackoff
+	waits := backoff.Policy{Initial: s.opts.RetryBackoff, Max: time.Second}.Start()
 	var last error
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt >= s.opts.MaxAttempts {
 			return nil, last
 		}
-		if attempt > 0 {
-			if err := sleep(ctx, backoff); err != nil {
-				return nil, meta.DomainError(err, fmt.Sprintf("listing offsets of table `%s`", req.Table))
-			}
-			backoff = min(2*backoff, time.Second)
+		if attempt > 0 && !waits.Wait(ctx) {
+			return nil, meta.DomainError(ctx.Err(), fmt.Sprintf("listing offsets of table `%s`", req.Table))
 		}
 		type groupKey struct {
 			node int32
@@ -354,14 +352,3 @@ func (s *Scanner) ListOffsets(ctx context.Context, req *domain.ListOffsetsReques
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
