@@ -9,27 +9,9 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-// Metadata is what lookups need from the table metadata cache; *meta.Cache
-// implements it.
-type Metadata interface {
-	// Table returns the (possibly cached) metadata of a table.
-	Table(ctx context.Context, path domain.TablePath) (*meta.Table, error)
-	// Reload fetches the metadata of a table now.
-	Reload(ctx context.Context, path domain.TablePath) (*meta.Table, error)
-	// Schema returns schema id of table t (GetTableSchema for old ones).
-	Schema(ctx context.Context, t *meta.Table, schemaID int32) (domain.Schema, error)
-	// Partition resolves a partition name to its id; a missing partition is
-	// a partition_not_found *domain.Error.
-	Partition(ctx context.Context, t *meta.Table, name string, create bool) (int64, error)
-	// Leader returns the leader of a bucket, ok false when unknown.
-	Leader(tableID, partitionID int64, bucket int32) (meta.ServerNode, bool)
-	// RefreshLeaders fetches the bucket leaders of one physical table.
-	RefreshLeaders(ctx context.Context, tableID, partitionID int64) error
-	// InvalidateLeaders forgets the bucket leaders of one physical table.
-	InvalidateLeaders(tableID, partitionID int64)
-}
-
-var _ Metadata = (*meta.Cache)(nil)
+// Metadata is what the package needs from the table metadata cache
+// (meta.Source, shared with the other read path); *meta.Cache implements it.
+type Metadata = meta.Source
 
 // Defaults of Options. With them a bucket is retried for about 45 s, so in
 // practice the caller's deadline bounds the retries; a tablet server failover
