@@ -555,28 +555,7 @@ func (b *bench) bigBodyPoint() error {
 		fmt.Fprintf(&body, `{"id":"%d","append":{"k":%d,"note":"%s"}}`, i, i, note)
 	}
 	body.WriteString(`]}`)
-	r := result{point: fmt.Sprintf("%d MiB bodies × %d", body.Len()>>20, b.c.bigBodies), otherStatus: map[int]int64{}}
-	var ok, unknown, s429 atomic.Int64
-	s := startSampler(b.c.pid)
-	start := time.Now()
-	codes := b.burst(b.c.bigBodies, 1, func() (int, error) {
-		out, err := b.write("big", body.Bytes(), false)
-		ok.Add(int64(out.ok))
-		unknown.Add(int64(out.unknown))
-		s429.Add(int64(out.status429))
-		for code := range out.other {
-			return code, err
-		}
-		return 200, err
-	})
-	r.seconds = time.Since(start).Seconds()
-	s.finish(&r)
-	r.fill(codes)
-	r.rows, r.status429 = ok.Load(), r.status429+s429.Load()
-	r.landed = b.checkLanded("big", ok.Load(), unknown.Load(), int64(b.c.bigBodies*entries), &r)
-	b.checkRSS(&r)
-	b.rows = append(b.rows, r)
-	return nil
+	return b.bodyBurst(fmt.Sprintf("%d MiB bodies × %d", body.Len()>>20, b.c.bigBodies), "big", body.Bytes(), false, b.c.bigBodies, entries)
 }
 
 // gzipPoint: concurrent gzip bodies that expand about 300 times (rows whose
@@ -601,12 +580,19 @@ func (b *bench) gzipPoint() error {
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 	_, _ = zw.Write(raw.Bytes())
 	_ = zw.Close()
-	r := result{point: fmt.Sprintf("gzip bodies %d KiB → %d MiB × %d", gz.Len()>>10, raw.Len()>>20, b.c.gzBodies), otherStatus: map[int]int64{}}
+	return b.bodyBurst(fmt.Sprintf("gzip bodies %d KiB → %d MiB × %d", gz.Len()>>10, raw.Len()>>20, b.c.gzBodies), "gz", gz.Bytes(), true, b.c.gzBodies, entries)
+}
+
+// bodyBurst sends body to table from n concurrent senders, once each
+// (b.burst), and records the point: rows acknowledged, 429s, other statuses,
+// whether the acknowledged rows landed (entries rows per body) and the RSS.
+func (b *bench) bodyBurst(point, table string, body []byte, gzipped bool, n, entries int) error {
+	r := result{point: point, otherStatus: map[int]int64{}}
 	var ok, unknown, s429 atomic.Int64
 	s := startSampler(b.c.pid)
 	start := time.Now()
-	codes := b.burst(b.c.gzBodies, 1, func() (int, error) {
-		out, err := b.write("gz", gz.Bytes(), true)
+	codes := b.burst(n, 1, func() (int, error) {
+		out, err := b.write(table, body, gzipped)
 		ok.Add(int64(out.ok))
 		unknown.Add(int64(out.unknown))
 		s429.Add(int64(out.status429))
@@ -619,7 +605,7 @@ func (b *bench) gzipPoint() error {
 	s.finish(&r)
 	r.fill(codes)
 	r.rows, r.status429 = ok.Load(), r.status429+s429.Load()
-	r.landed = b.checkLanded("gz", ok.Load(), unknown.Load(), int64(b.c.gzBodies*entries), &r)
+	r.landed = b.checkLanded(table, ok.Load(), unknown.Load(), int64(n*entries), &r)
 	b.checkRSS(&r)
 	b.rows = append(b.rows, r)
 	return nil
