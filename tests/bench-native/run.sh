@@ -85,23 +85,8 @@ PPROF_PORT=${BENCH_PPROF_PORT:-6067}
 RESULTS="$OUT/results.jsonl"
 : > "$RESULTS"
 
-started_cluster=0
-gw_pid=""
-cleanup() {
-  local rc=$?
-  if [[ -n $gw_pid ]] && kill -0 "$gw_pid" 2>/dev/null; then
-    kill -TERM "$gw_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$gw_pid" 2>/dev/null || true
-  fi
-  if [[ $started_cluster == 1 ]]; then
-    echo "==> stopping the benchmark cluster" >&2
-    FLUSS_KEEP_STATE=0 bash deployments/local/fluss-cluster.sh stop >&2 || true
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+GW_RUN_LABEL="the benchmark cluster"
+source tests/lib/gateway-run.sh
 
 # ---------------------------------------------------------------- build
 bash deployments/local/fluss-cluster.sh fetch >&2
@@ -121,9 +106,8 @@ if [[ -z ${BENCH_BOOTSTRAP:-} ]]; then
   export FLUSS_STATE_DIR="$ROOT/.cache/fluss-bench"
   export FLUSS_TABLET_SERVERS=1 FLUSS_REPLICATION_FACTOR=1
   echo "==> benchmark cluster on port $FLUSS_PORT" >&2
-  started_cluster=1
-  out=$(bash deployments/local/fluss-cluster.sh start)
-  BENCH_BOOTSTRAP=$(echo "$out" | sed -n 's/^FLUSS_BOOTSTRAP=//p')
+  gw_cluster_start
+  BENCH_BOOTSTRAP=$GW_RUN_BOOTSTRAP
   BENCH_FLUSS_PIDS=$(cat "$FLUSS_STATE_DIR"/run/*.pid | paste -sd,)
 fi
 BOOT=$BENCH_BOOTSTRAP
@@ -138,12 +122,7 @@ FLUSS_GATEWAY__METRICS__ENABLED=false \
 FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$BOOT \
   "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
 gw_pid=$!
-for i in $(seq 1 150); do
-  curl -fsS "http://127.0.0.1:$GW_PORT/ready" >/dev/null 2>&1 && break
-  kill -0 "$gw_pid" 2>/dev/null || { tail -30 "$OUT/gateway.log" >&2; echo "gateway died" >&2; exit 1; }
-  [[ $i == 150 ]] && { tail -30 "$OUT/gateway.log" >&2; echo "gateway not ready" >&2; exit 1; }
-  sleep 0.2
-done
+gw_await_ready "$GW_PORT" "$OUT/gateway.log" 150
 
 # ---------------------------------------------------------------- runs
 DB="bench_$(date +%s)"
