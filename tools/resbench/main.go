@@ -43,6 +43,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/tools/internal/benchkit"
 )
 
 type config struct {
@@ -61,12 +63,10 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.url, "url", "http://127.0.0.1:8080", "gateway base URL")
-	flag.StringVar(&c.cluster, "cluster", "default", "cluster id")
-	flag.StringVar(&c.db, "db", "resbench", "database (created)")
+	benchkit.Target{URL: &c.url, Cluster: &c.cluster, DB: &c.db, PID: &c.pid}.Register(flag.CommandLine,
+		"resbench", "database (created)", "gateway pid (for /proc)")
 	flag.StringVar(&c.user, "user", "", "Basic user (password mode)")
 	flag.StringVar(&c.password, "password", "", "Basic password (password mode)")
-	flag.IntVar(&c.pid, "pid", 0, "gateway pid (for /proc)")
 	flag.StringVar(&c.points, "points", "500x16,2000x16,10000x16,500x64,2000x64,10000x64", "entries×concurrency points")
 	flag.StringVar(&c.kinds, "kinds", "pk,log", "table kinds")
 	flag.IntVar(&c.rowsPerPoint, "rows", 200_000, "rows per write point (at least one round of requests)")
@@ -797,26 +797,10 @@ func (b *bench) do(method, p, body string, out any) error {
 
 // /proc helpers.
 
-func readStatus(pid int, field string) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
+// readStatus is a /proc/<pid>/status size in bytes, 0 when unknown.
+func readStatus(pid int, field string) int64 { return max(benchkit.Status(pid, field), 0) }
 
-func countFDs(pid int) int {
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return 0
-	}
-	return len(ents)
-}
+// countFDs is the open descriptors of pid, 0 when unknown.
+func countFDs(pid int) int { return max(benchkit.FDs(pid), 0) }
 
 func isComma(r rune) bool { return r == ',' }
