@@ -21,6 +21,25 @@ func writeFile(t *testing.T, contents string) string {
 	return path
 }
 
+// loadCase loads a table case: file (YAML, "" for none) and env. With wantErr
+// it requires an error containing wantErr and returns nil; without, it
+// requires success.
+func loadCase(t *testing.T, file string, env map[string]string, wantErr string) *Config {
+	t.Helper()
+	opts := Options{Env: env}
+	if file != "" {
+		opts.Path = writeFile(t, file)
+	}
+	cfg, err := Load(opts)
+	if wantErr != "" {
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), wantErr)
+		return nil
+	}
+	require.NoError(t, err)
+	return cfg
+}
+
 func loadFile(t *testing.T, contents string) (*Config, error) {
 	t.Helper()
 	return Load(Options{Path: writeFile(t, contents)})
@@ -683,17 +702,10 @@ func TestShutdownReadinessGrace(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			opts := Options{Env: tc.env}
-			if tc.file != "" {
-				opts.Path = writeFile(t, tc.file)
-			}
-			cfg, err := Load(opts)
-			if tc.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
+			cfg := loadCase(t, tc.file, tc.env, tc.wantErr)
+			if cfg == nil {
 				return
 			}
-			require.NoError(t, err)
 			assert.Equal(t, tc.want, cfg.Shutdown.ReadinessGrace)
 			// The dump reloads to the same value.
 			again, err := Load(Options{Path: writeFile(t, cfg.Redacted())})
@@ -730,17 +742,10 @@ func TestClusterAutoCreatePartitions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			opts := Options{Env: tc.env}
-			if tc.file != "" {
-				opts.Path = writeFile(t, tc.file)
-			}
-			cfg, err := Load(opts)
-			if tc.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
+			cfg := loadCase(t, tc.file, tc.env, tc.wantErr)
+			if cfg == nil {
 				return
 			}
-			require.NoError(t, err)
 			for id, want := range tc.want {
 				cl, ok := cfg.Cluster(id)
 				require.True(t, ok, id)
