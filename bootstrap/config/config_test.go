@@ -576,18 +576,25 @@ func TestParseDuration(t *testing.T) {
 		{"99999999999999999999s", 0, "out of range"},
 	}
 	for _, tc := range cases {
-		got, err := ParseDuration(tc.in)
-		if tc.wantErr != "" {
-			require.Error(t, err, tc.in)
-			assert.Contains(t, err.Error(), tc.wantErr, tc.in)
-			continue
-		}
-		require.NoError(t, err, tc.in)
-		assert.Equal(t, tc.want, got, tc.in)
-		back, err := ParseDuration(FormatDuration(got))
-		require.NoError(t, err)
-		assert.Equal(t, got, back)
+		checkParseRoundTrip(t, tc.in, tc.want, tc.wantErr, ParseDuration, FormatDuration)
 	}
+}
+
+// checkParseRoundTrip parses in: with wantErr it requires that error,
+// otherwise want, and that the formatted value parses back to it.
+func checkParseRoundTrip[T comparable](t *testing.T, in string, want T, wantErr string, parse func(string) (T, error), format func(T) string) {
+	t.Helper()
+	got, err := parse(in)
+	if wantErr != "" {
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), wantErr, in)
+		return
+	}
+	require.NoError(t, err, in)
+	assert.Equal(t, want, got, in)
+	back, err := parse(format(got))
+	require.NoError(t, err)
+	assert.Equal(t, got, back)
 }
 
 func TestParseByteSize(t *testing.T) {
@@ -609,17 +616,7 @@ func TestParseByteSize(t *testing.T) {
 		{"9999999999TiB", 0, "too large"},
 	}
 	for _, tc := range cases {
-		got, err := ParseByteSize(tc.in)
-		if tc.wantErr != "" {
-			require.Error(t, err, tc.in)
-			assert.Contains(t, err.Error(), tc.wantErr, tc.in)
-			continue
-		}
-		require.NoError(t, err, tc.in)
-		assert.Equal(t, tc.want, got, tc.in)
-		back, err := ParseByteSize(FormatByteSize(got))
-		require.NoError(t, err)
-		assert.Equal(t, got, back)
+		checkParseRoundTrip(t, tc.in, tc.want, tc.wantErr, ParseByteSize, FormatByteSize)
 	}
 }
 
