@@ -66,7 +66,7 @@ type Options struct {
 	// ReadTimeout bounds reading one request (gateway.rest.header-read-timeout);
 	// fasthttp cannot bound the head alone.
 	ReadTimeout time.Duration
-	// WriteTimeout bounds writing one response (gateway.rest.write-timeout):
+	// WriteTimeout bounds writing one response (gateway.rest.response-write-timeout):
 	// a client that stops reading loses its connection. 0: none.
 	WriteTimeout time.Duration
 	// IdleTimeout bounds the wait for the next request on a keep-alive

@@ -90,7 +90,7 @@ type REST struct {
 	// (`gateway.rest.metadata.max-request-bytes`, a gateway-go key); it is
 	// clamped to MaxRequestBytes.
 	MaxMetadataRequestBytes int64
-	// WriteTimeout bounds writing one response (`gateway.rest.write-timeout`,
+	// WriteTimeout bounds writing one response (`gateway.rest.response-write-timeout`,
 	// a gateway-go key): a client that stops reading loses its connection.
 	WriteTimeout time.Duration
 	// IdleTimeout bounds the wait for the next request on a keep-alive

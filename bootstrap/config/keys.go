@@ -56,7 +56,12 @@ const (
 	KeyMetadataMaxRequestBytes = "gateway.rest.metadata.max-request-bytes"
 	// KeyWriteStreamMaxRows caps the entries of one streamed (NDJSON or
 	// Arrow IPC) write body; a gateway-go key.
-	KeyWriteStreamMaxRows     = "gateway.rest.write.stream.max-rows"
+	KeyWriteStreamMaxRows = "gateway.rest.write.stream.max-rows"
+	// KeyRESTResponseWriteTimeout bounds writing one response.
+	KeyRESTResponseWriteTimeout = "gateway.rest.response-write-timeout"
+	// KeyRESTWriteTimeout is the older name of KeyRESTResponseWriteTimeout
+	// (it sat confusingly beside the gateway.rest.write.* group of the write
+	// route), kept as an alias.
 	KeyRESTWriteTimeout       = "gateway.rest.write-timeout"
 	KeyRESTIdleTimeout        = "gateway.rest.idle-timeout"
 	KeyRESTMaxConnsPerAddress = "gateway.rest.max-connections-per-address"
@@ -309,7 +314,8 @@ var globalEntries = append([]entry[Config]{
 	durationEntry("gateway.rest.admission.max-wait", func(c *Config) *time.Duration { return &c.REST.AdmissionMaxWait }),
 	boolEntry(KeyDocsEnabled, func(c *Config) *bool { return &c.REST.DocsEnabled }),
 	sizeEntry(KeyMetadataMaxRequestBytes, func(c *Config) *int64 { return &c.REST.MaxMetadataRequestBytes }),
-	durationEntry(KeyRESTWriteTimeout, func(c *Config) *time.Duration { return &c.REST.WriteTimeout }),
+	durationEntry(KeyRESTResponseWriteTimeout, func(c *Config) *time.Duration { return &c.REST.WriteTimeout }),
+	alias(KeyRESTWriteTimeout, durationEntry(KeyRESTResponseWriteTimeout, func(c *Config) *time.Duration { return &c.REST.WriteTimeout })),
 	durationEntry(KeyRESTIdleTimeout, func(c *Config) *time.Duration { return &c.REST.IdleTimeout }),
 	countEntry(KeyRESTMaxConnsPerAddress, func(c *Config) *int { return &c.REST.MaxConnectionsPerAddress }),
 	durationEntry(KeyRESTLingerTimeout, func(c *Config) *time.Duration { return &c.REST.LingerTimeout }),

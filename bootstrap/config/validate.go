@@ -26,7 +26,7 @@ func (c *Config) Validate() error {
 	checkDuration(add, "gateway.rest.header-read-timeout", c.REST.HeaderReadTimeout)
 	checkDuration(add, KeyRequestTimeout, c.REST.RequestTimeout)
 	checkDuration(add, "gateway.rest.admission.max-wait", c.REST.AdmissionMaxWait)
-	checkDuration(add, KeyRESTWriteTimeout, c.REST.WriteTimeout)
+	checkDuration(add, KeyRESTResponseWriteTimeout, c.REST.WriteTimeout)
 	checkDuration(add, KeyRESTIdleTimeout, c.REST.IdleTimeout)
 	checkDuration(add, KeyRESTLingerTimeout, c.REST.LingerTimeout)
 	if c.REST.MemoryBudgetBytes < 0 {
