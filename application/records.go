@@ -31,21 +31,31 @@ type RecordLimits struct {
 	PrefixLookupMaxRowsPerPrefix int
 }
 
+// Defaults of RecordLimits, those of the official gateway; bootstrap/config
+// uses them as the defaults of the keys.
+const (
+	DefaultWriteMaxRows                 = 10_000
+	DefaultLookupMaxKeys                = 128
+	DefaultLookupMaxKeyBytes            = 1 << 20
+	DefaultPrefixLookupMaxPrefixes      = 16
+	DefaultPrefixLookupMaxRowsPerPrefix = 1000
+)
+
 func (l RecordLimits) withDefaults() RecordLimits {
 	if l.WriteMaxRows <= 0 {
-		l.WriteMaxRows = 10_000
+		l.WriteMaxRows = DefaultWriteMaxRows
 	}
 	if l.LookupMaxKeys <= 0 {
-		l.LookupMaxKeys = 128
+		l.LookupMaxKeys = DefaultLookupMaxKeys
 	}
 	if l.LookupMaxKeyBytes <= 0 {
-		l.LookupMaxKeyBytes = 1 << 20
+		l.LookupMaxKeyBytes = DefaultLookupMaxKeyBytes
 	}
 	if l.PrefixLookupMaxPrefixes <= 0 {
-		l.PrefixLookupMaxPrefixes = 16
+		l.PrefixLookupMaxPrefixes = DefaultPrefixLookupMaxPrefixes
 	}
 	if l.PrefixLookupMaxRowsPerPrefix <= 0 {
-		l.PrefixLookupMaxRowsPerPrefix = 1000
+		l.PrefixLookupMaxRowsPerPrefix = DefaultPrefixLookupMaxRowsPerPrefix
 	}
 	return l
 }

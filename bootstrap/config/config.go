@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/identity"
+	"github.com/fluss-gateway/fluss-gateway-go/application"
 )
 
 // Config is the validated gateway configuration.
@@ -431,8 +432,8 @@ func Default() Config {
 			Authentication:     AuthTrust,
 			Realm:              DefaultRealm,
 			PasswordCacheTTL:   identity.DefaultPasswordCacheTTL,
-			MaxFailedLogins:    10,
-			FailedLoginWindow:  time.Minute,
+			MaxFailedLogins:    identity.DefaultMaxFailedLogins,
+			FailedLoginWindow:  identity.DefaultFailedLoginWindow,
 			MTLSPrincipalField: identity.DefaultMTLSPrincipalField,
 			JWT: JWT{
 				PrincipalClaim:  identity.DefaultPrincipalClaim,
@@ -447,16 +448,16 @@ func Default() Config {
 		},
 		Idempotency: DefaultIdempotency(),
 		Limits: Limits{
-			WriteMaxRows:                      10_000,
+			WriteMaxRows:                      application.DefaultWriteMaxRows,
 			WriteStreamMaxRows:                1_000_000,
 			WriteMaxConcurrentRequests:        64,
 			WriteRateLimitRequestsPerSecond:   1000,
 			WriteRateLimitBytesPerSecond:      64 << 20,
-			LookupMaxKeys:                     128,
-			LookupMaxKeyBytes:                 1 << 20,
+			LookupMaxKeys:                     application.DefaultLookupMaxKeys,
+			LookupMaxKeyBytes:                 application.DefaultLookupMaxKeyBytes,
 			LookupMaxConcurrentRequests:       64,
-			PrefixLookupMaxPrefixes:           16,
-			PrefixLookupMaxRowsPerPrefix:      1000,
+			PrefixLookupMaxPrefixes:           application.DefaultPrefixLookupMaxPrefixes,
+			PrefixLookupMaxRowsPerPrefix:      application.DefaultPrefixLookupMaxRowsPerPrefix,
 			PrefixLookupMaxConcurrentRequests: 32,
 			MetadataMaxConcurrentRequests:     16,
 		},
