@@ -113,7 +113,7 @@ type Cluster struct {
 	nextWriter int64
 	calls      map[wire.APIKey]int
 	batches    []Batch
-	state      map[BucketRef]map[int64][]int32 // accepted sequences per writer (last 5)
+	sequences  Sequences[BucketRef]
 	inflight   map[BucketRef]int
 	maxInfl    map[BucketRef]int
 	nextPartID int64
@@ -123,8 +123,8 @@ type Cluster struct {
 func New(n int) *Cluster {
 	c := &Cluster{
 		tables: make(map[domain.TablePath]*Table), calls: make(map[wire.APIKey]int),
-		state: make(map[BucketRef]map[int64][]int32), inflight: make(map[BucketRef]int),
-		maxInfl: make(map[BucketRef]int), nextWriter: 1000, nextPartID: 500,
+		inflight: make(map[BucketRef]int),
+		maxInfl:  make(map[BucketRef]int), nextWriter: 1000, nextPartID: 500,
 	}
 	for i := 1; i <= n; i++ {
 		c.Nodes = append(c.Nodes, int32(i))
@@ -438,10 +438,8 @@ func (c *Cluster) write(ctx context.Context, to meta.Dest, key wire.APIKey, req,
 				answers[i] = answer{wire.CodeNotLeaderOrFollower, "not the leader"}
 			}
 		}
-		if answers[i].code == 0 && b.WriterID != record.NoWriterID {
-			answers[i].code, b.Appended = c.sequenceLocked(refs[i], b.WriterID, b.Seq)
-		} else if answers[i].code == 0 {
-			b.Appended = true
+		if answers[i].code == 0 {
+			answers[i].code, b.Appended = c.sequences.Check(refs[i], b.WriterID, b.Seq)
 		}
 		b.Outcome = answers[i].code
 		c.batches = append(c.batches, b)
@@ -485,34 +483,6 @@ func (c *Cluster) tableByID(id int64) *Table {
 		}
 	}
 	return nil
-}
-
-// sequenceLocked applies the 0.9.1 leader's rule for one batch.
-func (c *Cluster) sequenceLocked(b BucketRef, writer int64, seq int32) (wire.ErrorCode, bool) {
-	ws, ok := c.state[b]
-	if !ok {
-		ws = make(map[int64][]int32)
-		c.state[b] = ws
-	}
-	seqs := ws[writer]
-	for _, s := range seqs {
-		if s == seq {
-			return 0, false // duplicate of a recent batch: success, not applied again
-		}
-	}
-	last := int32(-1)
-	if len(seqs) > 0 {
-		last = seqs[len(seqs)-1]
-	}
-	if seq != last+1 {
-		return wire.CodeOutOfOrderSequenceException, false
-	}
-	seqs = append(seqs, seq)
-	if len(seqs) > 5 {
-		seqs = seqs[1:]
-	}
-	ws[writer] = seqs
-	return 0, true
 }
 
 // ErrLost is what AfterWrite hooks return for a lost response.
