@@ -29,5 +29,6 @@
 // ValidateTableDescriptor.
 //
 // One file per document: datatype.go, schema.go, table.go, database.go;
-// read.go and jackson.go hold the shared reading and writing helpers.
+// read.go and jackson.go hold the shared reading and writing helpers. The
+// documents' rules, each with its upstream source: docs/fluss-json.md.
 package serde
