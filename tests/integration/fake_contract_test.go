@@ -29,11 +29,7 @@ func TestFakesContractOnRealCluster(t *testing.T) {
 		Caller: meta.RPCCaller{Client: c},
 		CreateTable: func(t *testing.T, name string, pk bool) domain.TablePath {
 			path := domain.TablePath{Database: db, Table: name}
-			desc := domain.TableDescriptor{Schema: metatest.ContractSchema(pk), BucketCount: 1,
-				Properties: map[string]string{}, CustomProperties: map[string]string{}}
-			if !pk {
-				desc.Properties["table.log.format"] = "INDEXED"
-			}
+			desc := metatest.ContractDescriptor(pk)
 			require.NoError(t, cat.CreateTable(ctx, path, desc, false))
 			require.NoError(t, awaitLeaders(t, path, leaderWait), "bucket leaders of %s", path)
 			return path

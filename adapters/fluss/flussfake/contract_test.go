@@ -35,11 +35,7 @@ func TestContract(t *testing.T) {
 		Caller: meta.RPCCaller{Client: c},
 		CreateTable: func(t *testing.T, name string, pk bool) domain.TablePath {
 			path := domain.TablePath{Database: "contract", Table: name}
-			desc := domain.TableDescriptor{Schema: metatest.ContractSchema(pk), BucketCount: 1,
-				Properties: map[string]string{}, CustomProperties: map[string]string{}}
-			if !pk {
-				desc.Properties["table.log.format"] = "INDEXED"
-			}
+			desc := metatest.ContractDescriptor(pk)
 			js, err := serde.MarshalTableDescriptorJSON(desc)
 			require.NoError(t, err)
 			require.NoError(t, c.CallCoordinator(ctx, wire.KeyCreateTable, &flusspb.CreateTableRequest{

@@ -44,10 +44,9 @@ import (
 type Contract struct {
 	// Caller reaches the cluster.
 	Caller meta.Caller
-	// CreateTable creates a table of one bucket with the columns
-	// `id INT NOT NULL, v STRING` (ContractSchema), a primary key on id when
-	// pk, and, for a log table, the row (INDEXED) log format; it returns the
-	// table's path.
+	// CreateTable creates the table ContractDescriptor(pk) describes (one
+	// bucket, the columns `id INT NOT NULL, v STRING`, a primary key on id
+	// when pk) and returns its path.
 	CreateTable func(t *testing.T, name string, pk bool) domain.TablePath
 }
 
@@ -61,6 +60,17 @@ func ContractSchema(pk bool) domain.Schema {
 		s.PrimaryKey = []string{"id"}
 	}
 	return s
+}
+
+// ContractDescriptor is the descriptor of the suite's tables: ContractSchema,
+// one bucket and, for a log table, the row (INDEXED) log format.
+func ContractDescriptor(pk bool) domain.TableDescriptor {
+	d := domain.TableDescriptor{Schema: ContractSchema(pk), BucketCount: 1,
+		Properties: map[string]string{}, CustomProperties: map[string]string{}}
+	if !pk {
+		d.Properties["table.log.format"] = "INDEXED"
+	}
+	return d
 }
 
 // contractTable is what the suite learns from GetMetadata.

@@ -18,11 +18,7 @@ func TestContract(t *testing.T) {
 		Caller: fake,
 		CreateTable: func(t *testing.T, name string, pk bool) domain.TablePath {
 			path := domain.TablePath{Database: "contract", Table: name}
-			desc := domain.TableDescriptor{Schema: metatest.ContractSchema(pk), BucketCount: 1,
-				Properties: map[string]string{}, CustomProperties: map[string]string{}}
-			if !pk {
-				desc.Properties["table.log.format"] = "INDEXED"
-			}
+			desc := metatest.ContractDescriptor(pk)
 			fake.AddTable(&metatest.Table{ID: 100 + ids.Add(1), Path: path, Desc: desc, Leaders: []int32{2}})
 			return path
 		},
