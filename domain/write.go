@@ -65,9 +65,9 @@ func (r EntryResult) Official() EntryKind {
 	case IsErrorCode(r.Code):
 		return EntryKind(r.Code)
 	case r.Retryable:
-		return "unavailable"
+		return EntryUnavailable
 	default:
-		return "backend"
+		return EntryBackend
 	}
 }
 
