@@ -26,7 +26,7 @@ import (
 // What it holds them to (the sequences: apache/fluss@ff3bcd5
 // fluss-server/src/main/java/org/apache/fluss/server/log/WriterAppendInfo.java;
 // resends and the rest: docs/fluss-writer.md, docs/fluss-rpc.md; verified on
-// 0.9.1-incubating by TestFakesContractOnRealCluster):
+// 0.9.1-incubating and 1.0-SNAPSHOT by TestFakesContractOnRealCluster):
 //   - GetMetadata of a table names its id (0 or more: a fresh cluster's first
 //     table is 0), schema id and a leader per bucket
 //     among the tablet servers it lists; of a missing table it fails with
