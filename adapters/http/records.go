@@ -436,10 +436,15 @@ type bodyDecoder struct {
 	// read are the lookup body's extension fields (columns, page_token).
 	read rowjson.ReadOptions
 	// charge, when set, is charged for the decoded rows' memory (buf's
-	// chunks) until the request's answer is written; ctx bounds the wait.
-	ctx     context.Context
-	charge  *membudget.Charge
-	charged int
+	// chunks, as they are put to use) and for the writer's copy of them,
+	// until the request's answer is written; ctx bounds the waits. hooked:
+	// buf charges to it; rowBytes: the value bytes charged by buf; charged:
+	// the writer's copy charged.
+	ctx      context.Context
+	charge   *membudget.Charge
+	hooked   bool
+	rowBytes int64
+	charged  int64
 }
 
 // PageToken implements application.PagedPrefixDecoder.
@@ -463,10 +468,13 @@ func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wri
 	if err != nil {
 		return domain.WriteBatch{}, nil, err
 	}
+	if err := d.chargeAsDecoded(); err != nil {
+		return domain.WriteBatch{}, nil, err
+	}
 	if !d.report {
 		batch, ids, err := codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
 		if err == nil {
-			err = d.chargeRows()
+			err = d.chargeWriterCopy(&batch)
 		}
 		return batch, ids, err
 	}
@@ -476,29 +484,70 @@ func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wri
 		d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: r.Message, UnknownColumn: r.UnknownColumn})
 	}
 	if err == nil {
-		err = d.chargeRows()
+		err = d.chargeWriterCopy(&batch)
 	}
 	return batch, ids, err
 }
 
-// chargeRows charges the decoded rows' memory (what buf holds beyond what
-// is charged already) before any row is handed to the writer: rows that do
-// not fit in the budget are refused with 429 before any of them is sent.
-// The writer encodes the rows into record bytes of about the same size
-// (adapters/fluss/writer, the request arena) and holds them until the
-// verdicts: that copy is charged here too (twice the rows' memory).
-func (d *bodyDecoder) chargeRows() error {
-	if d.charge == nil || d.buf == nil {
+// chargeAsDecoded makes the decode charge the rows' memory to the request's
+// ledger chunk by chunk, before each chunk is allocated (rowjson.Buffer's
+// ChargeFunc): a body whose rows do not fit in the budget ends its decode
+// with 429 before the rows exist, and before any of them is sent.
+func (d *bodyDecoder) chargeAsDecoded() error {
+	if d.charge == nil || d.hooked {
 		return nil
 	}
-	held := 2 * d.buf.Retained()
-	if held <= d.charged {
+	d.hooked = true
+	if d.buf == nil {
+		d.buf = new(rowjson.Buffer)
+	}
+	return d.buf.SetCharge(func(datums, bytes int) error {
+		d.rowBytes += int64(bytes)
+		if err := d.charge.Acquire(d.ctx, int64(datums+bytes)); err != nil {
+			return budgetError(err, "the decoded rows")
+		}
+		return nil
+	})
+}
+
+// Per-entry memory of a write besides its values, in bytes: the entries
+// array of the decoded batch (domain.WriteEntry), and the writer's record
+// and verdict of the entry (adapters/fluss/writer: rec, domain.EntryResult,
+// about 200 bytes together).
+const writeEntryOverhead = 256
+
+// writerCopyBytes estimates what the writer holds for a decoded batch until
+// its verdicts, besides the decoded rows: the encoded records (at most 16
+// bytes per value plus the value bytes, adapters/fluss/writer estimateArena)
+// twice, once in the request's arena and once in the batch being sent, and
+// the per-entry overhead. valueBytes are the bytes the rows' strings, bytes
+// and wide decimals hold.
+func writerCopyBytes(batch *domain.WriteBatch, valueBytes int64) int64 {
+	n := int64(len(batch.Entries))
+	if n == 0 {
+		return 0
+	}
+	values := n * int64(len(batch.Entries[0].Row))
+	return 2*(16*values+valueBytes) + writeEntryOverhead*n
+}
+
+// chargeWriterCopy charges what the writer will hold for batch (see
+// writerCopyBytes) before any row is handed to it: a batch that does not
+// fit in the budget is refused with 429 before any of it is sent. The
+// writer's own buffer (adapters/fluss/writer Options.BufferMemory) is sized
+// from the same budget (bootstrap), so its bound is counted inside it.
+func (d *bodyDecoder) chargeWriterCopy(batch *domain.WriteBatch) error {
+	if d.charge == nil {
 		return nil
 	}
-	if err := d.charge.Acquire(d.ctx, int64(held-d.charged)); err != nil {
-		return budgetError(err, "the decoded rows")
+	want := writerCopyBytes(batch, d.rowBytes)
+	if want <= d.charged {
+		return nil
 	}
-	d.charged = held
+	if err := d.charge.Acquire(d.ctx, want-d.charged); err != nil {
+		return budgetError(err, "the writer's copy of the rows")
+	}
+	d.charged = want
 	return nil
 }
 
