@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	nethttp "net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
@@ -261,6 +263,38 @@ func TestMemoryBudgetChargesDecodedRowsBeforeTheyExist(t *testing.T) {
 			}
 			assert.Eventually(t, func() bool { return budget.Stats().InUse == 1 }, 2*time.Second, 10*time.Millisecond,
 				"released once the answer is written: %d bytes held", budget.Stats().InUse)
+		})
+	}
+}
+
+// Issue 21: after a burst of concurrent writes, the idle row buffers kept
+// for reuse are bounded in number (a sync.Pool kept one per request of the
+// burst), and each keeps at most its retained chunks.
+func TestRowBuffersKeepABoundedNumber(t *testing.T) {
+	tests := []struct {
+		name      string
+		capacity  int
+		burst     int
+		wantKept  int
+		wantReuse bool
+	}{
+		{name: "burst larger than the list", capacity: 4, burst: 64, wantKept: 4, wantReuse: true},
+		{name: "burst smaller than the list", capacity: 16, burst: 3, wantKept: 3, wantReuse: true},
+		{name: "no list", capacity: 0, burst: 8, wantKept: 0, wantReuse: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newRowBuffers(tc.capacity)
+			var held []*rowjson.Buffer
+			for range tc.burst {
+				held = append(held, p.Get())
+			}
+			for _, b := range held {
+				p.Put(b)
+			}
+			assert.Len(t, p.free, tc.wantKept)
+			got := p.Get()
+			assert.Equal(t, tc.wantReuse, slices.Contains(held, got), "an idle buffer is reused")
 		})
 	}
 }

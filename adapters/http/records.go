@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -75,7 +74,40 @@ func newWriteResponse(res application.WriteResult) writeResponse {
 
 // buffers recycles the memory write rows are decoded into; a buffer is
 // reset once the use case has returned, when no one reads the rows.
-var buffers = sync.Pool{New: func() any { return new(rowjson.Buffer) }}
+var buffers = newRowBuffers(maxPooledRowBuffers)
+
+// maxPooledRowBuffers bounds the idle row buffers kept for reuse: with at
+// most 1 MiB each of Datum and byte chunks per buffer (rowjson.Buffer.Reset),
+// the pool holds at most 32 MiB after a burst, whatever the burst's
+// concurrency (a sync.Pool kept one buffer per request of the burst until two
+// garbage collections passed without use; issue 21).
+const maxPooledRowBuffers = 16
+
+// rowBuffers is a bounded free list of rowjson.Buffers.
+type rowBuffers struct{ free chan *rowjson.Buffer }
+
+func newRowBuffers(n int) *rowBuffers { return &rowBuffers{free: make(chan *rowjson.Buffer, n)} }
+
+// Get returns an idle buffer, or a new one.
+func (p *rowBuffers) Get() *rowjson.Buffer {
+	select {
+	case b := <-p.free:
+		return b
+	default:
+		return new(rowjson.Buffer)
+	}
+}
+
+// Put resets b and keeps it for reuse, unless the list is full (then b is
+// left to the garbage collector). The rows decoded into b must no longer
+// be read.
+func (p *rowBuffers) Put(b *rowjson.Buffer) {
+	b.Reset()
+	select {
+	case p.free <- b:
+	default:
+	}
+}
 
 func (a *api) writeRecords(c *fiber.Ctx) error {
 	scope, path, err := a.tableScope(c)
@@ -96,11 +128,8 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	buf := buffers.Get().(*rowjson.Buffer)
-	defer func() {
-		buf.Reset()
-		buffers.Put(buf)
-	}()
+	buf := buffers.Get()
+	defer buffers.Put(buf)
 	var tl domain.WriteTimeline
 	res, err := a.write(domain.WithWriteTimeline(c.UserContext(), &tl), c, scope, application.WriteCommand{
 		Path: path,

@@ -66,7 +66,7 @@ func chargeRefusal(r any) error {
 }
 
 // Reset makes all memory of b reusable. Rows decoded into b must no longer be
-// read. It keeps at most 4 MiB each of Datum and byte chunks (the rest is
+// read. It keeps at most 1 MiB each of Datum and byte chunks (the rest is
 // left to the garbage collector), so a pooled Buffer does not pin the memory
 // of one exceptional request. It drops the ChargeFunc (see SetCharge).
 func (b *Buffer) Reset() {
@@ -89,11 +89,12 @@ func (b *Buffer) Retained() int {
 
 const (
 	datumSize = 80 // unsafe.Sizeof(domain.Datum{}) on 64-bit platforms
-	// maxRetained bounds the chunk memory a pooled Buffer keeps across
-	// requests, so that the pool does not keep the high-water mark of a
-	// burst (issue 21): a 500-row request fits, larger ones allocate the
-	// rest afresh.
-	maxRetained        = 4 << 20
+	// maxRetained bounds the chunk memory (each of Datums and bytes) a
+	// pooled Buffer keeps across requests, so that the pool does not keep
+	// the high-water mark of a burst (issue 21): the rows of a 500-row
+	// request of ten columns (~640 KiB of Datums) fit, larger ones allocate
+	// the rest afresh.
+	maxRetained        = 1 << 20
 	maxRetainedEntries = 1 << 16
 
 	slabFirstChunk  = 256
