@@ -225,26 +225,39 @@ func TestHugeUnknownColumnNameIsQuotedShort(t *testing.T) {
 // Finding of the resource benchmark (10,000-row writes × 64): decoded rows
 // were charged after the decode, so 64 requests held their decoded rows
 // (about four times their bodies) at once while waiting for the budget, and
-// RSS passed 400 MiB with a 64 MiB budget. Rows are now charged chunk by
-// chunk before they are allocated; a body whose rows do not fit is refused
-// with 429 before the rows exist and before anything is sent.
+// RSS passed 400 MiB with a 64 MiB budget. An uncompressed JSON write is
+// now charged for its body and an estimate of its rows at once, before the
+// body is read; rows are charged chunk by chunk before they are allocated
+// beyond that (a compressed body has no estimate); the writer's copy before
+// the rows are handed over. What does not fit is refused with 429 before
+// anything is sent.
 func TestMemoryBudgetChargesDecodedRowsBeforeTheyExist(t *testing.T) {
 	var items []string
 	for i := range 400 {
 		items = append(items, upsert(fmt.Sprint("e", i), "eu", i))
 	}
 	body := entries(items...)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(body))
+	require.NoError(t, zw.Close())
 	tests := []struct {
 		name     string
+		gzip     bool
 		capacity int64
 		status   int
 		message  string
 	}{
 		// The rows of 400 users entries take ~300 KiB of Buffer chunks
 		// (chunk sizes are deterministic), the writer's copy ~150 KiB more.
-		{name: "room for the body only", capacity: int64(len(body)) + 4<<10, status: 429, message: "decoded rows"},
-		{name: "room for the rows, not the writer's copy", capacity: int64(len(body)) + 384<<10, status: 429, message: "writer's copy"},
+		{name: "room for the body only: refused before it is read", capacity: int64(len(body)) + 4<<10, status: 429,
+			message: "the request body and its rows"},
+		{name: "compressed, room for the decompressed body only", gzip: true, capacity: 96 << 10, status: 429,
+			message: "the decoded rows"},
+		{name: "room for the rows, not the writer's copy", capacity: int64(len(body)) + 384<<10, status: 429,
+			message: "the writer's copy"},
 		{name: "room for all", capacity: 4 << 20, status: 200},
+		{name: "compressed, room for all", gzip: true, capacity: 4 << 20, status: 200},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,7 +268,12 @@ func TestMemoryBudgetChargesDecodedRowsBeforeTheyExist(t *testing.T) {
 			hold := budget.NewCharge()
 			require.NoError(t, hold.Acquire(context.Background(), 1))
 			defer hold.Release()
-			r := g.call("POST", usersWrite, body)
+			var r response
+			if tc.gzip {
+				r = g.call("POST", usersWrite, gz.String(), "Content-Encoding", "gzip")
+			} else {
+				r = g.call("POST", usersWrite, body)
+			}
 			require.Equal(t, tc.status, r.status, string(r.body))
 			if tc.status == 429 {
 				assert.Contains(t, r.message(t), tc.message)
@@ -265,6 +283,32 @@ func TestMemoryBudgetChargesDecodedRowsBeforeTheyExist(t *testing.T) {
 				"released once the answer is written: %d bytes held", budget.Stats().InUse)
 		})
 	}
+}
+
+// The estimate acquired with a JSON write's body is returned once its rows
+// are decoded and charged: the request holds what its rows take, not the
+// estimate, while the writer delivers them.
+func TestMemoryBudgetReturnsTheUnusedRowsEstimate(t *testing.T) {
+	budget := membudget.New(64<<20, 20*time.Millisecond)
+	g := newGateway(t, withBudget(budget), withMaxBody(1<<20)).withTables()
+	// Long strings: the rows take about three times the body, much less
+	// than the estimate.
+	var items []string
+	for i := range 50 {
+		items = append(items, upsert(fmt.Sprint("e", i), strings.Repeat("x", 2000), i))
+	}
+	body := entries(items...)
+	held := make(chan int64, 1)
+	g.writer.set(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		held <- budget.Stats().InUse
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})
+	r := g.call("POST", usersWrite, body)
+	require.Equal(t, 200, r.status, string(r.body))
+	inUse := <-held
+	assert.Less(t, inUse, int64(rowsPerBodyByte+1)*int64(len(body)), "the estimate was returned")
+	assert.Greater(t, inUse, int64(len(body)), "the body and rows are held")
+	assert.Eventually(t, func() bool { return budget.Stats().InUse == 0 }, 2*time.Second, 10*time.Millisecond)
 }
 
 // Issue 21: after a burst of concurrent writes, the idle row buffers kept

@@ -134,7 +134,7 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	res, err := a.write(domain.WithWriteTimeline(c.UserContext(), &tl), c, scope, application.WriteCommand{
 		Path: path,
 		Decoder: &bodyDecoder{body: body, buf: buf, report: invalidEntriesReported(c),
-			ctx: c.UserContext(), charge: a.charge(c)},
+			ctx: c.UserContext(), charge: a.charge(c), credit: rowsCredit(c)},
 	}, body)
 	if err != nil {
 		return err
@@ -474,6 +474,38 @@ type bodyDecoder struct {
 	hooked   bool
 	rowBytes int64
 	charged  int64
+	// credit: bytes acquired with the body for the rows (admitBodyFor),
+	// drawn from before anything more is acquired; what is left once the
+	// rows are decoded and charged is returned.
+	credit int64
+}
+
+// rowsCredit is the rows credit admitBodyFor acquired for c (0: none).
+func rowsCredit(c *fiber.Ctx) int64 {
+	n, _ := c.Locals(localRowsCredit).(int64)
+	return n
+}
+
+// acquire takes n bytes for the rows: from the credit first, then from the
+// budget.
+func (d *bodyDecoder) acquire(n int64, what string) error {
+	from := min(n, d.credit)
+	d.credit -= from
+	if n -= from; n <= 0 {
+		return nil
+	}
+	if err := d.charge.Acquire(d.ctx, n); err != nil {
+		return budgetError(err, what)
+	}
+	return nil
+}
+
+// returnCredit gives back what the rows did not use of the credit.
+func (d *bodyDecoder) returnCredit() {
+	if d.credit > 0 {
+		d.charge.Return(d.credit)
+		d.credit = 0
+	}
 }
 
 // PageToken implements application.PagedPrefixDecoder.
@@ -532,10 +564,7 @@ func (d *bodyDecoder) chargeAsDecoded() error {
 	}
 	return d.buf.SetCharge(func(datums, bytes int) error {
 		d.rowBytes += int64(bytes)
-		if err := d.charge.Acquire(d.ctx, int64(datums+bytes)); err != nil {
-			return budgetError(err, "the decoded rows")
-		}
-		return nil
+		return d.acquire(int64(datums+bytes), "the decoded rows")
 	})
 }
 
@@ -569,12 +598,13 @@ func (d *bodyDecoder) chargeWriterCopy(batch *domain.WriteBatch) error {
 	if d.charge == nil {
 		return nil
 	}
+	defer d.returnCredit()
 	want := writerCopyBytes(batch, d.rowBytes)
 	if want <= d.charged {
 		return nil
 	}
-	if err := d.charge.Acquire(d.ctx, want-d.charged); err != nil {
-		return budgetError(err, "the writer's copy of the rows")
+	if err := d.acquire(want-d.charged, "the writer's copy of the rows"); err != nil {
+		return err
 	}
 	d.charged = want
 	return nil

@@ -285,7 +285,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		if r.audit {
 			chain = append(chain, a.auditWrite)
 		}
-		chain = append(chain, a.authenticate(r), a.authorize(r), checkQuery(r.query), a.admitBody, a.quota(r), a.admit(r.admission),
+		chain = append(chain, a.authenticate(r), a.authorize(r), checkQuery(r.query), a.admitBodyFor(r), a.quota(r), a.admit(r.admission),
 			func(c *fiber.Ctx) error { return h(a, c) })
 		app.Add(r.method, fiberPath(r.path), chain...)
 	}

@@ -239,6 +239,23 @@ func (c *Charge) Release() {
 	}
 }
 
+// Return gives back n of the bytes the request holds (at most what it
+// holds), e.g. what an estimate acquired beyond what was then used; the
+// rest stays held until Release.
+func (c *Charge) Return(n int64) {
+	if c == nil || c.b == nil || n <= 0 {
+		return
+	}
+	c.mu.Lock()
+	n = min(n, c.n)
+	c.n -= n
+	started := c.started
+	c.mu.Unlock()
+	if n > 0 {
+		c.b.Release(n, time.Since(started))
+	}
+}
+
 // Reader counts the bytes read from r against the charge as they arrive,
 // acquiring them in steps of at least step bytes (a streamed body whose size
 // is not known in advance, or a decompressor's output). A read fails with
