@@ -220,3 +220,32 @@ func TestChargeReturn(t *testing.T) {
 	var nilCharge *Charge
 	nilCharge.Return(10) // a nil ledger admits everything
 }
+
+func TestChargeReaderPrepaid(t *testing.T) {
+	tests := []struct {
+		name     string
+		data     int
+		prepaid  int64
+		step     int64
+		wantHeld int64 // held after reading everything (prepaid included)
+	}{
+		{name: "prepaid covers the stream", data: 10_000, prepaid: 10_001, step: 4096, wantHeld: 10_001},
+		{name: "stream longer than prepaid", data: 10_000, prepaid: 2_000, step: 4096, wantHeld: 2_000 + 2*4096},
+		{name: "nothing prepaid", data: 10_000, prepaid: 0, step: 4096, wantHeld: 3 * 4096},
+		{name: "negative is nothing", data: 100, prepaid: -50, step: 4096, wantHeld: 4096},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New(1<<20, 10*time.Millisecond)
+			c := b.NewCharge()
+			require.NoError(t, c.Acquire(context.Background(), max(tt.prepaid, 0)))
+			data := bytes.Repeat([]byte("x"), tt.data)
+			out, err := io.ReadAll(c.Reader(context.Background(), bytes.NewReader(data), tt.step).Prepaid(tt.prepaid))
+			require.NoError(t, err)
+			assert.Equal(t, data, out)
+			assert.Equal(t, tt.wantHeld, c.Held(), "prepaid bytes are not charged twice")
+			c.Release()
+			assert.Zero(t, b.Stats().InUse)
+		})
+	}
+}
