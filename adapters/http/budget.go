@@ -303,3 +303,49 @@ func datumBytes(row []domain.Datum) int64 {
 	}
 	return n
 }
+
+// lookupCosts learns, per table, the memory the row of one looked-up key
+// takes once fetched (an average over the table's recent lookups), so that
+// a lookup is charged for the rows it is about to fetch before it fetches
+// them: 64 concurrent 128-key lookups of 256 KiB rows each fetched 32 MiB
+// and were charged only afterwards (issue 21). The first lookup of a table
+// is charged after its fetch. It is safe for concurrent use.
+type lookupCosts struct {
+	mu sync.Mutex
+	m  map[string]float64 // table -> bytes per key
+}
+
+// maxLookupCostTables bounds the tables remembered (then all are forgotten).
+const maxLookupCostTables = 4096
+
+// estimate returns the bytes keys lookups of table are expected to fetch
+// (0 when the table was never looked up), at most limit.
+func (l *lookupCosts) estimate(table string, keys int, limit int64) int64 {
+	l.mu.Lock()
+	perKey := l.m[table]
+	l.mu.Unlock()
+	return min(int64(perKey*float64(keys)), limit)
+}
+
+// observe records that keys lookups of table fetched fetched bytes.
+func (l *lookupCosts) observe(table string, keys int, fetched int64) {
+	if keys <= 0 {
+		return
+	}
+	perKey := float64(fetched) / float64(keys)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old, ok := l.m[table]
+	switch {
+	case l.m == nil || len(l.m) >= maxLookupCostTables && !ok:
+		l.m = map[string]float64{}
+		l.m[table] = perKey
+	case !ok:
+		l.m[table] = perKey
+	default:
+		l.m[table] = old + ewmaLookupWeight*(perKey-old)
+	}
+}
+
+// ewmaLookupWeight is the weight of the newest lookup in the average.
+const ewmaLookupWeight = 0.3

@@ -10,6 +10,7 @@ import (
 	nethttp "net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -341,4 +342,75 @@ func TestRowBuffersKeepABoundedNumber(t *testing.T) {
 			assert.Equal(t, tc.wantReuse, slices.Contains(held, got), "an idle buffer is reused")
 		})
 	}
+}
+
+// Finding of the resource benchmark (128-key lookups of 256 KiB rows × 64):
+// each lookup fetched its rows (32 MiB) before they were charged. Once a
+// table has been looked up, a lookup is charged for the rows it is about to
+// fetch, by the table's recent lookups, before it asks the cluster; what
+// does not fit is refused with 429 and nothing is fetched.
+func TestLookupRowsChargedBeforeTheFetch(t *testing.T) {
+	budget := membudget.New(1<<20, 20*time.Millisecond)
+	g := newGateway(t, withBudget(budget)).withTables()
+	big := bytes.Repeat([]byte{7}, 64<<10)
+	var fetches atomic.Int64
+	g.lookup.setLookup(func(_ context.Context, req *domain.LookupRequest) (*domain.LookupResponse, error) {
+		fetches.Add(1)
+		out := &domain.LookupResponse{SchemaID: req.SchemaID}
+		for range req.Keys {
+			out.Results = append(out.Results, domain.LookupResult{Row: []domain.Datum{
+				{Bytes: []byte("eu")}, {I64: 1}, {Bytes: []byte("ann")}, {I64: 7}, {Bytes: big}, {Null: true},
+			}})
+		}
+		return out, nil
+	})
+	lookup := func(n int) response {
+		var keys []string
+		for i := range n {
+			keys = append(keys, fmt.Sprintf(`{"region":"eu","id":%d}`, i))
+		}
+		return g.call("POST", usersLookup, `{"keys":[`+strings.Join(keys, ",")+`]}`)
+	}
+	// The first lookup learns the table's cost: 64 KiB per key.
+	require.Equal(t, 200, lookup(2).status)
+	require.Equal(t, int64(1), fetches.Load())
+	assert.Eventually(t, func() bool { return budget.Stats().InUse == 0 }, 2*time.Second, 10*time.Millisecond)
+
+	tests := []struct {
+		name      string
+		held      int64
+		keys      int
+		status    int
+		wantFetch bool
+	}{
+		{name: "fits", held: 0, keys: 4, status: 200, wantFetch: true},
+		{name: "the estimate does not fit: nothing fetched", held: 800 << 10, keys: 8, status: 429, wantFetch: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hold := budget.NewCharge()
+			require.NoError(t, hold.Acquire(context.Background(), tc.held+1))
+			defer hold.Release()
+			before := fetches.Load()
+			r := lookup(tc.keys)
+			require.Equal(t, tc.status, r.status, string(r.body))
+			assert.Equal(t, tc.wantFetch, fetches.Load() > before)
+			if tc.status == 429 {
+				assert.Contains(t, r.message(t), "the rows to fetch")
+			}
+			assert.Eventually(t, func() bool { return budget.Stats().InUse == tc.held+1 }, 2*time.Second, 10*time.Millisecond)
+		})
+	}
+}
+
+func TestLookupCostsEstimate(t *testing.T) {
+	var l lookupCosts
+	assert.Zero(t, l.estimate("t", 10, 1<<30), "never looked up: no estimate")
+	l.observe("t", 4, 4000)
+	assert.Equal(t, int64(10_000), l.estimate("t", 10, 1<<30))
+	assert.Equal(t, int64(5_000), l.estimate("t", 10, 5_000), "capped")
+	l.observe("t", 0, 1) // no keys: ignored
+	l.observe("t", 1, 2000)
+	assert.Equal(t, int64(1300*10), l.estimate("t", 10, 1<<30), "moving average")
+	assert.Zero(t, l.estimate("other", 10, 1<<30))
 }

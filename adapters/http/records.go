@@ -286,14 +286,17 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	dec := &bodyDecoder{body: body}
+	costKey := scope.Cluster + "/" + path.String()
+	ab := a.newAnswerBudget(c)
+	dec := &bodyDecoder{body: body, ctx: c.UserContext(), charge: a.charge(c), lookupCost: func(keys int) int64 {
+		return a.lookupCosts.estimate(costKey, keys, 2*int64(ab.limit))
+	}}
 	res, err := a.records.Lookup(c.UserContext(), scope, path, dec)
 	if err != nil {
 		return err
 	}
 	cols := res.Table.Columns()
 	proj := newProjection(cols, dec.read.Columns, res.Table.Info.SchemaID)
-	ab := a.newAnswerBudget(c)
 	// The rows fetched are charged too (they are held until the answer is
 	// written); duplicates share one row.
 	var fetched int64
@@ -305,7 +308,9 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 		seen[&r.Row[0]] = true
 		fetched += datumBytes(r.Row)
 	}
-	if err := ab.ch.Acquire(ab.ctx, fetched); err != nil {
+	a.lookupCosts.observe(costKey, len(res.Response.Results), fetched)
+	// What the estimate charged before the fetch counts towards it.
+	if err := ab.ch.Acquire(ab.ctx, fetched-dec.precharged); err != nil {
 		return budgetError(err, "the rows fetched")
 	}
 	out := make([]byte, 0, 256+len(res.Response.Results)*64)
@@ -474,6 +479,11 @@ type bodyDecoder struct {
 	hooked   bool
 	rowBytes int64
 	charged  int64
+	// lookupCost (lookups; nil: none) estimates the bytes the rows of keys
+	// keys will take once fetched; DecodeKeys charges that much before the
+	// fetch (precharged).
+	lookupCost func(keys int) int64
+	precharged int64
 	// credit: bytes acquired with the body for the rows (admitBodyFor),
 	// drawn from before anything more is acquired; what is left once the
 	// rows are decoded and charged is returned.
@@ -618,6 +628,17 @@ func (d *bodyDecoder) DecodeKeys(t *application.Table, maxKeys int) ([][]domain.
 	}
 	keys, ro, err := codec.DecodeKeysWith(d.body, rowjson.Limits{MaxEntries: maxKeys})
 	d.read = ro
+	if err == nil && d.charge != nil && d.lookupCost != nil {
+		// The rows are charged, by the table's recent lookups, before
+		// they are fetched: what does not fit is refused with 429 before
+		// anything is asked of the cluster.
+		if n := d.lookupCost(len(keys)); n > 0 {
+			if err := d.charge.Acquire(d.ctx, n); err != nil {
+				return nil, budgetError(err, "the rows to fetch")
+			}
+			d.precharged = n
+		}
+	}
 	return keys, err
 }
 

@@ -147,21 +147,22 @@ type Deps struct {
 }
 
 type api struct {
-	opts      Options
-	log       *slog.Logger
-	catalog   Catalog
-	records   Records
-	scans     Scans
-	admission *admission
-	quotas    *quotas
-	budget    *membudget.Budget
-	pending   pendingCharges
-	audit     *slog.Logger
-	readiness *Readiness
-	identity  domain.Identity
-	routes    routeTable
-	started   time.Time
-	openapi   []byte
+	opts        Options
+	log         *slog.Logger
+	catalog     Catalog
+	records     Records
+	scans       Scans
+	admission   *admission
+	quotas      *quotas
+	budget      *membudget.Budget
+	pending     pendingCharges
+	lookupCosts lookupCosts
+	audit       *slog.Logger
+	readiness   *Readiness
+	identity    domain.Identity
+	routes      routeTable
+	started     time.Time
+	openapi     []byte
 
 	// app is the fiber application the connection-level hooks use.
 	app *fiber.App
