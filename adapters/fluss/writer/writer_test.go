@@ -1062,3 +1062,66 @@ func TestDeadlineDropsQueuedRowsFromTheQueues(t *testing.T) {
 		})
 	}
 }
+
+// Issue 21: once its writes are answered, an idle writer references none of
+// their batches or records, so that their requests' arenas are garbage: the
+// in-flight list of each bucket cleared only its visible part, and every
+// bucket kept its last finished batch (with its records and their requests)
+// in the slot past the list's end, 200 MiB for an idle gateway after the
+// resource benchmark.
+func TestIdleWriterKeepsNoFinishedBatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		requests int
+		rows     int
+		buckets  int
+	}{
+		{name: "one request", requests: 1, rows: 10, buckets: 1},
+		{name: "several requests, one bucket", requests: 5, rows: 50, buckets: 1},
+		{name: "several requests, several buckets", requests: 5, rows: 200, buckets: 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, Options{Linger: time.Millisecond}, pkTable(10, tc.buckets))
+			var wg sync.WaitGroup
+			for r := range tc.requests {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var rows []domain.WriteEntry
+					for i := range tc.rows {
+						rows = append(rows, upsert(int64(r*tc.rows+i), "x", 1))
+					}
+					res, err := e.w.Write(ctxTimeout(t, 5*time.Second), &domain.WriteBatch{Table: pkPath, Entries: rows})
+					assert.NoError(t, err)
+					for _, x := range res {
+						assert.True(t, x.OK(), "%+v", x)
+					}
+				}()
+			}
+			wg.Wait()
+			require.Eventually(t, func() bool {
+				e.w.mu.Lock()
+				defer e.w.mu.Unlock()
+				for _, b := range e.w.buckets {
+					if !b.idle() {
+						return false
+					}
+				}
+				return true
+			}, 2*time.Second, time.Millisecond)
+			e.w.mu.Lock()
+			defer e.w.mu.Unlock()
+			for k, b := range e.w.buckets {
+				for i, bt := range b.inflight[:cap(b.inflight)] {
+					assert.Nil(t, bt, "bucket %v: in-flight slot %d still holds a finished batch", k, i)
+				}
+				for i, r := range b.queue[:cap(b.queue)] {
+					assert.Nil(t, r, "bucket %v: queue slot %d still holds a sent record", k, i)
+				}
+			}
+		})
+	}
+}
