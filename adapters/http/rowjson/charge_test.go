@@ -134,12 +134,16 @@ func TestBufferChargesRetainedChunksAgainAfterReset(t *testing.T) {
 	// A reused buffer allocates nothing new, yet every chunk the decode
 	// puts to use is charged: memory kept by a pool is memory the request
 	// holds.
+	// 1,200 rows of six Datums fit in the retained Datum chunks and use
+	// them all.
 	m := &meter{}
 	require.NoError(t, buf.SetCharge(m.charge))
-	_, _, err = c.DecodeWriteTo(&buf, chargeBody(3000, 16), Limits{})
+	_, _, err = c.DecodeWriteTo(&buf, chargeBody(1200, 16), Limits{})
 	require.NoError(t, err)
 	assert.Equal(t, retained, buf.Retained(), "no new chunks")
-	assert.Equal(t, retained, m.datums+m.bytes, "each retained chunk charged once")
+	assert.Equal(t, buf.slab.retained*datumSize, m.datums, "each retained Datum chunk charged once")
+	assert.Positive(t, m.bytes)
+	assert.LessOrEqual(t, m.bytes, buf.arena.retained, "retained byte chunks charged at most once")
 
 	// Reset drops the ChargeFunc: a pooled buffer never charges a finished
 	// request.
@@ -159,4 +163,33 @@ func TestBufferSetChargeRefusesTheFirstChunk(t *testing.T) {
 	buf.Reset()
 	m := &meter{limit: 1}
 	assert.ErrorIs(t, buf.SetCharge(m.charge), errMeterFull)
+}
+
+// Issue 21: Reset drops every reference the Buffer's entries array holds,
+// not only those of its current length (a decode leaves it at length 0), so
+// that a pooled Buffer does not keep the chunks Reset trimmed alive through
+// the last batch's rows.
+func TestBufferResetDropsTheRowsOfTheLastBatch(t *testing.T) {
+	t.Parallel()
+	c := chargeCodec(t)
+	tests := []struct {
+		name    string
+		entries int
+	}{
+		{name: "small batch", entries: 10},
+		{name: "batch larger than the retained chunks", entries: 10_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf Buffer
+			batch, _, err := c.DecodeWriteTo(&buf, chargeBody(tc.entries, 8), Limits{})
+			require.NoError(t, err)
+			require.Len(t, batch.Entries, tc.entries)
+			buf.Reset()
+			for i, e := range buf.entries[:cap(buf.entries)] {
+				require.Nil(t, e.Row, "entry slot %d still references a row", i)
+			}
+			assert.LessOrEqual(t, buf.Retained(), 2*maxRetained)
+		})
+	}
 }
