@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
@@ -413,4 +414,44 @@ func TestLookupCostsEstimate(t *testing.T) {
 	l.observe("t", 1, 2000)
 	assert.Equal(t, int64(1300*10), l.estimate("t", 10, 1<<30), "moving average")
 	assert.Zero(t, l.estimate("other", 10, 1<<30))
+}
+
+// Issue 21: a charge of at least half the budget is released only after a
+// garbage collection, so that the next large request is not admitted while
+// the last one's memory is still in the heap; smaller charges are released
+// at once.
+func TestLargeChargeReleasedAfterACollection(t *testing.T) {
+	tests := []struct {
+		name        string
+		capacity    int64
+		held        int64
+		state       fasthttp.ConnState
+		collections int64
+	}{
+		{name: "half the budget, answer written", capacity: 1000, held: 500, state: fasthttp.StateIdle, collections: 1},
+		{name: "the whole budget, connection closed", capacity: 1000, held: 1000, state: fasthttp.StateClosed, collections: 1},
+		{name: "less than half", capacity: 1000, held: 499, state: fasthttp.StateIdle, collections: 0},
+		{name: "still writing: nothing released", capacity: 1000, held: 800, state: fasthttp.StateActive, collections: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := membudget.New(tc.capacity, 10*time.Millisecond)
+			p := &pendingCharges{collectAt: collectAt(budget)}
+			ch := budget.NewCharge()
+			require.NoError(t, ch.Acquire(context.Background(), tc.held))
+			conn, peer := net.Pipe()
+			defer conn.Close()
+			defer peer.Close()
+			p.hold(conn, ch)
+			p.connState(conn, tc.state)
+			assert.Equal(t, tc.collections, p.collections.Load())
+			if tc.state == fasthttp.StateActive {
+				assert.Equal(t, tc.held, budget.Stats().InUse)
+				return
+			}
+			assert.Zero(t, budget.Stats().InUse, "released")
+		})
+	}
+	assert.Zero(t, collectAt(nil), "no budget: never")
+	assert.Equal(t, int64(32<<20), collectAt(membudget.New(64<<20, 0)))
 }

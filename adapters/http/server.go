@@ -210,6 +210,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		openapi:   doc,
 	}
 	a.idempotency = deps.Idempotency
+	a.pending.collectAt = collectAt(opts.MemoryBudget)
 	a.singleHeaders = append([]string{fiber.HeaderAuthorization}, opts.SingleValueHeaders...)
 	if a.log == nil {
 		a.log = slog.Default()
