@@ -4,9 +4,12 @@ import (
 	"context"
 	"log/slog"
 
+	"go.uber.org/fx"
+
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/telemetry"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 // FlussClusterFactory is the ClusterFactory of ClustersModule: it opens the
@@ -20,14 +23,43 @@ import (
 // 0.9.1) or refuses the service account; an unreachable cluster is logged and
 // probed again on first use (user requests answer 503 until the probe
 // passes).
-func FlussClusterFactory(inst *telemetry.Instrumentation) ClusterFactory {
+//
+// Each cluster's writer buffer (adapters/fluss/writer Options.BufferMemory)
+// is sized from the data-plane memory budget when there is one (see
+// writerBufferMemory).
+func FlussClusterFactory(p flussFactoryParams) ClusterFactory {
 	return func(ctx context.Context, cluster config.Cluster, log *slog.Logger) (ClusterBackend, error) {
-		return openFlussCluster(ctx, cluster, log, inst)
+		cfg := flussConfig(cluster, p.Instrumentation)
+		cfg.Writer.BufferMemory = writerBufferMemory(p.Budget)
+		return fluss.Open(ctx, cfg, log)
 	}
 }
 
-func openFlussCluster(ctx context.Context, cluster config.Cluster, log *slog.Logger, inst *telemetry.Instrumentation) (ClusterBackend, error) {
-	return fluss.Open(ctx, flussConfig(cluster, inst), log)
+// flussFactoryParams are FlussClusterFactory's dependencies; the budget is
+// absent in graphs without the REST module.
+type flussFactoryParams struct {
+	fx.In
+	Instrumentation *telemetry.Instrumentation
+	Budget          *membudget.Budget `optional:"true"`
+}
+
+// minWriterBufferMemory is the smallest writer buffer writerBufferMemory
+// gives: a request larger than the budget still runs once it runs alone
+// (membudget.Charge), and the writer must not refuse it as too large.
+const minWriterBufferMemory = 16 << 20
+
+// writerBufferMemory is the writer buffer of a process whose data-plane
+// memory budget is b: the budget's size (at least minWriterBufferMemory),
+// so that the writer's bound is the budget's rather than a second one on
+// top of it. The budget already counts the writer's copy of every row a
+// JSON write hands it (adapters/http records.go, chargeWriterCopy), so
+// budget and writer together hold at most the budget, not budget plus
+// buffer. 0 (the writer's default) without a budget.
+func writerBufferMemory(b *membudget.Budget) int64 {
+	if b == nil {
+		return 0
+	}
+	return max(b.Capacity(), minWriterBufferMemory)
 }
 
 // flussConfig maps one cluster's configuration to the Fluss adapter's.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 func TestFlussConfigAutoCreatePartitions(t *testing.T) {
@@ -28,6 +29,27 @@ func TestFlussConfigAutoCreatePartitions(t *testing.T) {
 			fc := flussConfig(cl, nil)
 			assert.Equal(t, tc.wantDisable, fc.Writer.DisableDynamicPartitions)
 			assert.Equal(t, "default", fc.ID)
+		})
+	}
+}
+
+// Issue 21: the writer's buffer is sized from the data-plane memory budget,
+// which counts the writer's copy of the rows, so that budget and writer
+// have one bound rather than budget plus 64 MiB.
+func TestWriterBufferMemoryFollowsTheBudget(t *testing.T) {
+	tests := []struct {
+		name   string
+		budget *membudget.Budget
+		want   int64
+	}{
+		{name: "no budget: the writer's default", budget: nil, want: 0},
+		{name: "the default budget", budget: membudget.New(64<<20, 0), want: 64 << 20},
+		{name: "a chart-sized budget", budget: membudget.New(115<<20, 0), want: 115 << 20},
+		{name: "a tiny budget keeps a floor", budget: membudget.New(2<<20, 0), want: minWriterBufferMemory},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, writerBufferMemory(tc.budget))
 		})
 	}
 }

@@ -8,13 +8,17 @@ import (
 	"fmt"
 	"net"
 	nethttp "net/http"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
@@ -218,4 +222,236 @@ func TestHugeUnknownColumnNameIsQuotedShort(t *testing.T) {
 		}
 	}
 	assert.Less(t, len(g.logs.String()), 64<<10, "the access lines quote the name cut short")
+}
+
+// Finding of the resource benchmark (10,000-row writes × 64): decoded rows
+// were charged after the decode, so 64 requests held their decoded rows
+// (about four times their bodies) at once while waiting for the budget, and
+// RSS passed 400 MiB with a 64 MiB budget. An uncompressed JSON write is
+// now charged for its body and an estimate of its rows at once, before the
+// body is read; rows are charged chunk by chunk before they are allocated
+// beyond that (a compressed body has no estimate); the writer's copy before
+// the rows are handed over. What does not fit is refused with 429 before
+// anything is sent.
+func TestMemoryBudgetChargesDecodedRowsBeforeTheyExist(t *testing.T) {
+	var items []string
+	for i := range 400 {
+		items = append(items, upsert(fmt.Sprint("e", i), "eu", i))
+	}
+	body := entries(items...)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(body))
+	require.NoError(t, zw.Close())
+	tests := []struct {
+		name     string
+		gzip     bool
+		capacity int64
+		status   int
+		message  string
+	}{
+		// The rows of 400 users entries take ~300 KiB of Buffer chunks
+		// (chunk sizes are deterministic), the writer's copy ~150 KiB more.
+		{name: "room for the body only: refused before it is read", capacity: int64(len(body)) + 4<<10, status: 429,
+			message: "the request body and its rows"},
+		{name: "compressed, room for the decompressed body only", gzip: true, capacity: 96 << 10, status: 429,
+			message: "the decoded rows"},
+		{name: "room for the rows, not the writer's copy", capacity: int64(len(body)) + 384<<10, status: 429,
+			message: "the writer's copy"},
+		{name: "room for all", capacity: 4 << 20, status: 200},
+		{name: "compressed, room for all", gzip: true, capacity: 4 << 20, status: 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := membudget.New(tc.capacity, 20*time.Millisecond)
+			g := newGateway(t, withBudget(budget), withMaxBody(1<<20)).withTables()
+			// Another request holds a little, so that this one is not
+			// alone in the budget (a lone request is never refused).
+			hold := budget.NewCharge()
+			require.NoError(t, hold.Acquire(context.Background(), 1))
+			defer hold.Release()
+			var r response
+			if tc.gzip {
+				r = g.call("POST", usersWrite, gz.String(), "Content-Encoding", "gzip")
+			} else {
+				r = g.call("POST", usersWrite, body)
+			}
+			require.Equal(t, tc.status, r.status, string(r.body))
+			if tc.status == 429 {
+				assert.Contains(t, r.message(t), tc.message)
+				assert.Zero(t, g.writer.calls(), "nothing was sent")
+			}
+			assert.Eventually(t, func() bool { return budget.Stats().InUse == 1 }, 2*time.Second, 10*time.Millisecond,
+				"released once the answer is written: %d bytes held", budget.Stats().InUse)
+		})
+	}
+}
+
+// The estimate acquired with a JSON write's body is returned once its rows
+// are decoded and charged: the request holds what its rows take, not the
+// estimate, while the writer delivers them.
+func TestMemoryBudgetReturnsTheUnusedRowsEstimate(t *testing.T) {
+	budget := membudget.New(64<<20, 20*time.Millisecond)
+	g := newGateway(t, withBudget(budget), withMaxBody(1<<20)).withTables()
+	// Long strings: the rows take about three times the body, much less
+	// than the estimate.
+	var items []string
+	for i := range 50 {
+		items = append(items, upsert(fmt.Sprint("e", i), strings.Repeat("x", 2000), i))
+	}
+	body := entries(items...)
+	held := make(chan int64, 1)
+	g.writer.set(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+		held <- budget.Stats().InUse
+		return make([]domain.EntryResult, len(b.Entries)), nil
+	})
+	r := g.call("POST", usersWrite, body)
+	require.Equal(t, 200, r.status, string(r.body))
+	inUse := <-held
+	assert.Less(t, inUse, int64(rowsPerBodyByte+1)*int64(len(body)), "the estimate was returned")
+	assert.Greater(t, inUse, int64(len(body)), "the body and rows are held")
+	assert.Eventually(t, func() bool { return budget.Stats().InUse == 0 }, 2*time.Second, 10*time.Millisecond)
+}
+
+// Issue 21: after a burst of concurrent writes, the idle row buffers kept
+// for reuse are bounded in number (a sync.Pool kept one per request of the
+// burst), and each keeps at most its retained chunks.
+func TestRowBuffersKeepABoundedNumber(t *testing.T) {
+	tests := []struct {
+		name      string
+		capacity  int
+		burst     int
+		wantKept  int
+		wantReuse bool
+	}{
+		{name: "burst larger than the list", capacity: 4, burst: 64, wantKept: 4, wantReuse: true},
+		{name: "burst smaller than the list", capacity: 16, burst: 3, wantKept: 3, wantReuse: true},
+		{name: "no list", capacity: 0, burst: 8, wantKept: 0, wantReuse: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newRowBuffers(tc.capacity)
+			var held []*rowjson.Buffer
+			for range tc.burst {
+				held = append(held, p.Get())
+			}
+			for _, b := range held {
+				p.Put(b)
+			}
+			assert.Len(t, p.free, tc.wantKept)
+			got := p.Get()
+			assert.Equal(t, tc.wantReuse, slices.Contains(held, got), "an idle buffer is reused")
+		})
+	}
+}
+
+// Finding of the resource benchmark (128-key lookups of 256 KiB rows × 64):
+// each lookup fetched its rows (32 MiB) before they were charged. Once a
+// table has been looked up, a lookup is charged for the rows it is about to
+// fetch, by the table's recent lookups, before it asks the cluster; what
+// does not fit is refused with 429 and nothing is fetched.
+func TestLookupRowsChargedBeforeTheFetch(t *testing.T) {
+	budget := membudget.New(1<<20, 20*time.Millisecond)
+	g := newGateway(t, withBudget(budget)).withTables()
+	big := bytes.Repeat([]byte{7}, 64<<10)
+	var fetches atomic.Int64
+	g.lookup.setLookup(func(_ context.Context, req *domain.LookupRequest) (*domain.LookupResponse, error) {
+		fetches.Add(1)
+		out := &domain.LookupResponse{SchemaID: req.SchemaID}
+		for range req.Keys {
+			out.Results = append(out.Results, domain.LookupResult{Row: []domain.Datum{
+				{Bytes: []byte("eu")}, {I64: 1}, {Bytes: []byte("ann")}, {I64: 7}, {Bytes: big}, {Null: true},
+			}})
+		}
+		return out, nil
+	})
+	lookup := func(n int) response {
+		var keys []string
+		for i := range n {
+			keys = append(keys, fmt.Sprintf(`{"region":"eu","id":%d}`, i))
+		}
+		return g.call("POST", usersLookup, `{"keys":[`+strings.Join(keys, ",")+`]}`)
+	}
+	// The first lookup learns the table's cost: 64 KiB per key.
+	require.Equal(t, 200, lookup(2).status)
+	require.Equal(t, int64(1), fetches.Load())
+	assert.Eventually(t, func() bool { return budget.Stats().InUse == 0 }, 2*time.Second, 10*time.Millisecond)
+
+	tests := []struct {
+		name      string
+		held      int64
+		keys      int
+		status    int
+		wantFetch bool
+	}{
+		{name: "fits", held: 0, keys: 4, status: 200, wantFetch: true},
+		{name: "the estimate does not fit: nothing fetched", held: 800 << 10, keys: 8, status: 429, wantFetch: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hold := budget.NewCharge()
+			require.NoError(t, hold.Acquire(context.Background(), tc.held+1))
+			defer hold.Release()
+			before := fetches.Load()
+			r := lookup(tc.keys)
+			require.Equal(t, tc.status, r.status, string(r.body))
+			assert.Equal(t, tc.wantFetch, fetches.Load() > before)
+			if tc.status == 429 {
+				assert.Contains(t, r.message(t), "the rows to fetch")
+			}
+			assert.Eventually(t, func() bool { return budget.Stats().InUse == tc.held+1 }, 2*time.Second, 10*time.Millisecond)
+		})
+	}
+}
+
+func TestLookupCostsEstimate(t *testing.T) {
+	var l lookupCosts
+	assert.Zero(t, l.estimate("t", 10, 1<<30), "never looked up: no estimate")
+	l.observe("t", 4, 4000)
+	assert.Equal(t, int64(10_000), l.estimate("t", 10, 1<<30))
+	assert.Equal(t, int64(5_000), l.estimate("t", 10, 5_000), "capped")
+	l.observe("t", 0, 1) // no keys: ignored
+	l.observe("t", 1, 2000)
+	assert.Equal(t, int64(1300*10), l.estimate("t", 10, 1<<30), "moving average")
+	assert.Zero(t, l.estimate("other", 10, 1<<30))
+}
+
+// Issue 21: a charge of at least half the budget is released only after a
+// garbage collection, so that the next large request is not admitted while
+// the last one's memory is still in the heap; smaller charges are released
+// at once.
+func TestLargeChargeReleasedAfterACollection(t *testing.T) {
+	tests := []struct {
+		name        string
+		capacity    int64
+		held        int64
+		state       fasthttp.ConnState
+		collections int64
+	}{
+		{name: "half the budget, answer written", capacity: 1000, held: 500, state: fasthttp.StateIdle, collections: 1},
+		{name: "the whole budget, connection closed", capacity: 1000, held: 1000, state: fasthttp.StateClosed, collections: 1},
+		{name: "less than half", capacity: 1000, held: 499, state: fasthttp.StateIdle, collections: 0},
+		{name: "still writing: nothing released", capacity: 1000, held: 800, state: fasthttp.StateActive, collections: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := membudget.New(tc.capacity, 10*time.Millisecond)
+			p := &pendingCharges{collectAt: collectAt(budget)}
+			ch := budget.NewCharge()
+			require.NoError(t, ch.Acquire(context.Background(), tc.held))
+			conn, peer := net.Pipe()
+			defer conn.Close()
+			defer peer.Close()
+			p.hold(conn, ch)
+			p.connState(conn, tc.state)
+			assert.Equal(t, tc.collections, p.collections.Load())
+			if tc.state == fasthttp.StateActive {
+				assert.Equal(t, tc.held, budget.Stats().InUse)
+				return
+			}
+			assert.Zero(t, budget.Stats().InUse, "released")
+		})
+	}
+	assert.Zero(t, collectAt(nil), "no budget: never")
+	assert.Equal(t, int64(32<<20), collectAt(membudget.New(64<<20, 0)))
 }

@@ -16,6 +16,10 @@ import (
 // below it the encoding costs more than it saves.
 const CompressMinBytes = 1 << 10
 
+// zstdWindow is the window of the response zstd encoder (RFC 8878
+// section 3.1.1.1.2); decoders must support windows up to 8 MiB.
+const zstdWindow = 1 << 20
+
 // Response encodings, in the gateway's order of preference at equal quality.
 const (
 	encodingZstd = "zstd"
@@ -30,8 +34,22 @@ var (
 	// One encoder per processor: with a single one, EncodeAll made every
 	// answer wait for the one being encoded, so a small answer queued behind
 	// a large one (issue 27: 0.6 -> 115 ms).
-	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
+	//
+	// A 1 MiB window with the encoder's low-memory mode: each encoder keeps
+	// a history buffer for its whole life, 8 MiB with the default window,
+	// so the encoders that compressed the documentation pages at start held
+	// 16 MiB for good (issue 21); now about 1 MiB each. Answers over 1 MiB
+	// compress in 1 MiB windows.
+	zstdEncoder = newZstdEncoder(runtime.GOMAXPROCS(0))
 )
+
+// newZstdEncoder returns the response encoder: concurrency encoders at
+// zstd's fastest level, each with a zstdWindow window in low-memory mode.
+func newZstdEncoder(concurrency int) *zstd.Encoder {
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(concurrency),
+		zstd.WithWindowSize(zstdWindow), zstd.WithLowerEncoderMem(true))
+	return enc
+}
 
 // compressResponse encodes a response body of at least CompressMinBytes
 // with zstd or gzip (RFC 9110 §8.4, RFC 8878) when the request's

@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -66,4 +67,32 @@ func TestResponseCompression(t *testing.T) {
 	require.Equal(t, 200, small.status)
 	assert.Less(t, len(small.body), CompressMinBytes)
 	assert.Empty(t, small.header.Get("Content-Encoding"))
+}
+
+// Issue 21: the response zstd encoder keeps a bounded history: the
+// documentation pages compressed at start no longer pin 8 MiB per encoder.
+// Answers over the window still round-trip.
+func TestZstdResponseEncoderMemoryIsBounded(t *testing.T) {
+	dec, err := zstd.NewReader(nil)
+	require.NoError(t, err)
+	defer dec.Close()
+	for _, size := range []int{4 << 10, zstdWindow / 2, 3 * zstdWindow} {
+		body := bytes.Repeat([]byte(`{"k":1,"v":"abcdefgh"},`), size/23+1)[:size]
+		out := encodeBody(encodingZstd, body)
+		require.NotNil(t, out)
+		got, err := dec.DecodeAll(out, nil)
+		require.NoError(t, err)
+		assert.Equal(t, body, got)
+	}
+	// One fresh encoder, kept alive, after compressing a 4 MiB answer.
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	enc := newZstdEncoder(1)
+	enc.EncodeAll(bytes.Repeat([]byte("0123456789abcdef"), 256<<10), nil)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(enc)
+	assert.Less(t, int64(after.HeapInuse)-int64(before.HeapInuse), int64(4<<20),
+		"an encoder keeps about its window of history, not 8 MiB")
 }

@@ -107,10 +107,16 @@ func (a *api) decodedBody(c *fiber.Ctx, limit int64) ([]byte, error) {
 			return b, nil
 		}
 		// The decompressed bytes are charged to the memory budget as they
-		// are produced.
+		// are produced; the buffer gunzipLimited allocates for the size the
+		// body declares is charged before it is allocated, and counts
+		// towards them.
 		ch := a.charge(c)
+		hint := gzipSizeHint(raw, limit)
+		if err := ch.Acquire(c.UserContext(), hint); err != nil {
+			return nil, budgetError(err, "the decompressed request body")
+		}
 		b, err := gunzipLimited(raw, limit, func(r io.Reader) io.Reader {
-			return ch.Reader(c.UserContext(), r, bodyReadStep)
+			return ch.Reader(c.UserContext(), r, bodyReadStep).Prepaid(hint)
 		})
 		if err != nil {
 			return nil, budgetError(err, "the decompressed request body")
@@ -148,13 +154,10 @@ func gunzipLimited(raw []byte, limit int64, count func(io.Reader) io.Reader) ([]
 		src = count(src)
 	}
 	var out bytes.Buffer
-	// A gzip member ends with the size of its input modulo 2^32 (RFC 1952
-	// section 2.3.1, ISIZE): a body of one member decodes into one buffer
-	// of that size, instead of a buffer doubled (and copied) as it fills.
-	if len(raw) >= 18 {
-		if hint := int64(binary.LittleEndian.Uint32(raw[len(raw)-4:])); hint > 0 {
-			out.Grow(int(min(hint, limit) + 1))
-		}
+	// A body of one member decodes into one buffer of the size it
+	// declares, instead of a buffer doubled (and copied) as it fills.
+	if hint := gzipSizeHint(raw, limit); hint > 0 {
+		out.Grow(int(hint))
 	}
 	n, err := out.ReadFrom(io.LimitReader(src, limit+1))
 	if err != nil {
@@ -165,6 +168,22 @@ func gunzipLimited(raw []byte, limit int64, count func(io.Reader) io.Reader) ([]
 			Message: fmt.Sprintf("decompressed request body exceeds the limit of %d bytes", limit)}
 	}
 	return out.Bytes(), nil
+}
+
+// gzipSizeHint is the buffer gunzipLimited allocates at once for the gzip
+// body raw: the size its last member declares, modulo 2^32 (RFC 1952 section
+// 2.3.1, ISIZE), at most limit, plus one byte to detect a body over the
+// limit; 0 for a body too short to be gzip. A lying ISIZE costs at most the
+// limit, which the caller charges before the allocation.
+func gzipSizeHint(raw []byte, limit int64) int64 {
+	if len(raw) < 18 {
+		return 0
+	}
+	hint := int64(binary.LittleEndian.Uint32(raw[len(raw)-4:]))
+	if hint == 0 {
+		return 0
+	}
+	return min(hint, limit) + 1
 }
 
 // gzipErrors reports the decompressor's failures as invalid_argument.

@@ -606,11 +606,8 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 		defer close(ch.done)
 		defer ch.markDecoded()
 		defer release()
-		buf := buffers.Get().(*rowjson.Buffer)
-		defer func() {
-			buf.Reset()
-			buffers.Put(buf)
-		}()
+		buf := buffers.Get()
+		defer buffers.Put(buf)
 		ch.res, ch.err = p.a.records.Write(p.ctx, p.scope, application.WriteCommand{
 			Path: p.path, Decoder: &ndjsonDecoder{ch: ch, buf: buf},
 		})

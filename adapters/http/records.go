@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -75,7 +74,40 @@ func newWriteResponse(res application.WriteResult) writeResponse {
 
 // buffers recycles the memory write rows are decoded into; a buffer is
 // reset once the use case has returned, when no one reads the rows.
-var buffers = sync.Pool{New: func() any { return new(rowjson.Buffer) }}
+var buffers = newRowBuffers(maxPooledRowBuffers)
+
+// maxPooledRowBuffers bounds the idle row buffers kept for reuse: with at
+// most 1 MiB each of Datum and byte chunks per buffer (rowjson.Buffer.Reset),
+// the pool holds at most 32 MiB after a burst, whatever the burst's
+// concurrency (a sync.Pool kept one buffer per request of the burst until two
+// garbage collections passed without use; issue 21).
+const maxPooledRowBuffers = 16
+
+// rowBuffers is a bounded free list of rowjson.Buffers.
+type rowBuffers struct{ free chan *rowjson.Buffer }
+
+func newRowBuffers(n int) *rowBuffers { return &rowBuffers{free: make(chan *rowjson.Buffer, n)} }
+
+// Get returns an idle buffer, or a new one.
+func (p *rowBuffers) Get() *rowjson.Buffer {
+	select {
+	case b := <-p.free:
+		return b
+	default:
+		return new(rowjson.Buffer)
+	}
+}
+
+// Put resets b and keeps it for reuse, unless the list is full (then b is
+// left to the garbage collector). The rows decoded into b must no longer
+// be read.
+func (p *rowBuffers) Put(b *rowjson.Buffer) {
+	b.Reset()
+	select {
+	case p.free <- b:
+	default:
+	}
+}
 
 func (a *api) writeRecords(c *fiber.Ctx) error {
 	scope, path, err := a.tableScope(c)
@@ -96,16 +128,13 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	buf := buffers.Get().(*rowjson.Buffer)
-	defer func() {
-		buf.Reset()
-		buffers.Put(buf)
-	}()
+	buf := buffers.Get()
+	defer buffers.Put(buf)
 	var tl domain.WriteTimeline
 	res, err := a.write(domain.WithWriteTimeline(c.UserContext(), &tl), c, scope, application.WriteCommand{
 		Path: path,
 		Decoder: &bodyDecoder{body: body, buf: buf, report: invalidEntriesReported(c),
-			ctx: c.UserContext(), charge: a.charge(c)},
+			ctx: c.UserContext(), charge: a.charge(c), credit: rowsCredit(c)},
 	}, body)
 	if err != nil {
 		return err
@@ -257,14 +286,17 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	dec := &bodyDecoder{body: body}
+	costKey := scope.Cluster + "/" + path.String()
+	ab := a.newAnswerBudget(c)
+	dec := &bodyDecoder{body: body, ctx: c.UserContext(), charge: a.charge(c), lookupCost: func(keys int) int64 {
+		return a.lookupCosts.estimate(costKey, keys, 2*int64(ab.limit))
+	}}
 	res, err := a.records.Lookup(c.UserContext(), scope, path, dec)
 	if err != nil {
 		return err
 	}
 	cols := res.Table.Columns()
 	proj := newProjection(cols, dec.read.Columns, res.Table.Info.SchemaID)
-	ab := a.newAnswerBudget(c)
 	// The rows fetched are charged too (they are held until the answer is
 	// written); duplicates share one row.
 	var fetched int64
@@ -276,7 +308,9 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 		seen[&r.Row[0]] = true
 		fetched += datumBytes(r.Row)
 	}
-	if err := ab.ch.Acquire(ab.ctx, fetched); err != nil {
+	a.lookupCosts.observe(costKey, len(res.Response.Results), fetched)
+	// What the estimate charged before the fetch counts towards it.
+	if err := ab.ch.Acquire(ab.ctx, fetched-dec.precharged); err != nil {
 		return budgetError(err, "the rows fetched")
 	}
 	out := make([]byte, 0, 256+len(res.Response.Results)*64)
@@ -436,10 +470,52 @@ type bodyDecoder struct {
 	// read are the lookup body's extension fields (columns, page_token).
 	read rowjson.ReadOptions
 	// charge, when set, is charged for the decoded rows' memory (buf's
-	// chunks) until the request's answer is written; ctx bounds the wait.
-	ctx     context.Context
-	charge  *membudget.Charge
-	charged int
+	// chunks, as they are put to use) and for the writer's copy of them,
+	// until the request's answer is written; ctx bounds the waits. hooked:
+	// buf charges to it; rowBytes: the value bytes charged by buf; charged:
+	// the writer's copy charged.
+	ctx      context.Context
+	charge   *membudget.Charge
+	hooked   bool
+	rowBytes int64
+	charged  int64
+	// lookupCost (lookups; nil: none) estimates the bytes the rows of keys
+	// keys will take once fetched; DecodeKeys charges that much before the
+	// fetch (precharged).
+	lookupCost func(keys int) int64
+	precharged int64
+	// credit: bytes acquired with the body for the rows (admitBodyFor),
+	// drawn from before anything more is acquired; what is left once the
+	// rows are decoded and charged is returned.
+	credit int64
+}
+
+// rowsCredit is the rows credit admitBodyFor acquired for c (0: none).
+func rowsCredit(c *fiber.Ctx) int64 {
+	n, _ := c.Locals(localRowsCredit).(int64)
+	return n
+}
+
+// acquire takes n bytes for the rows: from the credit first, then from the
+// budget.
+func (d *bodyDecoder) acquire(n int64, what string) error {
+	from := min(n, d.credit)
+	d.credit -= from
+	if n -= from; n <= 0 {
+		return nil
+	}
+	if err := d.charge.Acquire(d.ctx, n); err != nil {
+		return budgetError(err, what)
+	}
+	return nil
+}
+
+// returnCredit gives back what the rows did not use of the credit.
+func (d *bodyDecoder) returnCredit() {
+	if d.credit > 0 {
+		d.charge.Return(d.credit)
+		d.credit = 0
+	}
 }
 
 // PageToken implements application.PagedPrefixDecoder.
@@ -463,10 +539,13 @@ func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wri
 	if err != nil {
 		return domain.WriteBatch{}, nil, err
 	}
+	if err := d.chargeAsDecoded(); err != nil {
+		return domain.WriteBatch{}, nil, err
+	}
 	if !d.report {
 		batch, ids, err := codec.DecodeWriteTo(d.buf, d.body, rowjson.Limits{MaxEntries: maxRows})
 		if err == nil {
-			err = d.chargeRows()
+			err = d.chargeWriterCopy(&batch)
 		}
 		return batch, ids, err
 	}
@@ -476,29 +555,68 @@ func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.Wri
 		d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: r.Message, UnknownColumn: r.UnknownColumn})
 	}
 	if err == nil {
-		err = d.chargeRows()
+		err = d.chargeWriterCopy(&batch)
 	}
 	return batch, ids, err
 }
 
-// chargeRows charges the decoded rows' memory (what buf holds beyond what
-// is charged already) before any row is handed to the writer: rows that do
-// not fit in the budget are refused with 429 before any of them is sent.
-// The writer encodes the rows into record bytes of about the same size
-// (adapters/fluss/writer, the request arena) and holds them until the
-// verdicts: that copy is charged here too (twice the rows' memory).
-func (d *bodyDecoder) chargeRows() error {
-	if d.charge == nil || d.buf == nil {
+// chargeAsDecoded makes the decode charge the rows' memory to the request's
+// ledger chunk by chunk, before each chunk is allocated (rowjson.Buffer's
+// ChargeFunc): a body whose rows do not fit in the budget ends its decode
+// with 429 before the rows exist, and before any of them is sent.
+func (d *bodyDecoder) chargeAsDecoded() error {
+	if d.charge == nil || d.hooked {
 		return nil
 	}
-	held := 2 * d.buf.Retained()
-	if held <= d.charged {
+	d.hooked = true
+	if d.buf == nil {
+		d.buf = new(rowjson.Buffer)
+	}
+	return d.buf.SetCharge(func(datums, bytes int) error {
+		d.rowBytes += int64(bytes)
+		return d.acquire(int64(datums+bytes), "the decoded rows")
+	})
+}
+
+// Per-entry memory of a write besides its values, in bytes: the entries
+// array of the decoded batch (domain.WriteEntry), and the writer's record
+// and verdict of the entry (adapters/fluss/writer: rec, domain.EntryResult,
+// about 200 bytes together).
+const writeEntryOverhead = 256
+
+// writerCopyBytes estimates what the writer holds for a decoded batch until
+// its verdicts, besides the decoded rows: the encoded records (at most 16
+// bytes per value plus the value bytes, adapters/fluss/writer estimateArena)
+// twice, once in the request's arena and once in the batch being sent, and
+// the per-entry overhead. valueBytes are the bytes the rows' strings, bytes
+// and wide decimals hold.
+func writerCopyBytes(batch *domain.WriteBatch, valueBytes int64) int64 {
+	n := int64(len(batch.Entries))
+	if n == 0 {
+		return 0
+	}
+	values := n * int64(len(batch.Entries[0].Row))
+	return 2*(16*values+valueBytes) + writeEntryOverhead*n
+}
+
+// chargeWriterCopy charges what the writer will hold for batch (see
+// writerCopyBytes) before any row is handed to it: a batch that does not
+// fit in the budget is refused with 429 before any of it is sent. The
+// writer's own buffer (adapters/fluss/writer Options.BufferMemory) is sized
+// from the same budget (bootstrap), so its bound is counted inside it.
+func (d *bodyDecoder) chargeWriterCopy(batch *domain.WriteBatch) error {
+	if d.charge == nil {
 		return nil
 	}
-	if err := d.charge.Acquire(d.ctx, int64(held-d.charged)); err != nil {
-		return budgetError(err, "the decoded rows")
+	defer d.returnCredit()
+	want := writerCopyBytes(batch, d.rowBytes)
+	if want <= d.charged {
+		return nil
 	}
-	d.charged = held
+	if err := d.acquire(want-d.charged, "the writer's copy of the rows"); err != nil {
+		return err
+	}
+	d.charged = want
 	return nil
 }
 
@@ -510,6 +628,17 @@ func (d *bodyDecoder) DecodeKeys(t *application.Table, maxKeys int) ([][]domain.
 	}
 	keys, ro, err := codec.DecodeKeysWith(d.body, rowjson.Limits{MaxEntries: maxKeys})
 	d.read = ro
+	if err == nil && d.charge != nil && d.lookupCost != nil {
+		// The rows are charged, by the table's recent lookups, before
+		// they are fetched: what does not fit is refused with 429 before
+		// anything is asked of the cluster.
+		if n := d.lookupCost(len(keys)); n > 0 {
+			if err := d.charge.Acquire(d.ctx, n); err != nil {
+				return nil, budgetError(err, "the rows to fetch")
+			}
+			d.precharged = n
+		}
+	}
 	return keys, err
 }
 

@@ -147,21 +147,22 @@ type Deps struct {
 }
 
 type api struct {
-	opts      Options
-	log       *slog.Logger
-	catalog   Catalog
-	records   Records
-	scans     Scans
-	admission *admission
-	quotas    *quotas
-	budget    *membudget.Budget
-	pending   pendingCharges
-	audit     *slog.Logger
-	readiness *Readiness
-	identity  domain.Identity
-	routes    routeTable
-	started   time.Time
-	openapi   []byte
+	opts        Options
+	log         *slog.Logger
+	catalog     Catalog
+	records     Records
+	scans       Scans
+	admission   *admission
+	quotas      *quotas
+	budget      *membudget.Budget
+	pending     pendingCharges
+	lookupCosts lookupCosts
+	audit       *slog.Logger
+	readiness   *Readiness
+	identity    domain.Identity
+	routes      routeTable
+	started     time.Time
+	openapi     []byte
 
 	// app is the fiber application the connection-level hooks use.
 	app *fiber.App
@@ -209,6 +210,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		openapi:   doc,
 	}
 	a.idempotency = deps.Idempotency
+	a.pending.collectAt = collectAt(opts.MemoryBudget)
 	a.singleHeaders = append([]string{fiber.HeaderAuthorization}, opts.SingleValueHeaders...)
 	if a.log == nil {
 		a.log = slog.Default()
@@ -285,7 +287,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 		if r.audit {
 			chain = append(chain, a.auditWrite)
 		}
-		chain = append(chain, a.authenticate(r), a.authorize(r), checkQuery(r.query), a.admitBody, a.quota(r), a.admit(r.admission),
+		chain = append(chain, a.authenticate(r), a.authorize(r), checkQuery(r.query), a.admitBodyFor(r), a.quota(r), a.admit(r.admission),
 			func(c *fiber.Ctx) error { return h(a, c) })
 		app.Add(r.method, fiberPath(r.path), chain...)
 	}

@@ -239,6 +239,23 @@ func (c *Charge) Release() {
 	}
 }
 
+// Return gives back n of the bytes the request holds (at most what it
+// holds), e.g. what an estimate acquired beyond what was then used; the
+// rest stays held until Release.
+func (c *Charge) Return(n int64) {
+	if c == nil || c.b == nil || n <= 0 {
+		return
+	}
+	c.mu.Lock()
+	n = min(n, c.n)
+	c.n -= n
+	started := c.started
+	c.mu.Unlock()
+	if n > 0 {
+		c.b.Release(n, time.Since(started))
+	}
+}
+
 // Reader counts the bytes read from r against the charge as they arrive,
 // acquiring them in steps of at least step bytes (a streamed body whose size
 // is not known in advance, or a decompressor's output). A read fails with
@@ -256,17 +273,27 @@ type Reader struct {
 	credit int64 // acquired bytes not yet read
 }
 
-// Read implements io.Reader. It reads at most one step at a time, so what
-// is charged follows what was read, not the size of the caller's buffer.
+// Prepaid counts n bytes the caller already acquired on the charge as
+// acquired for the next reads (e.g. a buffer sized for the whole stream,
+// charged before it was allocated), and returns r.
+func (r *Reader) Prepaid(n int64) *Reader {
+	r.credit += max(n, 0)
+	return r
+}
+
+// Read implements io.Reader. It reads at most what is acquired and not yet
+// read, acquiring one more step only when nothing is left, so what is
+// charged follows what was read (at most one step ahead), not the size of
+// the caller's buffer.
 func (r *Reader) Read(p []byte) (int, error) {
-	if int64(len(p)) > r.step {
-		p = p[:r.step]
-	}
-	if int64(len(p)) > r.credit {
+	if r.credit <= 0 {
 		if err := r.c.Acquire(r.ctx, r.step); err != nil {
 			return 0, err
 		}
 		r.credit += r.step
+	}
+	if int64(len(p)) > r.credit {
+		p = p[:r.credit]
 	}
 	n, err := r.r.Read(p)
 	r.credit -= int64(n)

@@ -188,3 +188,64 @@ func TestChargeNeverHoldsMoreThanTheBudget(t *testing.T) {
 	c.Release()
 	assert.Zero(t, b.Stats().InUse)
 }
+
+func TestChargeReturn(t *testing.T) {
+	tests := []struct {
+		name     string
+		acquired int64
+		returned int64
+		wantHeld int64
+	}{
+		{name: "part of it", acquired: 100, returned: 30, wantHeld: 70},
+		{name: "all of it", acquired: 100, returned: 100, wantHeld: 0},
+		{name: "more than held gives back what is held", acquired: 100, returned: 500, wantHeld: 0},
+		{name: "nothing", acquired: 100, returned: 0, wantHeld: 100},
+		{name: "negative is nothing", acquired: 100, returned: -5, wantHeld: 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New(1000, 20*time.Millisecond)
+			c := b.NewCharge()
+			require.NoError(t, c.Acquire(context.Background(), tt.acquired))
+			c.Return(tt.returned)
+			assert.Equal(t, tt.wantHeld, c.Held())
+			assert.Equal(t, tt.wantHeld, b.Stats().InUse)
+			// What was returned is free for others at once.
+			_, err := b.Acquire(context.Background(), 1000-tt.wantHeld)
+			require.NoError(t, err)
+			c.Release()
+			assert.Equal(t, 1000-tt.wantHeld, b.Stats().InUse)
+		})
+	}
+	var nilCharge *Charge
+	nilCharge.Return(10) // a nil ledger admits everything
+}
+
+func TestChargeReaderPrepaid(t *testing.T) {
+	tests := []struct {
+		name     string
+		data     int
+		prepaid  int64
+		step     int64
+		wantHeld int64 // held after reading everything (prepaid included)
+	}{
+		{name: "prepaid covers the stream", data: 10_000, prepaid: 10_001, step: 4096, wantHeld: 10_001},
+		{name: "stream longer than prepaid", data: 10_000, prepaid: 2_000, step: 4096, wantHeld: 2_000 + 2*4096},
+		{name: "nothing prepaid", data: 10_000, prepaid: 0, step: 4096, wantHeld: 3 * 4096},
+		{name: "negative is nothing", data: 100, prepaid: -50, step: 4096, wantHeld: 4096},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New(1<<20, 10*time.Millisecond)
+			c := b.NewCharge()
+			require.NoError(t, c.Acquire(context.Background(), max(tt.prepaid, 0)))
+			data := bytes.Repeat([]byte("x"), tt.data)
+			out, err := io.ReadAll(c.Reader(context.Background(), bytes.NewReader(data), tt.step).Prepaid(tt.prepaid))
+			require.NoError(t, err)
+			assert.Equal(t, data, out)
+			assert.Equal(t, tt.wantHeld, c.Held(), "prepaid bytes are not charged twice")
+			c.Release()
+			assert.Zero(t, b.Stats().InUse)
+		})
+	}
+}

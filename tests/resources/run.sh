@@ -18,8 +18,11 @@
 # It starts a cluster of its own (ports RES_PORT/RES_SASL_PORT/RES_ZK_PORT,
 # 48123/48124/48181; state .cache/fluss-resources) unless FLUSS_BOOTSTRAP names
 # a running one. Environment: RES_GATEWAY_PORT (28082), RES_POINTS,
-# RES_ROWS, RES_MAX_RSS_MIB, RES_FD_LIMIT (1024), plus any FLUSS_GATEWAY__*
-# override for the gateway.
+# RES_ROWS, RES_MAX_RSS_MIB, RES_FD_LIMIT (1024), RES_CGROUP (a cgroup
+# directory, v1 memory or v2, the gateway joins before it starts, e.g. one
+# whose memory limit is the Helm chart's 512 MiB: GOMEMLIMIT and the budget
+# are then derived from it), plus any FLUSS_GATEWAY__* override for the
+# gateway.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -48,6 +51,9 @@ $GO build -o "$OUT/fluss-gateway" ./bootstrap/cmd/gateway
 $GO build -o "$OUT/resbench" ./tools/resbench
 (
   ulimit -n "${RES_FD_LIMIT:-1024}" 2>/dev/null || echo "cannot set the descriptor limit to ${RES_FD_LIMIT:-1024}; keeping $(ulimit -n)" >&2
+  if [[ -n ${RES_CGROUP:-} ]]; then
+    echo "$BASHPID" > "$RES_CGROUP/cgroup.procs" || { echo "cannot join the cgroup $RES_CGROUP" >&2; exit 1; }
+  fi
   FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:$GW_PORT \
   FLUSS_GATEWAY__METRICS__ENABLED=false \
   FLUSS_GATEWAY__SECURITY__AUTHENTICATION=password \

@@ -3,6 +3,7 @@ package writer
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -536,7 +537,13 @@ func (w *Writer) removeInflightLocked(bt *batch) {
 	b := bt.b
 	for i, x := range b.inflight {
 		if x == bt {
-			b.inflight = append(b.inflight[:i], b.inflight[i+1:]...)
+			// slices.Delete clears the vacated slot: append(s[:i],
+			// s[i+1:]...) left the last batch's pointer in the array
+			// past the slice's end, so every bucket kept its last
+			// finished batch (and, through its records, whole requests'
+			// arenas) alive until its next send (issue 21: 200 MiB held
+			// by an idle gateway after the resource benchmark).
+			b.inflight = slices.Delete(b.inflight, i, i+1)
 			break
 		}
 	}

@@ -692,11 +692,17 @@ func (w *Writer) expire(req *request, cause error) {
 	// check runs once per batch after the loop.
 	var otherOwner map[*batch]bool
 	var touched []*batch
+	// removedFrom are the buckets whose queues lost rows of req (a bucket
+	// may appear more than once): compacted after the loop, once each.
+	var removedFrom []*bucket
 	for i := range req.recs {
 		r := &req.recs[i]
 		switch r.state {
 		case recQueued:
 			w.removeQueuedLocked(r)
+			if len(removedFrom) == 0 || removedFrom[len(removedFrom)-1] != r.b {
+				removedFrom = append(removedFrom, r.b)
+			}
 			if b := r.b; code == CodeTimeout && b.blockedUntil.After(r.at) {
 				// The bucket was throttled while the row waited: say so,
 				// with the throttle's remaining time.
@@ -751,18 +757,28 @@ func (w *Writer) expire(req *request, cause error) {
 			bt.orphanSince = now
 		}
 	}
+	// The rows removed from the queues were never sent: drop every
+	// reference to them now, so that the request's arena and records are
+	// garbage once its answer is written (its memory-budget charge is
+	// released then), instead of lingering until the bucket's queue is
+	// next compacted (issue 21).
+	compacted := make(map[*bucket]bool, len(removedFrom))
+	for _, b := range removedFrom {
+		if !compacted[b] {
+			compacted[b] = true
+			b.compact()
+		}
+	}
 	w.finishLocked(req)
 }
 
+// removeQueuedLocked takes the queued record r out of its bucket's counts;
+// the caller compacts the bucket's queue (expire).
 func (w *Writer) removeQueuedLocked(r *rec) {
 	b := r.b
 	b.live--
 	b.liveBytes -= int(r.size)
 	b.sealedBytes = min(b.sealedBytes, b.liveBytes)
-	// Dead records keep their request's arena alive: drop them soon.
-	if b.live == 0 || len(b.queue)-b.head > 2*b.live+64 {
-		b.compact()
-	}
 }
 
 // report sends the verdict counts to the metrics hook.

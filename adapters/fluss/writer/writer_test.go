@@ -1001,3 +1001,127 @@ func TestEntryKinds(t *testing.T) {
 		assert.False(t, domain.IsErrorCode(fine), "%s is not official already", fine)
 	}
 }
+
+// Issue 21: the rows of a request whose deadline passed before they were
+// sent leave the bucket queues at once, so that nothing in the writer keeps
+// the request's arena and records alive after its answer (whose memory
+// budget charge is released then). Before, up to 2×live+64 dead records
+// stayed queued until the next compaction, each pinning its request.
+func TestDeadlineDropsQueuedRowsFromTheQueues(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		waiting int // rows of a request that keeps waiting in the same bucket
+		expired int // rows of the request whose deadline passes
+	}{
+		{name: "alone", waiting: 0, expired: 5},
+		{name: "beside a waiting request", waiting: 1, expired: 10},
+		{name: "beside a larger waiting request", waiting: 40, expired: 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tb := pkTable(10, 1)
+			tb.Leaders = []int32{meta.NoLeader} // nothing can be sent
+			e := newEnv(t, Options{Linger: time.Millisecond}, tb)
+			waitCtx, cancelWait := context.WithCancel(context.Background())
+			waited := make(chan struct{})
+			if tc.waiting > 0 {
+				var rows []domain.WriteEntry
+				for i := range tc.waiting {
+					rows = append(rows, upsert(int64(1000+i), "w", 1))
+				}
+				go func() {
+					defer close(waited)
+					_, _ = e.w.Write(waitCtx, &domain.WriteBatch{Table: pkPath, Entries: rows})
+				}()
+				require.Eventually(t, func() bool { return queuedRows(e.w) == tc.waiting }, 2*time.Second, time.Millisecond)
+			} else {
+				close(waited)
+			}
+			var rows []domain.WriteEntry
+			for i := range tc.expired {
+				rows = append(rows, upsert(int64(i), "x", 1))
+			}
+			for _, r := range e.write(t, ctxTimeout(t, 50*time.Millisecond), pkPath, rows...) {
+				assert.Equal(t, CodeTimeout, r.Code)
+				assert.Equal(t, domain.AppliedNo, r.Applied)
+			}
+			e.w.mu.Lock()
+			for k, b := range e.w.buckets {
+				assert.Equal(t, b.live, len(b.queue)-b.head, "bucket %v: only live records stay queued", k)
+				for _, r := range b.queue {
+					assert.Equal(t, recQueued, r.state, "bucket %v: no expired record is referenced", k)
+				}
+			}
+			e.w.mu.Unlock()
+			used, _ := e.w.buf.stats()
+			assert.Equal(t, tc.waiting > 0, used > 0, "only the waiting request holds buffer")
+			cancelWait()
+			<-waited
+		})
+	}
+}
+
+// Issue 21: once its writes are answered, an idle writer references none of
+// their batches or records, so that their requests' arenas are garbage: the
+// in-flight list of each bucket cleared only its visible part, and every
+// bucket kept its last finished batch (with its records and their requests)
+// in the slot past the list's end, 200 MiB for an idle gateway after the
+// resource benchmark.
+func TestIdleWriterKeepsNoFinishedBatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		requests int
+		rows     int
+		buckets  int
+	}{
+		{name: "one request", requests: 1, rows: 10, buckets: 1},
+		{name: "several requests, one bucket", requests: 5, rows: 50, buckets: 1},
+		{name: "several requests, several buckets", requests: 5, rows: 200, buckets: 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, Options{Linger: time.Millisecond}, pkTable(10, tc.buckets))
+			var wg sync.WaitGroup
+			for r := range tc.requests {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var rows []domain.WriteEntry
+					for i := range tc.rows {
+						rows = append(rows, upsert(int64(r*tc.rows+i), "x", 1))
+					}
+					res, err := e.w.Write(ctxTimeout(t, 5*time.Second), &domain.WriteBatch{Table: pkPath, Entries: rows})
+					assert.NoError(t, err)
+					for _, x := range res {
+						assert.True(t, x.OK(), "%+v", x)
+					}
+				}()
+			}
+			wg.Wait()
+			require.Eventually(t, func() bool {
+				e.w.mu.Lock()
+				defer e.w.mu.Unlock()
+				for _, b := range e.w.buckets {
+					if !b.idle() {
+						return false
+					}
+				}
+				return true
+			}, 2*time.Second, time.Millisecond)
+			e.w.mu.Lock()
+			defer e.w.mu.Unlock()
+			for k, b := range e.w.buckets {
+				for i, bt := range b.inflight[:cap(b.inflight)] {
+					assert.Nil(t, bt, "bucket %v: in-flight slot %d still holds a finished batch", k, i)
+				}
+				for i, r := range b.queue[:cap(b.queue)] {
+					assert.Nil(t, r, "bucket %v: queue slot %d still holds a sent record", k, i)
+				}
+			}
+		})
+	}
+}

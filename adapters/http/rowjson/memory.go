@@ -23,19 +23,68 @@ type Buffer struct {
 	used    bool // entries backs a batch not yet Reset
 }
 
+// ChargeFunc is told, before a decode puts a chunk of a Buffer to use, of the
+// chunk's size in bytes: datums for a chunk of row values (domain.Datum
+// slots), bytes for a chunk of string, byte and wide-decimal contents (one of
+// the two is 0). A chunk is charged once per decode, whether it is allocated
+// then or kept from an earlier decode (Reset starts the count again). A
+// non-nil error ends the decode with that error (the decoder's
+// DecodeWriteTo and DecodeWriteReport return it as it is) before the chunk
+// is allocated.
+type ChargeFunc func(datums, bytes int) error
+
+// SetCharge makes every chunk the next decodes put to use be charged through
+// f first (nil: none), so that a caller can bound the memory of decoded rows
+// before it is allocated (the gateway's memory budget, issue 21). The chunk
+// a decode starts with is charged by SetCharge itself (its error is f's),
+// the others as the decode reaches them. Reset drops f, so a pooled Buffer
+// never charges a finished request.
+func (b *Buffer) SetCharge(f ChargeFunc) error {
+	b.slab.charge, b.arena.charge = f, f
+	b.slab.paid, b.arena.paid = 0, 0
+	if f == nil {
+		return nil
+	}
+	if err := b.slab.pay(b.slab.ci); err != nil {
+		return err
+	}
+	return b.arena.pay(b.arena.ci)
+}
+
+// chargeError carries a ChargeFunc's error out of an allocation (which has
+// no error result) to the decode's entry point (see chargeRefusal).
+type chargeError struct{ err error }
+
+// chargeRefusal returns the ChargeFunc error a recovered panic value r
+// carries; any other panic goes on.
+func chargeRefusal(r any) error {
+	ce, ok := r.(chargeError)
+	if !ok {
+		panic(r)
+	}
+	return ce.err
+}
+
 // Reset makes all memory of b reusable. Rows decoded into b must no longer be
-// read. It keeps at most 32 MiB each of Datum and byte chunks (the rest is
+// read. It keeps at most 1 MiB each of Datum and byte chunks (the rest is
 // left to the garbage collector), so a pooled Buffer does not pin the memory
-// of one exceptional request.
+// of one exceptional request. It drops the ChargeFunc (see SetCharge).
 func (b *Buffer) Reset() {
 	b.slab.reset()
 	b.arena.reset()
-	clear(b.entries) // drop references to rows
+	// Drop references to rows in the whole array: a decode leaves entries
+	// at length 0 (DecodeWriteTo hands the filled slice to the batch), so
+	// clearing only its length cleared nothing, and every pooled Buffer
+	// kept the chunks its last decode had trimmed alive through the
+	// entries' rows (issue 21: 130 MiB of Datum chunks in an idle gateway).
+	clear(b.entries[:cap(b.entries)])
 	b.entries = b.entries[:0]
 	b.used = false
 	if cap(b.entries) > maxRetainedEntries {
 		b.entries = nil
 	}
+	b.slab.charge, b.arena.charge = nil, nil
+	b.slab.paid, b.arena.paid = 0, 0
 }
 
 // Retained reports the bytes of chunk memory b holds.
@@ -45,11 +94,12 @@ func (b *Buffer) Retained() int {
 
 const (
 	datumSize = 80 // unsafe.Sizeof(domain.Datum{}) on 64-bit platforms
-	// maxRetained bounds the chunk memory a pooled Buffer keeps across
-	// requests, so that the pool does not keep the high-water mark of a
-	// burst (issue 21): a 500-row request fits, larger ones allocate the
-	// rest afresh.
-	maxRetained        = 4 << 20
+	// maxRetained bounds the chunk memory (each of Datums and bytes) a
+	// pooled Buffer keeps across requests, so that the pool does not keep
+	// the high-water mark of a burst (issue 21): the rows of a 500-row
+	// request of ten columns (~640 KiB of Datums) fit, larger ones allocate
+	// the rest afresh.
+	maxRetained        = 1 << 20
 	maxRetainedEntries = 1 << 16
 
 	slabFirstChunk  = 256
@@ -67,6 +117,34 @@ type slab struct {
 	dirty    int // chunks[:dirty] were used before the last reset
 	retained int // Datums in chunks
 	next     int // size of the next new chunk
+	// charge (nil: none) is told of each chunk before its first use since
+	// the last Reset; chunks[:paid] were charged.
+	charge ChargeFunc
+	paid   int
+}
+
+// pay charges chunk i (a chunk index, or len(chunks) for none) unless it
+// was charged since the last Reset.
+func (s *slab) pay(i int) error {
+	if s.charge == nil || i < s.paid || i >= len(s.chunks) {
+		return nil
+	}
+	if err := s.charge(len(s.chunks[i])*datumSize, 0); err != nil {
+		return err
+	}
+	s.paid = i + 1
+	return nil
+}
+
+// mustCharge charges n Datums or bytes about to be allocated, raising a
+// refusal as a chargeError (recovered at the decode's entry point).
+func mustCharge(f ChargeFunc, datums, bytes int) {
+	if f == nil {
+		return
+	}
+	if err := f(datums, bytes); err != nil {
+		panic(chargeError{err})
+	}
 }
 
 // alloc returns n zeroed Datums.
@@ -92,6 +170,9 @@ func (s *slab) grow(n int) []domain.Datum {
 	for s.ci+1 < len(s.chunks) {
 		s.ci++
 		s.off = 0
+		if err := s.pay(s.ci); err != nil {
+			panic(chargeError{err})
+		}
 		if c := s.chunks[s.ci]; n <= len(c) {
 			d := c[:n:n]
 			s.off = n
@@ -105,11 +186,14 @@ func (s *slab) grow(n int) []domain.Datum {
 	if n > size/4 {
 		// Large values get their own allocation rather than wasting the
 		// rest of a chunk.
+		mustCharge(s.charge, n*datumSize, 0)
 		return make([]domain.Datum, n)
 	}
+	mustCharge(s.charge, size*datumSize, 0)
 	s.next = min(size*2, slabMaxChunk)
 	c := make([]domain.Datum, size)
 	s.chunks = append(s.chunks, c)
+	s.paid = len(s.chunks)
 	s.retained += size
 	s.ci, s.off = len(s.chunks)-1, n
 	return c[:n:n]
@@ -139,6 +223,21 @@ type arena struct {
 	next     int
 	retained int
 	large    bool // the last reservation is a separate allocation
+	// charge and paid: as in slab.
+	charge ChargeFunc
+	paid   int
+}
+
+// pay charges chunk i unless it was charged since the last Reset.
+func (a *arena) pay(i int) error {
+	if a.charge == nil || i < a.paid || i >= len(a.chunks) {
+		return nil
+	}
+	if err := a.charge(0, cap(a.chunks[i])); err != nil {
+		return err
+	}
+	a.paid = i + 1
+	return nil
 }
 
 // reserve returns an empty slice with capacity n in arena memory; the caller
@@ -155,6 +254,9 @@ func (a *arena) reserve(n int) []byte {
 func (a *arena) grow(n int) []byte {
 	for a.ci+1 < len(a.chunks) {
 		a.ci++
+		if err := a.pay(a.ci); err != nil {
+			panic(chargeError{err})
+		}
 		a.buf = a.chunks[a.ci][:0]
 		if n <= cap(a.buf) {
 			a.large = false
@@ -163,12 +265,15 @@ func (a *arena) grow(n int) []byte {
 	}
 	size := max(a.next, arenaFirstChunk)
 	if n > size/4 {
+		mustCharge(a.charge, 0, n)
 		a.large = true
 		return make([]byte, 0, n)
 	}
+	mustCharge(a.charge, 0, size)
 	a.next = min(size*2, arenaMaxChunk)
 	a.buf = make([]byte, 0, size)
 	a.chunks = append(a.chunks, a.buf)
+	a.paid = len(a.chunks)
 	a.retained += size
 	a.ci = len(a.chunks) - 1
 	a.large = false

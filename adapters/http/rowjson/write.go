@@ -64,18 +64,25 @@ func (c *Codec) decodeWriteTo(buf *Buffer, body []byte, lim Limits, fast bool) (
 
 // decodeWriteAll is decodeWriteTo returning the rejected entries under
 // lim.ReportInvalid.
-func (c *Codec) decodeWriteAll(buf *Buffer, body []byte, lim Limits, fast bool) (domain.WriteBatch, []string, []Rejected, error) {
+func (c *Codec) decodeWriteAll(buf *Buffer, body []byte, lim Limits, fast bool) (batch domain.WriteBatch, ids []string, bad []Rejected, err error) {
 	if c.writeErr != nil {
 		return domain.WriteBatch{}, nil, nil, c.writeErr
 	}
 	st := getState(c, buf, body, lim)
 	defer putState(st)
+	// A Buffer's ChargeFunc refusal ends the decode with its error and
+	// nothing else.
+	defer func() {
+		if r := recover(); r != nil {
+			batch, ids, bad, err = domain.WriteBatch{}, nil, nil, chargeRefusal(r)
+		}
+	}()
 	if fast {
 		if batch, ids, ok := st.decodeWriteFast(body); ok {
 			return batch, ids, nil, nil
 		}
 	}
-	batch, ids, err := st.decodeWrite()
+	batch, ids, err = st.decodeWrite()
 	if err != nil {
 		return batch, ids, nil, malformedFirst(body, err)
 	}
