@@ -402,7 +402,7 @@ type Cluster struct {
 	// WriteBatchSize (`write.batch-size`, 2 MiB, the Java client's
 	// client.writer.batch-size): a bucket's batch target in bytes.
 	WriteBatchSize int64
-	// LookupMaxInFlight (`lookup.max-in-flight-per-server`, 2): Lookup (and
+	// LookupMaxInFlight (`lookup.max-in-flight-per-server`, 1): Lookup (and
 	// PrefixLookup) requests of one table in flight to one tablet server;
 	// the keys of further calls wait and go together in one request. 0: no
 	// bound, every call sends its own request.
@@ -520,7 +520,7 @@ func DefaultCluster(id string) Cluster {
 		WriteLanes:                1,
 		WriteMaxInFlightPerBucket: 5,
 		WriteBatchSize:            2 << 20,
-		LookupMaxInFlight:         2,
+		LookupMaxInFlight:         1,
 		LookupMaxKeysPerRequest:   4096,
 	}
 }

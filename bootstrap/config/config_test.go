@@ -771,7 +771,7 @@ func TestClusterTuningKeys(t *testing.T) {
 			assert.Equal(t, 1, cl.WriteLanes)
 			assert.Equal(t, 5, cl.WriteMaxInFlightPerBucket)
 			assert.Equal(t, int64(2<<20), cl.WriteBatchSize)
-			assert.Equal(t, 2, cl.LookupMaxInFlight)
+			assert.Equal(t, 1, cl.LookupMaxInFlight)
 			assert.Equal(t, 4096, cl.LookupMaxKeysPerRequest)
 		}},
 		{
