@@ -377,6 +377,40 @@ type Cluster struct {
 	// client.writer.kv-backpressure.max-throttle) bounds the writer's
 	// per-bucket throttle on Fluss 1.0 KV backpressure (MaxThrottle × p²).
 	MaxThrottle time.Duration
+
+	// Writer and lookup tuning (gateway-go extensions; the defaults are
+	// the Fluss adapter's: adapters/fluss/writer.Options and
+	// adapters/fluss/lookup.Options, which document each knob).
+	//
+	// WriteLinger (`write.linger`, 10 ms): how long a bucket's non-full
+	// batch waits for more rows while the bucket has batches in flight
+	// (ProduceLog; 0: never waits).
+	WriteLinger time.Duration
+	// WriteKvLinger (`write.kv-linger`, 100 ms, the Java client's
+	// client.writer.batch-timeout): the same for PutKv rows (0: never
+	// waits).
+	WriteKvLinger time.Duration
+	// WriteLingerAfterInFlight (`write.linger-after-in-flight`, 1): a bucket
+	// with fewer batches in flight than this sends its rows at once; 0
+	// always waits for the linger (the Java client's rule).
+	WriteLingerAfterInFlight int
+	// WriteLanes (`write.lanes`, 1): connections per tablet server for
+	// PutKv and ProduceLog, by bucket.
+	WriteLanes int
+	// WriteMaxInFlightPerBucket (`write.max-in-flight-per-bucket`, 5, the
+	// Java client's client.writer.max-inflight-requests-per-bucket).
+	WriteMaxInFlightPerBucket int
+	// WriteBatchSize (`write.batch-size`, 2 MiB, the Java client's
+	// client.writer.batch-size): a bucket's batch target in bytes.
+	WriteBatchSize int64
+	// LookupMaxInFlight (`lookup.max-in-flight-per-server`, 1): Lookup (and
+	// PrefixLookup) requests of one table in flight to one tablet server;
+	// the keys of further calls wait and go together in one request. 0: no
+	// bound, every call sends its own request.
+	LookupMaxInFlight int
+	// LookupMaxKeysPerRequest (`lookup.max-keys-per-request`, 4096): keys of
+	// one request that merges several calls' keys.
+	LookupMaxKeysPerRequest int
 }
 
 // Defaults, as in the official gateway.
@@ -479,6 +513,16 @@ func DefaultCluster(id string) Cluster {
 		// (client.writer.dynamic-create-partition.enabled).
 		AutoCreatePartitions: true,
 		MaxThrottle:          3 * time.Second,
+		// The Fluss adapter's defaults (writer.Default*, lookup.Default*;
+		// bootstrap's TestClusterTuningDefaults keeps them equal).
+		WriteLinger:               10 * time.Millisecond,
+		WriteKvLinger:             100 * time.Millisecond,
+		WriteLingerAfterInFlight:  1,
+		WriteLanes:                1,
+		WriteMaxInFlightPerBucket: 5,
+		WriteBatchSize:            2 << 20,
+		LookupMaxInFlight:         1,
+		LookupMaxKeysPerRequest:   4096,
 	}
 }
 

@@ -752,3 +752,86 @@ func TestClusterAutoCreatePartitions(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterTuningKeys: the writer and lookup tuning keys are read from the
+// file and the environment, their defaults printed by --print-config, and
+// refused outside
+// their bounds with the key named.
+func TestClusterTuningKeys(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		check   func(t *testing.T, cl Cluster)
+		wantErr string
+	}{
+		{name: "defaults", check: func(t *testing.T, cl Cluster) {
+			assert.Equal(t, 10*time.Millisecond, cl.WriteLinger)
+			assert.Equal(t, 100*time.Millisecond, cl.WriteKvLinger)
+			assert.Equal(t, 1, cl.WriteLingerAfterInFlight)
+			assert.Equal(t, 1, cl.WriteLanes)
+			assert.Equal(t, 5, cl.WriteMaxInFlightPerBucket)
+			assert.Equal(t, int64(2<<20), cl.WriteBatchSize)
+			assert.Equal(t, 1, cl.LookupMaxInFlight)
+			assert.Equal(t, 4096, cl.LookupMaxKeysPerRequest)
+		}},
+		{
+			name: "set in the file",
+			file: "gateway.cluster.default.write.linger: 0s\ngateway.cluster.default.write.kv-linger: 20ms\n" +
+				"gateway.cluster.default.write.linger-after-in-flight: 0\ngateway.cluster.default.write.lanes: 4\n" +
+				"gateway.cluster.default.write.max-in-flight-per-bucket: 2\ngateway.cluster.default.write.batch-size: 4mb\n" +
+				"gateway.cluster.default.lookup.max-in-flight-per-server: 0\ngateway.cluster.default.lookup.max-keys-per-request: 512\n",
+			check: func(t *testing.T, cl Cluster) {
+				assert.Equal(t, time.Duration(0), cl.WriteLinger)
+				assert.Equal(t, 20*time.Millisecond, cl.WriteKvLinger)
+				assert.Equal(t, 0, cl.WriteLingerAfterInFlight)
+				assert.Equal(t, 4, cl.WriteLanes)
+				assert.Equal(t, 2, cl.WriteMaxInFlightPerBucket)
+				assert.Equal(t, int64(4<<20), cl.WriteBatchSize)
+				assert.Equal(t, 0, cl.LookupMaxInFlight)
+				assert.Equal(t, 512, cl.LookupMaxKeysPerRequest)
+			},
+		},
+		{
+			name: "environment",
+			env:  map[string]string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__WRITE__KV_LINGER": "5ms", "FLUSS_GATEWAY__CLUSTER__DEFAULT__LOOKUP__MAX_IN_FLIGHT_PER_SERVER": "8"},
+			check: func(t *testing.T, cl Cluster) {
+				assert.Equal(t, 5*time.Millisecond, cl.WriteKvLinger)
+				assert.Equal(t, 8, cl.LookupMaxInFlight)
+			},
+		},
+		{name: "linger too long", file: "gateway.cluster.default.write.linger: 2m\n", wantErr: "gateway.cluster.default.write.linger must be between"},
+		{name: "no lanes", file: "gateway.cluster.default.write.lanes: 0\n", wantErr: "gateway.cluster.default.write.lanes must be between 1 and 16"},
+		{name: "too many in flight", file: "gateway.cluster.default.write.max-in-flight-per-bucket: 6\n", wantErr: "gateway.cluster.default.write.max-in-flight-per-bucket must be between 1 and 5"},
+		{name: "negative", file: "gateway.cluster.default.write.linger-after-in-flight: -1\n", wantErr: "gateway.cluster.default.write.linger-after-in-flight"},
+		{name: "batch too small", file: "gateway.cluster.default.write.batch-size: 100b\n", wantErr: "gateway.cluster.default.write.batch-size must be between"},
+		{name: "no keys", file: "gateway.cluster.default.lookup.max-keys-per-request: 0\n", wantErr: "gateway.cluster.default.lookup.max-keys-per-request must be between 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := Options{Env: tc.env}
+			if tc.file != "" {
+				opts.Path = writeFile(t, tc.file)
+			}
+			cfg, err := Load(opts)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			cl, ok := cfg.Cluster("default")
+			require.True(t, ok)
+			tc.check(t, cl)
+			if tc.file == "" && tc.env == nil {
+				// --print-config shows the defaults (zeros are left out).
+				for _, k := range []string{"write.linger", "write.kv-linger", "write.linger-after-in-flight", "write.lanes",
+					"write.max-in-flight-per-bucket", "write.batch-size", "lookup.max-in-flight-per-server", "lookup.max-keys-per-request"} {
+					assert.Contains(t, cfg.Redacted(), "gateway.cluster.default."+k+":")
+				}
+			}
+		})
+	}
+}

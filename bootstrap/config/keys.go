@@ -45,6 +45,15 @@ const (
 	clusterKeyConnectTO = "connect-timeout"
 	clusterKeyAutoPart  = "write.auto-create-partitions"
 	clusterKeyThrottle  = "write.kv-backpressure.max-throttle"
+	// Writer and lookup tuning (gateway-go extensions).
+	clusterKeyLinger        = "write.linger"
+	clusterKeyKvLinger      = "write.kv-linger"
+	clusterKeyLingerAfter   = "write.linger-after-in-flight"
+	clusterKeyLanes         = "write.lanes"
+	clusterKeyWriteInFlight = "write.max-in-flight-per-bucket"
+	clusterKeyBatchSize     = "write.batch-size"
+	clusterKeyLookupFlight  = "lookup.max-in-flight-per-server"
+	clusterKeyLookupKeys    = "lookup.max-keys-per-request"
 	// KeyReadinessGrace is a gateway-go extension key.
 	KeyReadinessGrace = "gateway.shutdown.readiness-grace"
 	// KeyDocsEnabled switches the API reference page GET /docs (gateway-go key).
@@ -236,6 +245,15 @@ func durationEntry[T any](key string, field func(*T) *time.Duration) entry[T] {
 	return entry[T]{
 		key:    key,
 		apply:  func(t *T, v scalar) (err error) { *field(t), err = v.duration(); return err },
+		render: func(t *T) string { return FormatDuration(*field(t)) },
+	}
+}
+
+// durationOrZeroEntry is durationEntry that also accepts a zero ("none").
+func durationOrZeroEntry[T any](key string, field func(*T) *time.Duration) entry[T] {
+	return entry[T]{
+		key:    key,
+		apply:  func(t *T, v scalar) (err error) { *field(t), err = v.durationOrZero(); return err },
 		render: func(t *T) string { return FormatDuration(*field(t)) },
 	}
 }
@@ -441,6 +459,14 @@ var clusterEntries = []entry[Cluster]{
 	},
 	boolEntry(clusterKeyAutoPart, func(c *Cluster) *bool { return &c.AutoCreatePartitions }),
 	durationEntry(clusterKeyThrottle, func(c *Cluster) *time.Duration { return &c.MaxThrottle }),
+	durationOrZeroEntry(clusterKeyLinger, func(c *Cluster) *time.Duration { return &c.WriteLinger }),
+	durationOrZeroEntry(clusterKeyKvLinger, func(c *Cluster) *time.Duration { return &c.WriteKvLinger }),
+	countEntry(clusterKeyLingerAfter, func(c *Cluster) *int { return &c.WriteLingerAfterInFlight }),
+	countEntry(clusterKeyLanes, func(c *Cluster) *int { return &c.WriteLanes }),
+	countEntry(clusterKeyWriteInFlight, func(c *Cluster) *int { return &c.WriteMaxInFlightPerBucket }),
+	sizeEntry(clusterKeyBatchSize, func(c *Cluster) *int64 { return &c.WriteBatchSize }),
+	countEntry(clusterKeyLookupFlight, func(c *Cluster) *int { return &c.LookupMaxInFlight }),
+	countEntry(clusterKeyLookupKeys, func(c *Cluster) *int { return &c.LookupMaxKeysPerRequest }),
 }
 
 // ClusterKey returns the full key of a per-cluster option, for messages.

@@ -2,6 +2,7 @@ package lookup
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -32,6 +33,15 @@ type Options struct {
 	// it doubles per attempt up to MaxRetryBackoff (DefaultMaxRetryBackoff).
 	RetryBackoff    time.Duration
 	MaxRetryBackoff time.Duration
+	// MaxInFlightPerServer bounds the Lookup (and, apart, PrefixLookup)
+	// requests of one table in flight to one tablet server
+	// (DefaultMaxInFlightPerServer); the keys of calls that find the bound
+	// reached wait and go together in one request when one is answered
+	// (coalesce.go). Negative: no bound, every call sends its own request.
+	MaxInFlightPerServer int
+	// MaxKeysPerRequest bounds the keys of one coalesced request
+	// (DefaultMaxKeysPerRequest); a single call's request may exceed it.
+	MaxKeysPerRequest int
 }
 
 func (o Options) withDefaults() Options {
@@ -45,11 +55,21 @@ func (o Options) withDefaults() Options {
 		o.MaxRetryBackoff = DefaultMaxRetryBackoff
 	}
 	o.MaxRetryBackoff = max(o.MaxRetryBackoff, o.RetryBackoff)
+	if o.MaxInFlightPerServer == 0 {
+		o.MaxInFlightPerServer = DefaultMaxInFlightPerServer
+	}
+	if o.MaxInFlightPerServer < 0 {
+		o.MaxInFlightPerServer = math.MaxInt
+	}
+	if o.MaxKeysPerRequest <= 0 {
+		o.MaxKeysPerRequest = DefaultMaxKeysPerRequest
+	}
 	return o
 }
 
 // Lookuper is the domain.Lookup of one cluster connection. It is safe for
-// concurrent use and holds no goroutines of its own.
+// concurrent use; its only goroutines send coalesced requests that waited
+// (coalesce.go) and end with them.
 //
 // Whole-request rules: Lookup and PrefixLookup return an error (and no
 // response) when the table cannot be resolved (not found, re-created, a
@@ -61,6 +81,7 @@ type Lookuper struct {
 	call meta.Caller
 	md   Metadata
 	opts Options
+	co   *coalescer
 
 	mu     sync.Mutex
 	codecs map[codecKey]*codec
@@ -77,7 +98,9 @@ var _ domain.Lookup = (*Lookuper)(nil)
 // tables, partitions, leaders and schemas through md (usually a *meta.Cache
 // over the same call).
 func New(call meta.Caller, md Metadata, opts Options) *Lookuper {
-	return &Lookuper{call: call, md: md, opts: opts.withDefaults(), codecs: make(map[codecKey]*codec)}
+	opts = opts.withDefaults()
+	return &Lookuper{call: call, md: md, opts: opts, co: newCoalescer(call, opts.MaxInFlightPerServer, opts.MaxKeysPerRequest),
+		codecs: make(map[codecKey]*codec)}
 }
 
 // codecFor resolves the table and returns the codec rendering rows in schema

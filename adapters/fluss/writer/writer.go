@@ -406,12 +406,34 @@ func estimateArena(wb *domain.WriteBatch) int {
 	// request of wide strings grew the arena by append many times over
 	// (Go grows large slices by 1.25x), allocating about five times the
 	// rows' size (issue 21).
-	n := len(wb.Entries) * 16 * len(wb.Entries[0].Row)
-	for i := range wb.Entries {
-		n += variableBytes(wb.Entries[i].Row)
+	//
+	// The variable bytes of a large request are estimated from a sample of
+	// arenaSample rows, plus an eighth: summing every row read
+	// each row's Datums once more before encoding read them again (1.7 %
+	// of the gateway's CPU at 500 × 16 PK upserts). Rows that differ from
+	// the sample only make append grow the arena.
+	entries := len(wb.Entries)
+	n := entries * 16 * len(wb.Entries[0].Row)
+	if entries <= arenaSample {
+		for i := range wb.Entries {
+			n += variableBytes(wb.Entries[i].Row)
+		}
+		return n
 	}
-	return n
+	// One row from each of arenaSample equal strides, at an offset that
+	// moves from stride to stride (so rows that repeat with the stride's
+	// period are not the only ones read).
+	stride := entries / arenaSample
+	v := 0
+	for j := range arenaSample {
+		v += variableBytes(wb.Entries[j*stride+(j*7919)%stride].Row)
+	}
+	v = v * entries / arenaSample
+	return n + v + v/8
 }
+
+// arenaSample is the number of rows estimateArena reads of a large request.
+const arenaSample = 64
 
 // variableBytes sums the byte lengths of the values of row (nested
 // included).
