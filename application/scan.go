@@ -92,6 +92,18 @@ type ScanStart struct {
 	Position domain.OffsetPosition
 	// Timestamp in milliseconds since the epoch (OffsetTimestamp).
 	Timestamp int64
+	// Offsets, when not empty, are explicit start offsets of some buckets
+	// (`"position": "offsets"`, an extension: the positions a write answered
+	// with X-Fluss-Write-Positions); every other selected bucket starts at
+	// Position (latest).
+	Offsets []StartOffset
+}
+
+// StartOffset is an explicit start offset of one bucket.
+type StartOffset struct {
+	Partition string // "" for a non-partitioned table
+	Bucket    int32
+	Offset    int64
 }
 
 // ScanRecord is one record of an answer.
@@ -290,6 +302,11 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 	for _, p := range cur.Positions {
 		known[[2]int64{p.PartitionID, int64(p.Bucket)}] = p.Offset
 	}
+	if req.Start != nil && len(req.Start.Offsets) > 0 {
+		if err := startOffsets(known, buckets, req.Start.Offsets, path); err != nil {
+			return ScanResult{}, err
+		}
+	}
 	pos := make([]domain.BucketOffset, len(buckets))
 	var missing []int
 	for i, b := range buckets {
@@ -377,6 +394,30 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 	}
 	res.Cursor = sealCursor(s.sealer, cur)
 	return res, nil
+}
+
+// startOffsets puts explicit start offsets into known, keyed by partition
+// id and bucket; each must name one of the selected buckets, once.
+func startOffsets(known map[[2]int64]int64, buckets []domain.LogBucket, offsets []StartOffset, path domain.TablePath) error {
+	for i, o := range offsets {
+		if o.Offset < 0 {
+			return domain.InvalidArgument("start.offsets[%d]: offset %d is negative", i, o.Offset)
+		}
+		j := slices.IndexFunc(buckets, func(b domain.LogBucket) bool { return b.Partition == o.Partition && b.Bucket == o.Bucket })
+		if j < 0 {
+			where := fmt.Sprintf("bucket %d", o.Bucket)
+			if o.Partition != "" {
+				where += fmt.Sprintf(" of partition `%s`", cut(o.Partition, 64))
+			}
+			return domain.InvalidArgument("start.offsets[%d]: %s is not among the scanned buckets of table `%s`", i, where, path)
+		}
+		k := [2]int64{buckets[j].PartitionID, int64(buckets[j].Bucket)}
+		if _, dup := known[k]; dup {
+			return domain.InvalidArgument("start.offsets[%d]: the bucket is named twice", i)
+		}
+		known[k] = o.Offset
+	}
+	return nil
 }
 
 // settle counts the records of a fetch and applies the out-of-range

@@ -27,6 +27,14 @@ type scanBody struct {
 		Position string `json:"position"`
 		// Timestamp is RFC 3339 text or epoch milliseconds.
 		Timestamp any `json:"timestamp"`
+		// Offsets go with position `offsets` (an extension): explicit
+		// start offsets of some buckets, as a write with
+		// X-Fluss-Write-Positions answers them.
+		Offsets []struct {
+			Partition string `json:"partition"`
+			Bucket    *int32 `json:"bucket"`
+			Offset    *int64 `json:"offset"`
+		} `json:"offsets"`
 	} `json:"start"`
 	Cursor       *string  `json:"cursor"`
 	MaxRows      *int     `json:"max_rows"`
@@ -87,6 +95,29 @@ func parseTimestamp(field string, v any) (int64, error) {
 	}
 }
 
+// parseStartOffsets reads `"position": "offsets"` with its `offsets`:
+// the named buckets start at their offsets, every other one at latest.
+func parseStartOffsets(ts any, offsets []struct {
+	Partition string `json:"partition"`
+	Bucket    *int32 `json:"bucket"`
+	Offset    *int64 `json:"offset"`
+}) (application.ScanStart, error) {
+	st := application.ScanStart{Position: domain.OffsetLatest}
+	if ts != nil {
+		return st, domain.InvalidArgument("start.timestamp: only with position `timestamp`")
+	}
+	if len(offsets) == 0 {
+		return st, domain.InvalidArgument("start.offsets: required with position `offsets`, at least one")
+	}
+	for i, o := range offsets {
+		if o.Bucket == nil || o.Offset == nil {
+			return st, domain.InvalidArgument("start.offsets[%d]: `bucket` and `offset` are required", i)
+		}
+		st.Offsets = append(st.Offsets, application.StartOffset{Partition: o.Partition, Bucket: *o.Bucket, Offset: *o.Offset})
+	}
+	return st, nil
+}
+
 func (a *api) scanRecords(c *fiber.Ctx) error {
 	scope, path, err := a.tableScope(c)
 	if err != nil {
@@ -105,9 +136,18 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 	}
 	req := application.ScanRequest{Columns: in.Columns, Partitions: in.Partitions, Buckets: in.Buckets}
 	if in.Start != nil {
-		st, err := parsePosition("start.position", in.Start.Position, in.Start.Timestamp, "start.timestamp")
-		if err != nil {
-			return err
+		var st application.ScanStart
+		if in.Start.Position == "offsets" {
+			if st, err = parseStartOffsets(in.Start.Timestamp, in.Start.Offsets); err != nil {
+				return err
+			}
+		} else {
+			if in.Start.Offsets != nil {
+				return domain.InvalidArgument("start.offsets: only with position `offsets`")
+			}
+			if st, err = parsePosition("start.position", in.Start.Position, in.Start.Timestamp, "start.timestamp"); err != nil {
+				return err
+			}
 		}
 		req.Start = &st
 	}

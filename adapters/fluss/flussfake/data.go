@@ -185,17 +185,21 @@ func (c *Cluster) produceLog(node int32, req *flusspb.ProduceLogRequest) *flussp
 	for _, br := range req.GetBucketsReq() {
 		b := bucketOf(req.GetTableId(), br.PartitionId, br.GetBucketId())
 		code, msg := c.checkBucketLocked(node, b)
+		var base *int64
 		if code == 0 {
 			lb, _, err := record.ReadLogBatch(br.GetRecords())
 			if err != nil {
 				code, msg = wire.CodeCorruptRecordException, err.Error()
 			} else {
+				// The batch's records take the next offsets of the bucket's
+				// log; the answer names the first (base_offset).
+				base = proto.Int64(int64(c.data.logRecords[b]))
 				c.data.logRecords[b] += int(lb.RecordCount)
 			}
 		}
 		ec, em := errFields(code, msg)
 		resp.BucketsResp = append(resp.BucketsResp, &flusspb.PbProduceLogRespForBucket{
-			PartitionId: br.PartitionId, BucketId: br.BucketId, ErrorCode: ec, ErrorMessage: em})
+			PartitionId: br.PartitionId, BucketId: br.BucketId, ErrorCode: ec, ErrorMessage: em, BaseOffset: base})
 	}
 	return resp
 }
