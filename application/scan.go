@@ -124,6 +124,42 @@ type ScanResult struct {
 	// CaughtUp is true when every scanned bucket was read up to its high
 	// watermark.
 	CaughtUp bool
+
+	// What CursorAfter needs: the sealer, the cursor, and per bucket its
+	// records' span in Records, its start and its final position.
+	sealer *sealed.Sealer
+	cur    *scanCursor
+	spans  []recordSpan
+}
+
+// recordSpan is one bucket's part of ScanResult.Records.
+type recordSpan struct {
+	first, end int   // Records[first:end] are the bucket's
+	start      int64 // the offset the bucket was read from
+}
+
+// CursorAfter returns the cursor that resumes after the first n records
+// (Cursor when n covers them all): a bucket whose records were all among
+// them resumes where Cursor does, one cut short after its last record
+// given, one with none of its records given where it was read from. An
+// answer cut at its byte cap (the HTTP adapter) ends with it.
+func (r *ScanResult) CursorAfter(n int) string {
+	if n >= len(r.Records) || r.cur == nil {
+		return r.Cursor
+	}
+	c := *r.cur
+	c.Positions = slices.Clone(r.cur.Positions)
+	for i, sp := range r.spans {
+		switch {
+		case sp.first == sp.end || sp.end <= n:
+			// no records, or all given: Cursor's position
+		case sp.first >= n:
+			c.Positions[i].Offset = sp.start
+		default:
+			c.Positions[i].Offset = r.Records[n-1].Offset + 1
+		}
+	}
+	return sealCursor(r.sealer, &c)
 }
 
 // OffsetsResult is the answer of Offsets: one offset per bucket.
@@ -379,20 +415,24 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 	}
 
 	res.CaughtUp = true
+	res.spans = make([]recordSpan, len(fetched.Buckets))
 	for i := range fetched.Buckets {
 		fb := &fetched.Buckets[i]
 		if fb.Err != nil || fb.HighWatermark < 0 || fb.NextOffset < fb.HighWatermark {
 			res.CaughtUp = false
 		}
+		res.spans[i] = recordSpan{first: len(res.Records), start: fb.FetchOffset}
 		for _, r := range fb.Records {
 			res.Records = append(res.Records, ScanRecord{LogRecord: r, Partition: fb.Partition, Bucket: fb.Bucket})
 		}
+		res.spans[i].end = len(res.Records)
 	}
 	cur.Positions = cur.Positions[:0]
 	for _, p := range pos {
 		cur.Positions = append(cur.Positions, cursorPosition{PartitionID: p.PartitionID, Bucket: p.Bucket, Offset: p.Offset})
 	}
 	res.Cursor = sealCursor(s.sealer, cur)
+	res.sealer, res.cur = s.sealer, cur
 	return res, nil
 }
 
