@@ -2,6 +2,7 @@ package application
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -316,6 +317,13 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 	}
 	cur.TableID = t.Info.TableID
 	cols, positions, err := projectColumns(t, cur.Columns)
+	if err != nil && domain.KindOf(err) == domain.KindInvalidArgument {
+		// A column added since the definition was cached: look again.
+		if fresh, rerr := def.refresh(ctx); rerr == nil && fresh.Info.TableID == t.Info.TableID && fresh.Info.SchemaID != t.Info.SchemaID {
+			t = fresh
+			cols, positions, err = projectColumns(t, cur.Columns)
+		}
+	}
 	if err != nil {
 		return ScanResult{}, err
 	}
@@ -363,7 +371,6 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 		}
 	}
 
-	res := ScanResult{Table: t, Columns: cols}
 	deadline := s.now().Add(wait)
 	if dl, ok := ctx.Deadline(); ok {
 		if d := dl.Add(-AnswerMargin(time.Until(dl))); d.Before(deadline) {
@@ -371,10 +378,31 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 		}
 	}
 	var fetched *domain.FetchLogResponse
-	resets := 0
+	resets, replans := 0, 0
 	for {
 		fetched, err = port.Fetch(ctx, &domain.FetchLogRequest{Table: path, TableID: t.Info.TableID, Columns: positions,
 			Positions: pos, MaxBytes: s.limits.MaxBytes, MaxRecords: maxRows})
+		var stale *domain.StaleDefinitionError
+		newer := err == nil && fetched.SchemaID > t.Info.SchemaID // rows of columns the definition lacks
+		if (newer || errors.As(err, &stale) && stale.TableID == t.Info.TableID) && replans < 2 {
+			// A batch of a schema newer than the definition (a column was
+			// added): render with the new schema, read again.
+			replans++
+			fresh, rerr := def.refresh(ctx)
+			if rerr != nil {
+				return ScanResult{}, rerr
+			}
+			if fresh.Info.TableID == t.Info.TableID {
+				t = fresh
+				if cols, positions, err = projectColumns(t, cur.Columns); err != nil {
+					return ScanResult{}, err
+				}
+				continue
+			}
+			if err == nil {
+				return ScanResult{}, domain.InvalidArgument("cursor: table `%s` was dropped and re-created while scanning; start again", path)
+			}
+		}
 		if err != nil {
 			if domain.IsStaleDefinition(err) {
 				return ScanResult{}, domain.InvalidArgument("cursor: table `%s` was dropped and re-created while scanning; start again", path)
@@ -414,7 +442,7 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 		}
 	}
 
-	res.CaughtUp = true
+	res := ScanResult{Table: t, Columns: cols, CaughtUp: true}
 	res.spans = make([]recordSpan, len(fetched.Buckets))
 	for i := range fetched.Buckets {
 		fb := &fetched.Buckets[i]
