@@ -89,6 +89,11 @@ type PrefixLookupRequest struct {
 	PrefixColumns    []string
 	Prefixes         [][]Datum
 	MaxRowsPerPrefix int
+	// Partition, when not "", is the partition (of a partitioned table)
+	// every prefix is looked up in; PrefixColumns are then the bucket key
+	// alone, without the partition columns. A partition that does not
+	// exist finds no rows.
+	Partition string
 }
 
 // PrefixLookupResult is the answer for one prefix.

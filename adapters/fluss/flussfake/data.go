@@ -195,6 +195,7 @@ func (c *Cluster) produceLog(node int32, req *flusspb.ProduceLogRequest) *flussp
 	for _, br := range req.GetBucketsReq() {
 		b := bucketOf(req.GetTableId(), br.PartitionId, br.GetBucketId())
 		code, msg := c.checkBucketLocked(node, b)
+		var base *int64
 		if code == 0 {
 			lb, _, err := record.ReadLogBatch(br.GetRecords())
 			appended := false
@@ -204,12 +205,15 @@ func (c *Cluster) produceLog(node int32, req *flusspb.ProduceLogRequest) *flussp
 				msg = fmt.Sprintf("Out of order batch sequence %d of writer %d.", lb.BatchSequence, lb.WriterID)
 			}
 			if appended {
+				// The batch's records take the next offsets of the bucket's
+				// log; the answer names the first (base_offset).
+				base = proto.Int64(int64(c.data.logRecords[b]))
 				c.data.logRecords[b] += int(lb.RecordCount)
 			}
 		}
 		ec, em := errFields(code, msg)
 		resp.BucketsResp = append(resp.BucketsResp, &flusspb.PbProduceLogRespForBucket{
-			PartitionId: br.PartitionId, BucketId: br.BucketId, ErrorCode: ec, ErrorMessage: em})
+			PartitionId: br.PartitionId, BucketId: br.BucketId, ErrorCode: ec, ErrorMessage: em, BaseOffset: base})
 	}
 	return resp
 }

@@ -212,7 +212,7 @@ func (l *Lookuper) PrefixLookup(ctx context.Context, req *domain.PrefixLookupReq
 	if err != nil {
 		return nil, err
 	}
-	shape := c.prefixShape(req.PrefixColumns)
+	shape := c.prefixShape(req.PrefixColumns, req.Partition != "")
 	if shape.err != nil {
 		return nil, shape.err
 	}
@@ -222,6 +222,11 @@ func (l *Lookuper) PrefixLookup(ctx context.Context, req *domain.PrefixLookupReq
 	}
 	x := newExchange(l, c, true, len(req.Prefixes))
 	x.encodeAll(&shape.keyShape, req.Prefixes)
+	if req.Partition != "" {
+		for i := range x.items {
+			x.items[i].part = req.Partition
+		}
+	}
 	if err := x.run(ctx); err != nil {
 		return nil, err
 	}

@@ -486,8 +486,11 @@ func (w *Writer) failRecsLocked(recs []*rec, err error) {
 }
 
 // completeBatchLocked resolves a batch the server accepted (or reported as a
-// duplicate of one it accepted).
-func (w *Writer) completeBatchLocked(bt *batch) {
+// duplicate of one it accepted). at is the offset the answer gave, when it
+// gave one (at.Known): the batch's base offset for a log batch, the
+// changelog's end offset after it for a KV batch; each row's verdict
+// carries its own position from it (domain.WrittenAt).
+func (w *Writer) completeBatchLocked(bt *batch, at domain.WrittenAt) {
 	b := bt.b
 	w.removeInflightLocked(bt)
 	if !w.opts.DisableIdempotence && bt.writerID == b.writerID && bt.writerID == w.writerID {
@@ -495,9 +498,19 @@ func (w *Writer) completeBatchLocked(bt *batch) {
 			b.lastAcked = bt.seq
 		}
 	}
-	for _, r := range bt.recs {
+	for i, r := range bt.recs {
 		if r.state == recBatched && r.batch == bt {
-			w.resolveLocked(r, domain.EntryResult{})
+			var res domain.EntryResult
+			if at.Known {
+				// bt.recs are the batch's records in order (build keeps
+				// only those it wrote), so i is the row's index in it.
+				res.At = domain.WrittenAt{Known: true, Partition: r.enc.partName, Bucket: b.key.bucket,
+					Offset: at.Offset, Exact: bt.log}
+				if bt.log {
+					res.At.Offset += int64(i)
+				}
+			}
+			w.resolveLocked(r, res)
 		}
 	}
 	w.releaseBatch(bt)
