@@ -351,6 +351,14 @@ func (d *arrowDecoder) DecodeWrite(t *application.Table, maxRows int) (batch dom
 	if err != nil {
 		return domain.WriteBatch{}, nil, err
 	}
+	if domain.ColumnarAppendable(t.Info) {
+		// The fast path (arrowcolumns.go): the columns as they are, no Datum.
+		cr, err := d.decodeColumns(cols, conv)
+		if err != nil {
+			return domain.WriteBatch{}, nil, err
+		}
+		return domain.WriteBatch{Columns: cr}, make([]string, n), nil
+	}
 	op := domain.OpAppend
 	if len(t.Info.Descriptor.Schema.PrimaryKey) > 0 {
 		op = domain.OpUpsert
