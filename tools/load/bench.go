@@ -39,6 +39,7 @@ type benchConfig struct {
 	pprofURL   string        // base URL of the gateway's pprof listener
 	pprofOut   string        // file prefix: <prefix>cpu.pprof, <prefix>allocs.pprof
 	pprofFor   time.Duration // profile length, from the start of the measured part
+	body       string        // json (entries documents) or arrow (Arrow IPC streams, arrowbody.go)
 }
 
 // benchRow appends the JSON object of row i of the bench10 table (see
@@ -122,7 +123,7 @@ func (cl *client) post(body []byte) benchResult {
 	if err != nil {
 		return benchResult{firstErr: err.Error()}
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", cl.contentType)
 	req.Header.Set("X-Fluss-Request-Timeout", strconv.FormatInt(cl.c.timeout.Milliseconds(), 10))
 	start := time.Now()
 	resp, err := cl.http.Do(req)
@@ -300,8 +301,22 @@ func runBench(c config, bc benchConfig) error {
 			flussPids = append(flussPids, n)
 		}
 	}
+	cl.contentType = "application/json"
 	warm := benchBodies(c.op, -int64(bc.warmupRows), 0, c.rows)
 	timed := benchBodies(c.op, 0, int64(bc.totalRows), c.rows)
+	if bc.body == "arrow" {
+		if c.op != "append" {
+			return fmt.Errorf("-body arrow needs -op append")
+		}
+		cl.contentType = "application/vnd.apache.arrow.stream"
+		var err error
+		if warm, err = benchArrowBodies(-int64(bc.warmupRows), 0, c.rows); err != nil {
+			return err
+		}
+		if timed, err = benchArrowBodies(0, int64(bc.totalRows), c.rows); err != nil {
+			return err
+		}
+	}
 	if bc.repeat > 1 {
 		one := timed
 		for range bc.repeat - 1 {
