@@ -139,17 +139,26 @@ func (cl *client) post(body []byte) benchResult {
 		r.firstErr = strconv.Itoa(resp.StatusCode) + " " + truncate(string(raw), 300)
 		return r
 	}
+	type failure struct {
+		ErrorCode string `json:"error_code"`
+		Message   string `json:"message"`
+	}
 	var wr struct {
-		ErrorCount int `json:"error_count"`
-		Failures   []struct {
-			ErrorCode, Message string
-		} `json:"failures"`
+		ErrorCount int       `json:"error_count"`
+		Failures   []failure `json:"failures"`
+		// Arrow IPC answers: failures per record batch.
+		Batches []struct {
+			Failures []failure `json:"failures"`
+		} `json:"batches"`
 	}
 	if err := json.Unmarshal(raw, &wr); err != nil {
 		r.firstErr = "response: " + err.Error()
 		return r
 	}
 	r.failed = wr.ErrorCount
+	for _, b := range wr.Batches {
+		wr.Failures = append(wr.Failures, b.Failures...)
+	}
 	if len(wr.Failures) > 0 {
 		r.firstErr = wr.Failures[0].ErrorCode + ": " + wr.Failures[0].Message
 	}
