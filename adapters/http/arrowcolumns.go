@@ -163,16 +163,16 @@ func columnOf(arr arrow.Array, t *domain.DataType) (domain.ColumnValues, error) 
 		cv.Values = fixedValues(arr, 16)
 	case domain.TypeString, domain.TypeChar, domain.TypeBytes:
 		switch a := arr.(type) {
-		case *array.String:
-			cv.Offsets, cv.Data = offsets32(data, n), a.ValueBytes()
-		case *array.Binary:
-			cv.Offsets, cv.Data = offsets32(data, n), a.ValueBytes()
+		case *array.String, *array.Binary:
+			// The offsets as they are, into the whole data buffer
+			// (ValueBytes would start at the slice's first offset).
+			cv.Offsets, cv.Data = offsets32(data, n), dataBuffer(data)
 		case *array.LargeString:
-			if cv.Offsets, cv.Data, err = offsets64(a.ValueOffsets(), a.ValueBytes()); err != nil {
+			if cv.Offsets, cv.Data, err = offsets64(a.ValueOffsets(), dataBuffer(data)); err != nil {
 				return cv, err
 			}
 		case *array.LargeBinary:
-			if cv.Offsets, cv.Data, err = offsets64(a.ValueOffsets(), a.ValueBytes()); err != nil {
+			if cv.Offsets, cv.Data, err = offsets64(a.ValueOffsets(), dataBuffer(data)); err != nil {
 				return cv, err
 			}
 		case *array.FixedSizeBinary:
@@ -291,7 +291,17 @@ func offsets32(data arrow.ArrayData, n int) []byte {
 	return data.Buffers()[1].Bytes()[4*off : 4*(off+n+1)]
 }
 
-// offsets64 narrows int64 offsets to int32 ones relative to the first.
+// dataBuffer is the data buffer of a utf8 or binary array (nil when
+// absent: every value empty).
+func dataBuffer(data arrow.ArrayData) []byte {
+	if b := data.Buffers()[2]; b != nil {
+		return b.Bytes()
+	}
+	return nil
+}
+
+// offsets64 narrows int64 offsets (into values, the whole data buffer) to
+// int32 ones relative to the first, with the values they cover.
 func offsets64(offs []int64, values []byte) ([]byte, []byte, error) {
 	if len(offs) == 0 {
 		return make([]byte, 4), nil, nil

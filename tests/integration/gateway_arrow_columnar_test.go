@@ -54,33 +54,37 @@ var columnarArrow = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 // columnarBatch is rows from..to-1, every fifth with null non-key columns,
-// built with 3 leading (null) rows then sliced off so that every column starts at an
-// array offset.
+// built with 3 leading rows then sliced off so that every column starts at an
+// array offset (and its offsets and bitmaps past their start).
 func columnarBatch(from, to int64) arrow.RecordBatch {
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, columnarArrow)
 	defer rb.Release()
 	for i := from - 3; i < to; i++ {
-		if i < from || i%5 == 2 { // the leading rows are sliced off
+		if i >= from && i%5 == 2 {
 			rb.Field(0).(*array.Int64Builder).Append(i)
 			for c := 1; c < len(columnarArrow.Fields()); c++ {
 				rb.Field(c).AppendNull()
 			}
 			continue
 		}
-		ns := 1_700_000_000_123_456_789 + i*1_000_003_007 // spans sub-second digits
+		v := i // the leading rows (sliced off) hold values too: offsets and bits start past 0
+		if i < from {
+			v = 1_000_000 + i
+		}
+		ns := 1_700_000_000_123_456_789 + v*1_000_003_007 // spans sub-second digits
 		rb.Field(0).(*array.Int64Builder).Append(i)
 		rb.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(ns))
 		rb.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(ns / 1000))
 		rb.Field(3).(*array.TimestampBuilder).Append(arrow.Timestamp(ns / 1_000_000))
 		rb.Field(4).(*array.TimestampBuilder).Append(arrow.Timestamp(ns / 1_000_000_000))
 		rb.Field(5).(*array.TimestampBuilder).Append(arrow.Timestamp(-ns / 7)) // before 1970
-		rb.Field(6).(*array.Time32Builder).Append(arrow.Time32((i * 3_600_123) % 86_400_000))
-		rb.Field(7).(*array.Time32Builder).Append(arrow.Time32((i * 3_607) % 86_400))
-		rb.Field(8).(*array.BinaryBuilder).Append([]byte{1, 2, byte(i)})
-		rb.Field(9).(*array.FixedSizeBinaryBuilder).Append([]byte{byte(i >> 8), byte(i)})
-		rb.Field(10).(*array.BinaryBuilder).Append(bytes.Repeat([]byte{byte(i)}, int(i%4)))
-		rb.Field(11).(*array.StringBuilder).Append(fmt.Sprintf("é%d", i%1000)) // up to 4 characters
-		rb.Field(12).(*array.BooleanBuilder).Append(i%3 == 0)
+		rb.Field(6).(*array.Time32Builder).Append(arrow.Time32((v * 3_600_123) % 86_400_000))
+		rb.Field(7).(*array.Time32Builder).Append(arrow.Time32((v * 3_607) % 86_400))
+		rb.Field(8).(*array.BinaryBuilder).Append([]byte{1, 2, byte(v)})
+		rb.Field(9).(*array.FixedSizeBinaryBuilder).Append([]byte{byte(v >> 8), byte(v)})
+		rb.Field(10).(*array.BinaryBuilder).Append(bytes.Repeat([]byte{byte(v)}, int(v%4)+1))
+		rb.Field(11).(*array.StringBuilder).Append(fmt.Sprintf("é%d", v%1000)) // up to 4 characters
+		rb.Field(12).(*array.BooleanBuilder).Append(v%3 == 0)
 	}
 	full := rb.NewRecordBatch()
 	defer full.Release()
