@@ -312,12 +312,12 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		if err != nil {
 			return batch, nil, err
 		}
-		if len(batch.Entries) > s.limits.WriteMaxRows {
+		if batch.Len() > s.limits.WriteMaxRows {
 			return batch, nil, &domain.Error{Kind: domain.KindLimitExceeded,
-				Message: fmt.Sprintf("entries: %d entries exceed the limit of %d", len(batch.Entries), s.limits.WriteMaxRows)}
+				Message: fmt.Sprintf("entries: %d entries exceed the limit of %d", batch.Len(), s.limits.WriteMaxRows)}
 		}
-		if len(ids) != len(batch.Entries) {
-			return batch, nil, domain.Errorf(domain.KindInternal, "write decoder returned %d ids for %d entries", len(ids), len(batch.Entries))
+		if len(ids) != batch.Len() {
+			return batch, nil, domain.Errorf(domain.KindInternal, "write decoder returned %d ids for %d entries", len(ids), batch.Len())
 		}
 		if err := checkWritePartitions(t.Info, &batch, ids); err != nil {
 			return batch, nil, err
@@ -337,8 +337,8 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		}
 		sent = s.now()
 		results, err := writer.Write(deliveryCtx, &batch)
-		if err == nil && len(results) != len(batch.Entries) {
-			return nil, domain.Errorf(domain.KindInternal, "writer returned %d verdicts for %d entries", len(results), len(batch.Entries))
+		if err == nil && len(results) != batch.Len() {
+			return nil, domain.Errorf(domain.KindInternal, "writer returned %d verdicts for %d entries", len(results), batch.Len())
 		}
 		if err != nil && deliveryCtx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
 			return nil, notSubmitted(ctx, deliveryCtx)

@@ -49,6 +49,9 @@ type WriteBatch struct {
 	// writes (primary-key columns included); other columns keep their values.
 	PartialUpdateColumns []int
 	Entries              []WriteEntry
+	// Columns, when not nil, replaces Entries: appends to a log table given
+	// column by column (ColumnarRows); PartialUpdateColumns is then nil.
+	Columns *ColumnarRows
 
 	// Urgent asks the writer to send the rows without waiting for more
 	// rows to batch with them (no linger): a small write another request

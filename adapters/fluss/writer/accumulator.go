@@ -384,8 +384,11 @@ func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 	}
 	kept := make([]*rec, 0, len(bt.recs))
 	var row []domain.Datum
+	rows := 0
 	for _, r := range bt.recs {
-		if enc != nil {
+		if r.req.chunks != nil {
+			err = appendChunk(ab, r) // columnar.go
+		} else if enc != nil {
 			err = enc.AppendEncoded(r.value())
 		} else if row, err = c.rowDec.DecodeRow(row, r.value()); err == nil {
 			err = ab.Append(row)
@@ -396,6 +399,7 @@ func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 			continue
 		}
 		kept = append(kept, r)
+		rows += r.rows()
 	}
 	out.kept = kept
 	if len(kept) == 0 {
@@ -408,7 +412,7 @@ func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 		return
 	}
 	out.data = data
-	out.count = int32(len(kept))
+	out.count = int32(rows)
 }
 
 // finishBuildLocked installs the output of build into bt. It reports false

@@ -310,7 +310,7 @@ func (w *Writer) dispatchLocked(ready []drained, now time.Time) []*sendReq {
 		}
 		sr.batches = append(sr.batches, bt)
 		sr.bytes += len(bt.data)
-		sr.rows += len(bt.recs)
+		sr.rows += int(bt.count)
 	}
 	return out
 }

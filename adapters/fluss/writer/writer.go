@@ -146,6 +146,9 @@ type request struct {
 
 	// urgent: the batch asked to be sent without linger (WriteBatch.Urgent).
 	urgent bool
+	// Columnar writes (columnar.go): the rows, and the rows of each record.
+	cols   *domain.ColumnarRows
+	chunks []columnChunk
 	// Timeline (only when the caller asked for one, tl != nil): the Write
 	// call's start, when its rows were queued, the batch that resolved its
 	// rows last and how many batches did, and that batch's answer time.
@@ -197,6 +200,9 @@ func (r *rec) value() []byte {
 // re-created with another id, unknown schema, writer closed. Every other
 // failure is a per-entry verdict.
 func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.EntryResult, error) {
+	if wb.Columns != nil {
+		return w.writeColumns(ctx, wb) // columnar.go
+	}
 	n := len(wb.Entries)
 	results := make([]domain.EntryResult, n)
 	if n == 0 {
@@ -656,7 +662,7 @@ func (w *Writer) resolveLocked(r *rec, res domain.EntryResult) {
 	if req.finished {
 		return
 	}
-	req.results[r.idx] = res
+	req.setResults(r, res)
 	req.pending--
 	if req.pending == 0 && !req.expiring {
 		w.finishLocked(req)
@@ -686,7 +692,7 @@ func (w *Writer) fillTimelineLocked(req *request) {
 	tl.Queue = max(0, bt.created.Sub(req.enqAt))
 	tl.Slot = min(bt.slotWait, tl.Queue) // the bucket may have waited before these rows came
 	tl.Attempts = bt.attempts
-	tl.BatchRows = len(bt.recs)
+	tl.BatchRows = int(bt.count)
 	tl.InFlight = bt.inflightAtSend
 	if !bt.callAt.IsZero() {
 		tl.Build = bt.callAt.Sub(bt.created)
