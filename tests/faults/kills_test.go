@@ -219,6 +219,7 @@ func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault fu
 	for _, ev := range events {
 		t.Log("  " + ev)
 	}
+	lateAnswers.report(t, start)
 	assert.Len(t, events, cycles*3, "every fault cycle completed")
 
 	// Let the cluster settle: every server up, leaders elected.
