@@ -2,7 +2,6 @@ package lookup
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
@@ -27,6 +26,9 @@ type Metadata interface {
 	RefreshLeaders(ctx context.Context, tableID, partitionID int64) error
 	// InvalidateLeaders forgets the bucket leaders of one physical table.
 	InvalidateLeaders(tableID, partitionID int64)
+	// TableByID returns the cached table with id, if any (codecs of tables
+	// no longer held are dropped, meta.PerTable).
+	TableByID(id int64) (*meta.Table, bool)
 }
 
 var _ Metadata = (*meta.Cache)(nil)
@@ -80,13 +82,7 @@ type Lookuper struct {
 	md   Metadata
 	opts Options
 
-	mu     sync.Mutex
-	codecs map[codecKey]*codec
-}
-
-type codecKey struct {
-	tableID  int64
-	schemaID int32
+	codecs *meta.PerTable[*codec] // of the tables md holds
 }
 
 var _ domain.Lookup = (*Lookuper)(nil)
@@ -95,7 +91,7 @@ var _ domain.Lookup = (*Lookuper)(nil)
 // tables, partitions, leaders and schemas through md (usually a *meta.Cache
 // over the same call).
 func New(call meta.Caller, md Metadata, opts Options) *Lookuper {
-	return &Lookuper{call: call, md: md, opts: opts.withDefaults(), codecs: make(map[codecKey]*codec)}
+	return &Lookuper{call: call, md: md, opts: opts.withDefaults(), codecs: meta.NewPerTable[*codec](md, 1024)}
 }
 
 // codecFor resolves the table and returns the codec rendering rows in schema
@@ -118,10 +114,7 @@ func (l *Lookuper) codecFor(ctx context.Context, path domain.TablePath, tableID 
 	if schemaID <= 0 {
 		schemaID = t.Info.SchemaID
 	}
-	key := codecKey{t.ID(), schemaID}
-	l.mu.Lock()
-	c, ok := l.codecs[key]
-	l.mu.Unlock()
+	c, ok := l.codecs.Get(t.ID(), schemaID)
 	if ok && c.table == t {
 		return c, nil
 	}
@@ -132,12 +125,7 @@ func (l *Lookuper) codecFor(ctx context.Context, path domain.TablePath, tableID 
 	if c, err = newCodec(t, schemaID, schema); err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
-	if len(l.codecs) >= 1024 {
-		clear(l.codecs)
-	}
-	l.codecs[key] = c
-	l.mu.Unlock()
+	l.codecs.Put(t.ID(), schemaID, c)
 	return c, nil
 }
 

@@ -3,6 +3,7 @@ package writer
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -536,7 +537,12 @@ func (w *Writer) removeInflightLocked(bt *batch) {
 	b := bt.b
 	for i, x := range b.inflight {
 		if x == bt {
-			b.inflight = append(b.inflight[:i], b.inflight[i+1:]...)
+			// slices.Delete clears the freed slot: append would leave the
+			// last batch in the array behind the slice, and with it its
+			// rows and their requests (arena, context), for as long as the
+			// bucket state lives (issue 28 soak: a dropped table's idle
+			// buckets kept their last request).
+			b.inflight = slices.Delete(b.inflight, i, i+1)
 			break
 		}
 	}
