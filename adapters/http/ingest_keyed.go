@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -100,11 +99,8 @@ func (a *api) writeNDJSONKeyed(c *fiber.Ctx, scope application.Scope, path domai
 	}
 	sink := &verdictSink{ndjson: acceptsNDJSON(c.Get(fiber.HeaderAccept))}
 	if len(ch.lines) > 0 {
-		buf := buffers.Get().(*rowjson.Buffer)
-		defer func() {
-			buf.Reset()
-			buffers.Put(buf)
-		}()
+		buf := buffers.Get()
+		defer buffers.Put(buf)
 		c.Locals(localVerdicts, true)
 		res, err := a.write(c.UserContext(), c, scope, application.WriteCommand{Path: path, Decoder: &ndjsonDecoder{ch: ch, buf: buf}},
 			append([]byte(MIMEApplicationNDJSON+"\n"), body...))

@@ -238,6 +238,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	a.app = app
 	srv := app.Server()
 	srv.ExpectHandler = a.expectContinue
+	srv.HeaderReceived = a.bodyReadTimeout
 	srv.MaxConnsPerIP = opts.MaxConnsPerAddress
 	srv.ConnState = a.pending.connState
 	srv.Handler = a.knownMethods(srv.Handler)

@@ -3,16 +3,22 @@ package lookup
 import (
 	"context"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-// Metadata is what the package needs from the table metadata cache
-// (meta.Source, shared with the other read path); *meta.Cache implements it.
-type Metadata = meta.Source
+// Metadata is what the package needs from the table metadata cache: the
+// read paths' meta.Source, and TableByID so that codecs of tables the
+// cache no longer holds are dropped (meta.PerTable); *meta.Cache
+// implements it.
+type Metadata interface {
+	meta.Source
+	meta.TableHolder
+}
+
+var _ Metadata = (*meta.Cache)(nil)
 
 // Defaults of Options. With them a bucket is retried for about 45 s, so in
 // practice the caller's deadline bounds the retries; a tablet server failover
@@ -83,13 +89,7 @@ type Lookuper struct {
 	opts Options
 	co   *coalescer
 
-	mu     sync.Mutex
-	codecs map[codecKey]*codec
-}
-
-type codecKey struct {
-	tableID  int64
-	schemaID int32
+	codecs *meta.PerTable[*codec] // of the tables md holds
 }
 
 var _ domain.Lookup = (*Lookuper)(nil)
@@ -100,7 +100,7 @@ var _ domain.Lookup = (*Lookuper)(nil)
 func New(call meta.Caller, md Metadata, opts Options) *Lookuper {
 	opts = opts.withDefaults()
 	return &Lookuper{call: call, md: md, opts: opts, co: newCoalescer(call, opts.MaxInFlightPerServer, opts.MaxKeysPerRequest),
-		codecs: make(map[codecKey]*codec)}
+		codecs: meta.NewPerTable[*codec](md, 1024)}
 }
 
 // codecFor resolves the table and returns the codec rendering rows in schema
@@ -123,10 +123,7 @@ func (l *Lookuper) codecFor(ctx context.Context, path domain.TablePath, tableID 
 	if schemaID <= 0 {
 		schemaID = t.Info.SchemaID
 	}
-	key := codecKey{t.ID(), schemaID}
-	l.mu.Lock()
-	c, ok := l.codecs[key]
-	l.mu.Unlock()
+	c, ok := l.codecs.Get(t.ID(), schemaID)
 	if ok && c.table == t {
 		return c, nil
 	}
@@ -137,12 +134,7 @@ func (l *Lookuper) codecFor(ctx context.Context, path domain.TablePath, tableID 
 	if c, err = newCodec(t, schemaID, schema); err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
-	if len(l.codecs) >= 1024 {
-		clear(l.codecs)
-	}
-	l.codecs[key] = c
-	l.mu.Unlock()
+	l.codecs.Put(t.ID(), schemaID, c)
 	return c, nil
 }
 

@@ -26,8 +26,7 @@ type Writer struct {
 	meta *meta.Cache
 	buf  *bufferPool
 
-	codecMu sync.Mutex
-	codecs  map[codecKey]*codec
+	codecs *meta.PerTable[*codec] // of the tables w.meta holds
 
 	// mu guards everything below and the state of requests, records,
 	// buckets and batches.
@@ -64,11 +63,6 @@ type Writer struct {
 
 var _ domain.RowWriter = (*Writer)(nil)
 
-type codecKey struct {
-	tableID  int64
-	schemaID int32
-}
-
 // physKey identifies a physical table: a table or one of its partitions.
 type physKey struct {
 	table int64
@@ -90,7 +84,7 @@ func New(call meta.Caller, cache *meta.Cache, opts Options) *Writer {
 		call:       call,
 		meta:       cache,
 		buf:        newBufferPool(o.BufferMemory),
-		codecs:     make(map[codecKey]*codec),
+		codecs:     meta.NewPerTable[*codec](cache, 4096),
 		buckets:    make(map[bucketKey]*bucket),
 		active:     make(map[*bucket]struct{}),
 		sticky:     make(map[physKey]int32),
@@ -483,10 +477,7 @@ func (w *Writer) codecFor(ctx context.Context, wb *domain.WriteBatch) (*codec, e
 	if schemaID <= 0 && wb.TableID == 0 {
 		schemaID = t.Info.SchemaID
 	}
-	key := codecKey{t.ID(), schemaID}
-	w.codecMu.Lock()
-	c, ok := w.codecs[key]
-	w.codecMu.Unlock()
+	c, ok := w.codecs.Get(t.ID(), schemaID)
 	if ok && c.table == t {
 		return c, nil
 	}
@@ -497,12 +488,7 @@ func (w *Writer) codecFor(ctx context.Context, wb *domain.WriteBatch) (*codec, e
 	if c, err = newCodec(t, schemaID, schema, w.opts.Arrow); err != nil {
 		return nil, err
 	}
-	w.codecMu.Lock()
-	if len(w.codecs) > 4096 {
-		clear(w.codecs)
-	}
-	w.codecs[key] = c
-	w.codecMu.Unlock()
+	w.codecs.Put(t.ID(), schemaID, c)
 	return c, nil
 }
 
