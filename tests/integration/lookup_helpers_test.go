@@ -32,12 +32,9 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-// lkName, lkDatabase and lkCreateTable are the writer helpers' uniqueName,
-// peerDatabase and wrCreateTable under the names the lookup tests use.
-var (
-	lkName        = uniqueName
-	lkCreateTable = wrCreateTable
-)
+// lkCreateTable is the writer helpers' wrCreateTable under the name the
+// lookup tests use.
+var lkCreateTable = wrCreateTable
 
 // lkDatabase creates a fresh database with the peer and drops it after the test.
 func lkDatabase(t testing.TB) string { return peerDatabase(t, "gw_lookup") }
