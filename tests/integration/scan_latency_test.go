@@ -58,7 +58,9 @@ func TestScanLongPollLatency(t *testing.T) {
 			r.at = time.Now()
 			done <- r
 		}()
-		time.Sleep(300 * time.Millisecond) // the poll is parked
+		// The poll is parked; the write lands at a spread of points of its
+		// 100 ms read cycle (a fixed pause would always hit one phase).
+		time.Sleep(300*time.Millisecond + time.Duration(i)*100*time.Millisecond/rounds)
 		sent := time.Now()
 		appendRows(t, g, db, "ev", map[string]any{"id": i, "msg": "lat"})
 		committed := time.Now()
