@@ -16,6 +16,8 @@ type batchDecoder struct {
 	row   record.RowDecoder
 	// mapping maps the wanted columns onto the decoded ones (plan.project).
 	mapping []int
+	// identity: mapping is 0, 1, ..., len(mapping)-1.
+	identity bool
 }
 
 func newBatchDecoder(format logFormat, cols []domain.Column, maxBuffer int) (*batchDecoder, error) {

@@ -382,8 +382,12 @@ func (s *Scanner) pushable(ctx context.Context, t *meta.Table, columns []int) bo
 	return true
 }
 
-// project maps a decoded row onto the requested columns.
+// project maps a decoded row onto the requested columns; a row whose
+// columns are the requested ones, in order, is returned as it is.
 func (p *plan) project(d *batchDecoder, row []domain.Datum) []domain.Datum {
+	if d.identity && len(row) == len(d.mapping) {
+		return row
+	}
 	out := make([]domain.Datum, len(d.mapping))
 	for i, src := range d.mapping {
 		if src < 0 || src >= len(row) {
@@ -439,6 +443,10 @@ func (p *plan) decoder(ctx context.Context, s *Scanner, t *meta.Table, schemaID 
 		return nil, err
 	}
 	d.mapping = columnMapping(cols, p.want)
+	d.identity = true
+	for i, src := range d.mapping {
+		d.identity = d.identity && src == i
+	}
 	p.decoders[schemaID] = d
 	return d, nil
 }

@@ -133,9 +133,23 @@ func (r *Reader) ReadRecords(records []byte) (*RecordBatchMessage, [][]domain.Da
 	// Every Fluss type but a field-less ROW costs at least one bit per value
 	// in some buffer, which bounds the lengths worth allocating for.
 	d.maxLen = 8*total + 64
-	cols := make([][]domain.Datum, len(r.nodes))
+	// The columns are decoded straight into row-major rows.
+	nc := len(r.nodes)
+	var flat []domain.Datum
+	if m.Length >= 0 && m.Length <= d.maxLen && m.Length <= math.MaxInt32 {
+		flat = make([]domain.Datum, int(m.Length)*nc)
+	} else if nc == 0 {
+		return nil, nil, corrupt("Arrow batch length %d is implausible for the batch size", m.Length)
+	} // else the first column names the implausible length, before writing
+	if len(flat) == 0 {
+		flat = nil
+	}
 	for i := range r.nodes {
-		if cols[i], err = d.field(&r.nodes[i], m.Length); err != nil {
+		var dst []domain.Datum
+		if flat != nil {
+			dst = flat[i:]
+		}
+		if err = d.fieldInto(&r.nodes[i], m.Length, true, dst, nc); err != nil {
 			return nil, nil, prefix(err, "column %d", i)
 		}
 	}
@@ -143,15 +157,9 @@ func (r *Reader) ReadRecords(records []byte) (*RecordBatchMessage, [][]domain.Da
 		return nil, nil, corrupt("Arrow batch has %d field nodes and %d buffers, the schema uses %d and %d",
 			len(m.Nodes), len(m.Buffers), d.node, d.buf)
 	}
-	nc := len(r.nodes)
-	flat := make([]domain.Datum, int(m.Length)*nc)
 	rows := make([][]domain.Datum, m.Length)
 	for i := range rows {
-		row := flat[i*nc : (i+1)*nc : (i+1)*nc]
-		for c := range cols {
-			row[c] = cols[c][i]
-		}
-		rows[i] = row
+		rows[i] = flat[i*nc : (i+1)*nc : (i+1)*nc]
 	}
 	return m, rows, nil
 }
@@ -168,27 +176,42 @@ type batchDecoder struct {
 // Nulls in a NOT NULL type are corrupt, except in the fields of a null ROW
 // (Java leaves them unset, that is null); the struct case checks those.
 func (d *batchDecoder) field(n *node, length int64) ([]domain.Datum, error) {
-	return d.fieldIn(n, length, true)
+	if length > d.maxLen || length > math.MaxInt32 || length < 0 {
+		// Not allocated for: fieldInto names what is wrong.
+		if err := d.fieldInto(n, length, true, nil, 1); err != nil {
+			return nil, err
+		}
+		return nil, corrupt("%s field node length %d is implausible for the batch size", n, length)
+	}
+	out := make([]domain.Datum, length)
+	if err := d.fieldInto(n, length, true, out, 1); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-func (d *batchDecoder) fieldIn(n *node, length int64, checkNulls bool) ([]domain.Datum, error) {
+// fieldInto decodes the next field node, of type n and length rows, into
+// out[0], out[stride], out[2*stride], ... (zero Datums on entry): a column
+// of its own (stride 1) or one column of row-major rows (stride = the row's
+// width), which spares copying a column into rows.
+func (d *batchDecoder) fieldInto(n *node, length int64, checkNulls bool, out []domain.Datum, stride int) error {
 	if d.node >= len(d.msg.Nodes) {
-		return nil, corrupt("Arrow batch has too few field nodes for %s", n)
+		return corrupt("Arrow batch has too few field nodes for %s", n)
 	}
 	fn := d.msg.Nodes[d.node]
 	d.node++
 	if fn.Length != length {
-		return nil, corrupt("%s field node has length %d, want %d", n, fn.Length, length)
+		return corrupt("%s field node has length %d, want %d", n, fn.Length, length)
 	}
 	if length > d.maxLen || length > math.MaxInt32 {
-		return nil, corrupt("%s field node length %d is implausible for the batch size", n, length)
+		return corrupt("%s field node length %d is implausible for the batch size", n, length)
 	}
 	if fn.NullCount < 0 || fn.NullCount > length {
-		return nil, corrupt("%s null count %d outside 0..%d", n, fn.NullCount, length)
+		return corrupt("%s null count %d outside 0..%d", n, fn.NullCount, length)
 	}
 	nb := n.bufferCount()
 	if len(d.bufs)-d.buf < nb {
-		return nil, corrupt("Arrow batch has too few buffers for %s", n)
+		return corrupt("Arrow batch has too few buffers for %s", n)
 	}
 	bufs := d.bufs[d.buf : d.buf+nb]
 	d.buf += nb
@@ -196,10 +219,10 @@ func (d *batchDecoder) fieldIn(n *node, length int64, checkNulls bool) ([]domain
 
 	valid, err := validity(bufs[0], L, int(fn.NullCount))
 	if err != nil {
-		return nil, prefix(err, "%s", n)
+		return prefix(err, "%s", n)
 	}
 	if checkNulls && fn.NullCount > 0 && !n.nullable {
-		return nil, corrupt("%d nulls in NOT NULL %s", fn.NullCount, n)
+		return corrupt("%d nulls in NOT NULL %s", fn.NullCount, n)
 	}
 	isNull := func(i int) bool { return valid != nil && valid[i>>3]&(1<<(i&7)) == 0 }
 	allNull := valid == nil && fn.NullCount > 0
@@ -209,59 +232,58 @@ func (d *batchDecoder) fieldIn(n *node, length int64, checkNulls bool) ([]domain
 	switch n.kind {
 	case kBool:
 		if len(values) < (L+7)/8 {
-			return nil, corrupt("%s values buffer of %d bytes for %d rows", n, len(values), L)
+			return corrupt("%s values buffer of %d bytes for %d rows", n, len(values), L)
 		}
 	case kUtf8, kBinary, kList, kMap:
 		// checked by offsets
 	case kStruct:
 	default:
 		if int64(len(values)) < int64(L)*int64(n.width) {
-			return nil, corrupt("%s values buffer of %d bytes for %d rows", n, len(values), L)
+			return corrupt("%s values buffer of %d bytes for %d rows", n, len(values), L)
 		}
 	}
 	var offs []byte
 	if n.kind == kUtf8 || n.kind == kBinary || n.kind == kList || n.kind == kMap {
 		if offs, err = offsets(values, L); err != nil {
-			return nil, prefix(err, "%s", n)
+			return prefix(err, "%s", n)
 		}
 	}
-	out := make([]domain.Datum, L)
 	le := binary.LittleEndian
 	switch n.kind {
 	case kBool:
-		for i := range out {
-			out[i].I64 = int64(values[i>>3] >> (i & 7) & 1)
+		for i := 0; i < L; i++ {
+			out[i*stride].I64 = int64(values[i>>3] >> (i & 7) & 1)
 		}
 	case kInt8:
-		for i := range out {
-			out[i].I64 = int64(int8(values[i]))
+		for i := 0; i < L; i++ {
+			out[i*stride].I64 = int64(int8(values[i]))
 		}
 	case kInt16:
-		for i := range out {
-			out[i].I64 = int64(int16(le.Uint16(values[2*i:])))
+		for i := 0; i < L; i++ {
+			out[i*stride].I64 = int64(int16(le.Uint16(values[2*i:])))
 		}
 	case kInt32, kDate:
-		for i := range out {
-			out[i].I64 = int64(int32(le.Uint32(values[4*i:])))
+		for i := 0; i < L; i++ {
+			out[i*stride].I64 = int64(int32(le.Uint32(values[4*i:])))
 		}
 	case kInt64:
-		for i := range out {
-			out[i].I64 = int64(le.Uint64(values[8*i:]))
+		for i := 0; i < L; i++ {
+			out[i*stride].I64 = int64(le.Uint64(values[8*i:]))
 		}
 	case kFloat32:
-		for i := range out {
-			out[i].F64 = float64(math.Float32frombits(le.Uint32(values[4*i:])))
+		for i := 0; i < L; i++ {
+			out[i*stride].F64 = float64(math.Float32frombits(le.Uint32(values[4*i:])))
 		}
 	case kFloat64:
-		for i := range out {
-			out[i].F64 = math.Float64frombits(le.Uint64(values[8*i:]))
+		for i := 0; i < L; i++ {
+			out[i*stride].F64 = math.Float64frombits(le.Uint64(values[8*i:]))
 		}
 	case kDecimal:
 		var arena []byte
 		if n.precision > maxCompactPrecision {
 			arena = make([]byte, 0, 16*L)
 		}
-		for i := range out {
+		for i := 0; i < L; i++ {
 			if allNull || isNull(i) {
 				continue
 			}
@@ -270,18 +292,18 @@ func (d *batchDecoder) fieldIn(n *node, length int64, checkNulls bool) ([]domain
 			// Java's Decimal.fromBigDecimal yields null for a value wider
 			// than the precision; here it is corrupt data.
 			if !fitsPrecision(hi, lo, n.precision) {
-				return nil, corrupt("%s value %d has more digits than the precision", n, i)
+				return corrupt("%s value %d has more digits than the precision", n, i)
 			}
 			if n.precision <= maxCompactPrecision {
-				out[i].I64 = int64(lo)
+				out[i*stride].I64 = int64(lo)
 				continue
 			}
 			start := len(arena)
 			arena = appendDecimalBytes(arena, hi, lo)
-			out[i].Bytes = arena[start:len(arena):len(arena)]
+			out[i*stride].Bytes = arena[start:len(arena):len(arena)]
 		}
 	case kTime:
-		for i := range out {
+		for i := 0; i < L; i++ {
 			if allNull || isNull(i) {
 				continue
 			}
@@ -301,12 +323,12 @@ func (d *batchDecoder) fieldIn(n *node, length int64, checkNulls bool) ([]domain
 				v /= 1_000_000
 			}
 			if v < math.MinInt32 || v > math.MaxInt32 {
-				return nil, corrupt("%s value %d does not fit Java's int milliseconds", n, i)
+				return corrupt("%s value %d does not fit Java's int milliseconds", n, i)
 			}
-			out[i].I64 = v
+			out[i*stride].I64 = v
 		}
 	case kTimestamp:
-		for i := range out {
+		for i := 0; i < L; i++ {
 			if allNull || isNull(i) {
 				continue
 			}
@@ -317,75 +339,73 @@ func (d *batchDecoder) fieldIn(n *node, length int64, checkNulls bool) ([]domain
 			switch n.unit {
 			case unitSecond:
 				if v > math.MaxInt64/1000 || v < math.MinInt64/1000 {
-					return nil, corrupt("%s value %d s overflows milliseconds", n, i)
+					return corrupt("%s value %d s overflows milliseconds", n, i)
 				}
-				out[i].I64 = v * 1000
+				out[i*stride].I64 = v * 1000
 			case unitMilli:
-				out[i].I64 = v
+				out[i*stride].I64 = v
 			case unitMicro:
-				out[i].I64, out[i].Nanos = floorDiv(v, 1000), int32(floorMod(v, 1000)*1000)
+				out[i*stride].I64, out[i*stride].Nanos = floorDiv(v, 1000), int32(floorMod(v, 1000)*1000)
 			case unitNano:
-				out[i].I64, out[i].Nanos = floorDiv(v, 1_000_000), int32(floorMod(v, 1_000_000))
+				out[i*stride].I64, out[i*stride].Nanos = floorDiv(v, 1_000_000), int32(floorMod(v, 1_000_000))
 			}
 		}
 	case kFixedBin:
 		w := n.width
-		for i := range out {
-			out[i].Bytes = values[w*i : w*(i+1) : w*(i+1)]
+		for i := 0; i < L; i++ {
+			out[i*stride].Bytes = values[w*i : w*(i+1) : w*(i+1)]
 		}
 	case kUtf8, kBinary:
 		data := bufs[2]
-		for i := range out {
+		for i := 0; i < L; i++ {
 			s, e := int(int32(le.Uint32(offs[4*i:]))), int(int32(le.Uint32(offs[4*i+4:])))
 			if e > len(data) {
-				return nil, corrupt("%s offset %d beyond its %d-byte data buffer", n, e, len(data))
+				return corrupt("%s offset %d beyond its %d-byte data buffer", n, e, len(data))
 			}
-			out[i].Bytes = data[s:e:e]
+			out[i*stride].Bytes = data[s:e:e]
 		}
 	case kList:
 		elems, err := d.field(n.elem, int64(lastOffset(offs, L)))
 		if err != nil {
-			return nil, prefix(err, "element")
+			return prefix(err, "element")
 		}
-		for i := range out {
+		for i := 0; i < L; i++ {
 			s, e := int(int32(le.Uint32(offs[4*i:]))), int(int32(le.Uint32(offs[4*i+4:])))
-			out[i].Elems = elems[s:e:e]
+			out[i*stride].Elems = elems[s:e:e]
 		}
 	case kMap:
 		kv, err := d.mapEntries(n, int64(lastOffset(offs, L)))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for i := range out {
+		for i := 0; i < L; i++ {
 			s, e := int(int32(le.Uint32(offs[4*i:]))), int(int32(le.Uint32(offs[4*i+4:])))
-			out[i].Elems = kv[2*s : 2*e : 2*e]
+			out[i*stride].Elems = kv[2*s : 2*e : 2*e]
 		}
 	case kStruct:
 		nf := len(n.fields)
 		flat := make([]domain.Datum, L*nf)
 		for f := range n.fields {
 			fn := &n.fields[f]
-			vals, err := d.fieldIn(fn, length, false)
-			if err != nil {
-				return nil, prefix(err, "field %d", f)
+			if err := d.fieldInto(fn, length, false, flat[f:], nf); err != nil {
+				return prefix(err, "field %d", f)
 			}
-			for i := range vals {
-				if vals[i].Null && !fn.nullable && !allNull && !isNull(i) {
-					return nil, corrupt("field %d: null in NOT NULL %s of a non-null row", f, fn)
+			for i := 0; i < L; i++ {
+				if flat[i*nf+f].Null && !fn.nullable && !allNull && !isNull(i) {
+					return corrupt("field %d: null in NOT NULL %s of a non-null row", f, fn)
 				}
-				flat[i*nf+f] = vals[i]
 			}
 		}
-		for i := range out {
-			out[i].Elems = flat[i*nf : (i+1)*nf : (i+1)*nf]
+		for i := 0; i < L; i++ {
+			out[i*stride].Elems = flat[i*nf : (i+1)*nf : (i+1)*nf]
 		}
 	}
-	for i := range out {
+	for i := 0; i < L; i++ {
 		if allNull || isNull(i) {
-			out[i] = domain.Datum{Null: true}
+			out[i*stride] = domain.Datum{Null: true}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // mapEntries decodes the "entries" struct of a map (never null) and its key
