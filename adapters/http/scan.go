@@ -230,12 +230,13 @@ func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool)
 	}
 	n := len(res.Records)
 	var part []byte
+	render := newScanRenderer(res.Columns)
 	for i := range res.Records {
 		part = part[:0]
 		if i > 0 && !ndjson {
 			part = append(part, ',')
 		}
-		part = appendScanRecord(part, res.Columns, &res.Records[i])
+		part = render.appendRecord(part, &res.Records[i])
 		if ndjson {
 			part = append(part, '\n')
 		}
@@ -276,10 +277,23 @@ func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool)
 // datums (domain.LogRecord and its slice header).
 const scanRecordOverhead = 64
 
-// appendScanRecord renders one record: partition (absent for a
+// scanRenderer renders the records of one answer: partition (absent for a
 // non-partitioned table), bucket, offset, timestamp (RFC 3339 UTC with
-// milliseconds), change_type and row, as lookups render rows.
-func appendScanRecord(out []byte, cols []domain.Column, r *application.ScanRecord) []byte {
+// milliseconds), change_type and row, as lookups render rows. The column
+// names are quoted once, and a timestamp is formatted once for the run of
+// records that share it (a log batch's commit timestamp).
+type scanRenderer struct {
+	keys   rowjson.RowKeys
+	ts     int64
+	tsText []byte
+}
+
+func newScanRenderer(cols []domain.Column) *scanRenderer {
+	return &scanRenderer{keys: rowjson.NewRowKeys(cols)}
+}
+
+// appendRecord appends one record.
+func (s *scanRenderer) appendRecord(out []byte, r *application.ScanRecord) []byte {
 	out = append(out, '{')
 	if r.Partition != "" {
 		out = append(out, `"partition":`...)
@@ -291,11 +305,15 @@ func appendScanRecord(out []byte, cols []domain.Column, r *application.ScanRecor
 	out = append(out, `,"offset":`...)
 	out = strconv.AppendInt(out, r.Offset, 10)
 	out = append(out, `,"timestamp":"`...)
-	out = time.UnixMilli(r.Timestamp).UTC().AppendFormat(out, "2006-01-02T15:04:05.000Z07:00")
+	if s.tsText == nil || r.Timestamp != s.ts {
+		s.ts = r.Timestamp
+		s.tsText = time.UnixMilli(r.Timestamp).UTC().AppendFormat(s.tsText[:0], "2006-01-02T15:04:05.000Z07:00")
+	}
+	out = append(out, s.tsText...)
 	out = append(out, `","change_type":"`...)
 	out = append(out, r.ChangeType...)
 	out = append(out, `","row":`...)
-	out = rowjson.AppendRow(out, cols, r.Row)
+	out = s.keys.AppendRow(out, r.Row)
 	return append(out, '}')
 }
 

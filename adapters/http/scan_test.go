@@ -122,3 +122,25 @@ func TestOffsetsRoute(t *testing.T) {
 	r = g.call(nethttp.MethodGet, db+"/shop/tables/events/offsets", "")
 	assert.Equal(t, nethttp.StatusNotImplemented, r.status)
 }
+
+// TestScanRendererTimestamps: a timestamp formatted once is reused only for
+// records that have the same one.
+func TestScanRendererTimestamps(t *testing.T) {
+	cols := []domain.Column{{Name: "id", Type: domain.DataType{Root: domain.TypeInteger}}}
+	r := newScanRenderer(cols)
+	for _, tc := range []struct {
+		ts   int64
+		want string
+	}{
+		{0, "1970-01-01T00:00:00.000Z"},
+		{0, "1970-01-01T00:00:00.000Z"},
+		{1_764_583_200_123, "2025-12-01T10:00:00.123Z"},
+		{1_764_583_200_123, "2025-12-01T10:00:00.123Z"},
+		{-1, "1969-12-31T23:59:59.999Z"},
+		{0, "1970-01-01T00:00:00.000Z"},
+	} {
+		rec := application.ScanRecord{Partition: "p", Bucket: 2, LogRecord: domain.LogRecord{Offset: 9, Timestamp: tc.ts, ChangeType: "+U", Row: []domain.Datum{{I64: 5}}}}
+		assert.Equal(t, `{"partition":"p","bucket":2,"offset":9,"timestamp":"`+tc.want+`","change_type":"+U","row":{"id":5}}`,
+			string(r.appendRecord(nil, &rec)))
+	}
+}

@@ -104,3 +104,24 @@ func TestAppendValueExact(t *testing.T) {
 		assert.Equal(t, tc.want, string(AppendValue(nil, &tc.typ, &tc.d)), "%+v", tc.d)
 	}
 }
+
+// TestRowKeysAppendRow: RowKeys.AppendRow renders exactly what AppendRow
+// does, for names that need escaping, nulls and a short row.
+func TestRowKeysAppendRow(t *testing.T) {
+	cols := []domain.Column{
+		{Name: "id", Type: domain.DataType{Root: domain.TypeBigInt}},
+		{Name: `we"ird\u`, Type: domain.DataType{Root: domain.TypeString, Nullable: true}},
+		{Name: "é<>&", Type: domain.DataType{Root: domain.TypeDouble, Nullable: true}},
+		{Name: "ts", Type: domain.DataType{Root: domain.TypeTimestampLTZ, Precision: 3, Nullable: true}},
+	}
+	rows := [][]domain.Datum{
+		{{I64: -7}, {Bytes: []byte("a\"b\n")}, {F64: 0.25}, {I64: 1_700_000_000_123}},
+		{{I64: 1}, {Null: true}, {Null: true}, {Null: true}},
+		{{I64: 2}},
+		nil,
+	}
+	keys := NewRowKeys(cols)
+	for i, row := range rows {
+		assert.Equal(t, string(AppendRow(nil, cols, row)), string(keys.AppendRow(nil, row)), "row %d", i)
+	}
+}
