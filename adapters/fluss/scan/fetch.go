@@ -50,6 +50,9 @@ func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*doma
 		maxBytes = 8 << 20
 	}
 	perBucket := max(minBucketBytes, maxBytes/len(req.Positions))
+	// Bounded by a record count: ask about the bytes that many take (the
+	// tablet server shares the request's bytes among its buckets).
+	reqBytes := s.sizes.fetchBytes(t.ID(), req.MaxRecords, maxBytes)
 
 	type group struct {
 		node meta.ServerNode
@@ -97,7 +100,7 @@ func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*doma
 				}
 				tr.BucketsReq = append(tr.BucketsReq, br)
 			}
-			r := &flusspb.FetchLogRequest{FollowerServerId: ptr(int32(-1)), MaxBytes: ptr(int32(maxBytes)),
+			r := &flusspb.FetchLogRequest{FollowerServerId: ptr(int32(-1)), MaxBytes: ptr(int32(reqBytes)),
 				TablesReq: []*flusspb.PbFetchLogReqForTable{tr}, MinBytes: ptr(int32(1)),
 				MaxWaitMs: ptr(int32(req.MaxWait / time.Millisecond))}
 			callCtx := ctx
@@ -182,6 +185,7 @@ func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*doma
 			rows += len(fb.Records)
 		}
 	}
+	s.sizes.observe(t.ID(), plan.seenBytes, plan.seenRecords)
 	return out, nil
 }
 
@@ -250,6 +254,8 @@ func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, ba
 	if err != nil {
 		return nil, 0, err
 	}
+	plan.seenBytes += int64(len(batch))
+	plan.seenRecords += int64(h.RecordCount)
 	end := h.BaseOffset + int64(h.LastOffsetDelta) + 1
 	if h.RecordCount == 0 || end <= from {
 		return nil, max(end, from), nil
@@ -318,6 +324,8 @@ type plan struct {
 	// server sends whole rows.
 	pushdown []int32
 	decoders map[int32]*batchDecoder
+	// seenBytes and seenRecords add up the batches read (recordSizes).
+	seenBytes, seenRecords int64
 }
 
 func (s *Scanner) newPlan(ctx context.Context, t *meta.Table, columns []int) (*plan, error) {

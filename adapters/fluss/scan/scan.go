@@ -38,12 +38,13 @@ type Options struct {
 }
 
 // Scanner is the domain.LogScanner of one cluster connection. It holds no
-// state between calls but the shared metadata cache, and no goroutines
-// outside a call.
+// state between calls but the shared metadata cache and the learned record
+// sizes (a fetch-size hint), and no goroutines outside a call.
 type Scanner struct {
-	call meta.Caller
-	md   Metadata
-	opts Options
+	call  meta.Caller
+	md    Metadata
+	opts  Options
+	sizes recordSizes
 }
 
 var _ domain.LogScanner = (*Scanner)(nil)

@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -70,6 +71,7 @@ type fakeCaller struct {
 	notLeader map[int32]bool
 	records   map[int32][]byte
 	calls     map[int32]int
+	maxBytes  []int32 // of each FetchLog, in order
 }
 
 func (c *fakeCaller) Call(_ context.Context, to meta.Dest, key wire.APIKey, req, resp proto.Message) error {
@@ -95,6 +97,7 @@ func (c *fakeCaller) Call(_ context.Context, to meta.Dest, key wire.APIKey, req,
 		}
 	case wire.KeyFetchLog:
 		r := req.(*flusspb.FetchLogRequest)
+		c.maxBytes = append(c.maxBytes, r.GetMaxBytes())
 		out := resp.(*flusspb.FetchLogResponse)
 		tr := &flusspb.PbFetchLogRespForTable{TableId: r.TablesReq[0].TableId}
 		for _, b := range r.TablesReq[0].GetBucketsReq() {
@@ -171,4 +174,64 @@ func TestFetchGroupsByLeader(t *testing.T) {
 	// A re-created table is a stale definition.
 	_, err = s.Fetch(context.Background(), &domain.FetchLogRequest{Table: md.t.Path(), TableID: 6, Positions: pos})
 	assert.True(t, domain.IsStaleDefinition(err), "%v", err)
+}
+
+// TestFetchAsksTheBytesItUses: a fetch bounded by a record count asks for
+// twice the bytes that many records took in the table's earlier fetches
+// (at least minBucketBytes), the full bound before anything is learned or
+// without a record bound.
+func TestFetchAsksTheBytesItUses(t *testing.T) {
+	md := newFakeMD()
+	var rows [][]domain.Datum
+	for i := range 1000 {
+		rows = append(rows, row(int64(i), fmt.Sprintf("message %d with some text to take room", i), int64(i)))
+	}
+	batch := arrowBatch(t, testColumns, 0, 5, nil, rows...)
+	call := &fakeCaller{records: map[int32][]byte{0: batch}}
+	s := New(call, md, Options{})
+	pos := []domain.BucketOffset{{LogBucket: domain.LogBucket{PartitionID: -1, Bucket: 0}}}
+	fetch := func(maxRecords int) {
+		t.Helper()
+		_, err := s.Fetch(context.Background(), &domain.FetchLogRequest{Table: md.t.Path(), TableID: 7, Positions: pos,
+			MaxBytes: 8 << 20, MaxRecords: maxRecords})
+		require.NoError(t, err)
+	}
+	fetch(100_000)
+	fetch(100_000)
+	fetch(0)
+	fetch(10)
+	per := float64(len(batch)) / 1000
+	require.Len(t, call.maxBytes, 4)
+	assert.Equal(t, int32(8<<20), call.maxBytes[0], "nothing learned yet")
+	assert.InDelta(t, 2*per*100_000, float64(call.maxBytes[1]), 2, "twice the learned size of 100,000 records")
+	assert.Equal(t, int32(8<<20), call.maxBytes[2], "no record bound")
+	assert.Equal(t, int32(minBucketBytes), call.maxBytes[3], "at least minBucketBytes")
+}
+
+func TestRecordSizes(t *testing.T) {
+	tests := []struct {
+		name    string
+		observe [][2]int64 // bytes, records
+		records int
+		limit   int
+		want    int
+	}{
+		{"nothing learned", nil, 10, 1 << 20, 1 << 20},
+		{"no record bound", [][2]int64{{1000, 10}}, 0, 1 << 20, 1 << 20},
+		{"twice the learned size", [][2]int64{{100_000, 1000}}, 5000, 8 << 20, 1_000_000},
+		{"at most the limit", [][2]int64{{100_000, 1000}}, 500_000, 8 << 20, 8 << 20},
+		{"at least minBucketBytes", [][2]int64{{100_000, 1000}}, 1, 8 << 20, minBucketBytes},
+		{"a moving average", [][2]int64{{100_000, 1000}, {200_000, 1000}}, 10_000, 8 << 20, 2_500_000},
+		{"empty batches teach nothing", [][2]int64{{100_000, 1000}, {61, 0}}, 10_000, 8 << 20, 2_000_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var s recordSizes
+			for _, o := range tc.observe {
+				s.observe(7, o[0], o[1])
+			}
+			assert.Equal(t, tc.want, s.fetchBytes(7, tc.records, tc.limit))
+			assert.Equal(t, tc.limit, s.fetchBytes(8, tc.records, tc.limit), "another table")
+		})
+	}
 }
