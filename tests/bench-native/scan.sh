@@ -4,14 +4,15 @@
 # (BenchNative write), then read whole, in interleaved rounds, by the official
 # Java client's LogScanner (ScanNative.java) and through the gateway's
 # POST .../records/scan cursor chain (scanclient, SCAN_CHAINS chains over
-# disjoint buckets, SCAN_MAX_ROWS rows per request). Prints each side's rows/s
+# disjoint buckets, SCAN_MAX_ROWS rows per request; answers not gzip'd unless
+# SCAN_GZIP=1, see scanclient). Prints each side's rows/s
 # (median of the rounds) and the ratio. Numbers on a shared machine are noisy;
 # the final figures are taken on a quiet one.
 #
 #   BENCH_BOOTSTRAP=127.0.0.1:43123 bash tests/bench-native/scan.sh
 #
 # Environment: BENCH_BOOTSTRAP (required: a running cluster), SCAN_ROWS (500000),
-# SCAN_ROUNDS (3), SCAN_CHAINS (1), SCAN_MAX_ROWS (10000), BENCH_GATEWAY_PORT (28088),
+# SCAN_ROUNDS (3), SCAN_CHAINS (1), SCAN_MAX_ROWS (10000), SCAN_GZIP (0), BENCH_GATEWAY_PORT (28088),
 # FLUSS_VERSION (0.9.1-incubating), FLUSS_HOME (.cache/fluss).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,6 +26,8 @@ ROWS=${SCAN_ROWS:-500000}
 ROUNDS=${SCAN_ROUNDS:-3}
 CHAINS=${SCAN_CHAINS:-1}
 MAXROWS=${SCAN_MAX_ROWS:-10000}
+GZIP_ARGS=()
+[[ ${SCAN_GZIP:-0} == 1 ]] && GZIP_ARGS=(-gzip)
 GW_PORT=${BENCH_GATEWAY_PORT:-28088}
 BOOT=${BENCH_BOOTSTRAP:?set BENCH_BOOTSTRAP to a running cluster (deployments/local/fluss-cluster.sh start)}
 
@@ -56,7 +59,7 @@ gw_await_ready "$GW_PORT" "$OUT/gateway.log" 150
 for r in $(seq 0 "$ROUNDS"); do # round 0 warms both sides up and is not counted
   j=$(jrun ScanNative "$BOOT" "$DB" events)
   g=$("$OUT/scanclient" -url "http://127.0.0.1:$GW_PORT/v1/clusters/default" -db "$DB" -table events \
-      -max-rows "$MAXROWS" -chains "$CHAINS")
+      -max-rows "$MAXROWS" -chains "$CHAINS" "${GZIP_ARGS[@]}")
   echo "round $r: java $j; gateway $g" >&2
   [[ $r == 0 ]] && continue
   echo "{\"java\": $j, \"gateway\": $g}" >> "$OUT/results.jsonl"
