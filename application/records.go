@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
@@ -31,21 +32,31 @@ type RecordLimits struct {
 	PrefixLookupMaxRowsPerPrefix int
 }
 
+// Defaults of RecordLimits, those of the official gateway; bootstrap/config
+// uses them as the defaults of the keys.
+const (
+	DefaultWriteMaxRows                 = 10_000
+	DefaultLookupMaxKeys                = 128
+	DefaultLookupMaxKeyBytes            = 1 << 20
+	DefaultPrefixLookupMaxPrefixes      = 16
+	DefaultPrefixLookupMaxRowsPerPrefix = 1000
+)
+
 func (l RecordLimits) withDefaults() RecordLimits {
 	if l.WriteMaxRows <= 0 {
-		l.WriteMaxRows = 10_000
+		l.WriteMaxRows = DefaultWriteMaxRows
 	}
 	if l.LookupMaxKeys <= 0 {
-		l.LookupMaxKeys = 128
+		l.LookupMaxKeys = DefaultLookupMaxKeys
 	}
 	if l.LookupMaxKeyBytes <= 0 {
-		l.LookupMaxKeyBytes = 1 << 20
+		l.LookupMaxKeyBytes = DefaultLookupMaxKeyBytes
 	}
 	if l.PrefixLookupMaxPrefixes <= 0 {
-		l.PrefixLookupMaxPrefixes = 16
+		l.PrefixLookupMaxPrefixes = DefaultPrefixLookupMaxPrefixes
 	}
 	if l.PrefixLookupMaxRowsPerPrefix <= 0 {
-		l.PrefixLookupMaxRowsPerPrefix = 1000
+		l.PrefixLookupMaxRowsPerPrefix = DefaultPrefixLookupMaxRowsPerPrefix
 	}
 	return l
 }
@@ -301,12 +312,12 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		if err != nil {
 			return batch, nil, err
 		}
-		if len(batch.Entries) > s.limits.WriteMaxRows {
+		if batch.Len() > s.limits.WriteMaxRows {
 			return batch, nil, &domain.Error{Kind: domain.KindLimitExceeded,
-				Message: fmt.Sprintf("entries: %d entries exceed the limit of %d", len(batch.Entries), s.limits.WriteMaxRows)}
+				Message: fmt.Sprintf("entries: %d entries exceed the limit of %d", batch.Len(), s.limits.WriteMaxRows)}
 		}
-		if len(ids) != len(batch.Entries) {
-			return batch, nil, domain.Errorf(domain.KindInternal, "write decoder returned %d ids for %d entries", len(ids), len(batch.Entries))
+		if len(ids) != batch.Len() {
+			return batch, nil, domain.Errorf(domain.KindInternal, "write decoder returned %d ids for %d entries", len(ids), batch.Len())
 		}
 		if err := checkWritePartitions(t.Info, &batch, ids); err != nil {
 			return batch, nil, err
@@ -326,8 +337,8 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		}
 		sent = s.now()
 		results, err := writer.Write(deliveryCtx, &batch)
-		if err == nil && len(results) != len(batch.Entries) {
-			return nil, domain.Errorf(domain.KindInternal, "writer returned %d verdicts for %d entries", len(results), len(batch.Entries))
+		if err == nil && len(results) != batch.Len() {
+			return nil, domain.Errorf(domain.KindInternal, "writer returned %d verdicts for %d entries", len(results), batch.Len())
 		}
 		if err != nil && deliveryCtx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
 			return nil, notSubmitted(ctx, deliveryCtx)
@@ -698,7 +709,13 @@ func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path doma
 	}
 	def := s.definition(key, session)
 	run := func(t *Table, req *domain.PrefixLookupRequest) (PrefixLookupResult, error) {
-		resp, err := port.PrefixLookup(ctx, req)
+		var resp *domain.PrefixLookupResponse
+		var err error
+		if acrossPartitions(t.Info, req.PrefixColumns) {
+			resp, err = prefixLookupAcrossPartitions(ctx, session, port, req)
+		} else {
+			resp, err = port.PrefixLookup(ctx, req)
+		}
 		if err != nil {
 			return PrefixLookupResult{}, err
 		}
@@ -774,9 +791,11 @@ func validatePrefixColumns(info domain.TableInfo, cols []string) error {
 		return domain.InvalidArgument("table `%s` does not support prefix lookups: its bucket key %v is not a proper prefix of its primary key %v (without partition columns)",
 			info.Path, bucket, physPK)
 	}
-	for _, p := range d.PartitionKeys {
-		if !slices.Contains(cols, p) {
-			return domain.InvalidArgument("prefix_columns: must include the partition column `%s`", p)
+	if !acrossPartitions(info, cols) {
+		for _, p := range d.PartitionKeys {
+			if !slices.Contains(cols, p) {
+				return domain.InvalidArgument("prefix_columns: must include the partition column `%s`, or leave out every partition column to look up across all partitions", p)
+			}
 		}
 	}
 	phys := slices.DeleteFunc(slices.Clone(cols), func(c string) bool { return slices.Contains(d.PartitionKeys, c) })
@@ -788,6 +807,84 @@ func validatePrefixColumns(info domain.TableInfo, cols []string) error {
 		return domain.InvalidArgument("prefix_columns: %v must be the bucket key %v in this order", cols, bucket)
 	}
 	return nil
+}
+
+// acrossPartitions reports whether prefix columns of a partitioned table
+// leave out every partition column: the prefixes are then looked up in
+// every partition (an extension, issue 23).
+func acrossPartitions(info domain.TableInfo, cols []string) bool {
+	keys := info.Descriptor.PartitionKeys
+	return len(keys) > 0 && !slices.ContainsFunc(cols, func(c string) bool { return slices.Contains(keys, c) })
+}
+
+// prefixFanOut bounds the partitions looked up at once by one prefix
+// lookup across partitions.
+const prefixFanOut = 4
+
+// prefixLookupAcrossPartitions looks req's prefixes up in every partition
+// of the table (listed now, in name order), at most prefixFanOut partitions
+// at a time, and merges the answers: each prefix's rows partition after
+// partition, cut at req.MaxRowsPerPrefix (then Truncated), as one lookup
+// would answer them; a prefix that failed in any partition carries that
+// partition's error. Each partition answers at most MaxRowsPerPrefix rows
+// per prefix, so the rows held before the cut are bounded by the
+// partitions times that.
+func prefixLookupAcrossPartitions(ctx context.Context, session domain.Session, port domain.Lookup, req *domain.PrefixLookupRequest) (*domain.PrefixLookupResponse, error) {
+	parts, err := session.Catalog().ListPartitions(ctx, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(parts, func(a, b domain.PartitionInfo) int { return strings.Compare(a.Name, b.Name) })
+	answers := make([]*domain.PrefixLookupResponse, len(parts))
+	errs := make([]error, len(parts))
+	sem := make(chan struct{}, prefixFanOut)
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r := *req
+			r.Partition = parts[i].Name
+			answers[i], errs[i] = port.PrefixLookup(ctx, &r)
+			if errs[i] == nil && (answers[i] == nil || len(answers[i].Results) != len(req.Prefixes)) {
+				errs[i] = domain.Errorf(domain.KindInternal, "prefix lookup in partition `%s` returned a response that does not match its %d prefixes", parts[i].Name, len(req.Prefixes))
+			}
+		}()
+	}
+	wg.Wait()
+	out := &domain.PrefixLookupResponse{SchemaID: req.SchemaID, Results: make([]domain.PrefixLookupResult, len(req.Prefixes))}
+	for i, a := range answers {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if i == 0 {
+			out.SchemaID = a.SchemaID
+		} else if a.SchemaID != out.SchemaID {
+			// The schema changed between two partitions' answers: ask again.
+			return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true,
+				Message: fmt.Sprintf("the schema of table `%s` changed during the lookup; retry", req.Table)}
+		}
+		for j := range a.Results {
+			got, m := &a.Results[j], &out.Results[j]
+			if m.Err != nil {
+				continue
+			}
+			if got.Err != nil {
+				m.Rows, m.Truncated, m.Err = nil, false, got.Err
+				continue
+			}
+			room := len(got.Rows)
+			if req.MaxRowsPerPrefix > 0 {
+				room = min(room, req.MaxRowsPerPrefix-len(m.Rows))
+			}
+			m.Rows = append(m.Rows, got.Rows[:room]...)
+			if got.Truncated || room < len(got.Rows) {
+				m.Truncated = true
+			}
+		}
+	}
+	return out, nil
 }
 
 func unsupported(cluster, what string) error {

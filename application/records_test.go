@@ -618,6 +618,11 @@ func TestValidatePrefixColumns(t *testing.T) {
 	defaultBuckets := domain.TableInfo{Path: usersPath, Descriptor: domain.TableDescriptor{
 		Schema: domain.Schema{PrimaryKey: []string{"region", "id"}},
 	}}
+	twoParts := domain.TableInfo{Path: usersPath, Descriptor: domain.TableDescriptor{
+		Schema:        domain.Schema{PrimaryKey: []string{"dt", "hr", "region", "id"}},
+		PartitionKeys: []string{"dt", "hr"},
+		BucketKeys:    []string{"region"},
+	}}
 	cases := []struct {
 		info domain.TableInfo
 		cols []string
@@ -625,7 +630,9 @@ func TestValidatePrefixColumns(t *testing.T) {
 	}{
 		{partitioned, []string{"dt", "region"}, ""},
 		{partitioned, []string{"region", "dt"}, ""},
-		{partitioned, []string{"region"}, "must include the partition column `dt`"},
+		{partitioned, []string{"region"}, ""}, // across every partition
+		{twoParts, []string{"region", "dt"}, "must include the partition column `hr`, or leave out every partition column"},
+		{twoParts, []string{"region"}, ""},
 		{partitioned, []string{"dt", "id"}, "must be the bucket key [region] in this order, plus the partition columns [dt]"},
 		{defaultBuckets, []string{"region"}, "does not support prefix lookups"},
 	}

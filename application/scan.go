@@ -2,6 +2,7 @@ package application
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -92,6 +93,18 @@ type ScanStart struct {
 	Position domain.OffsetPosition
 	// Timestamp in milliseconds since the epoch (OffsetTimestamp).
 	Timestamp int64
+	// Offsets, when not empty, are explicit start offsets of some buckets
+	// (`"position": "offsets"`, an extension: the positions a write answered
+	// with X-Fluss-Write-Positions); every other selected bucket starts at
+	// Position (latest).
+	Offsets []StartOffset
+}
+
+// StartOffset is an explicit start offset of one bucket.
+type StartOffset struct {
+	Partition string // "" for a non-partitioned table
+	Bucket    int32
+	Offset    int64
 }
 
 // ScanRecord is one record of an answer.
@@ -112,6 +125,42 @@ type ScanResult struct {
 	// CaughtUp is true when every scanned bucket was read up to its high
 	// watermark.
 	CaughtUp bool
+
+	// What CursorAfter needs: the sealer, the cursor, and per bucket its
+	// records' span in Records, its start and its final position.
+	sealer *sealed.Sealer
+	cur    *scanCursor
+	spans  []recordSpan
+}
+
+// recordSpan is one bucket's part of ScanResult.Records.
+type recordSpan struct {
+	first, end int   // Records[first:end] are the bucket's
+	start      int64 // the offset the bucket was read from
+}
+
+// CursorAfter returns the cursor that resumes after the first n records
+// (Cursor when n covers them all): a bucket whose records were all among
+// them resumes where Cursor does, one cut short after its last record
+// given, one with none of its records given where it was read from. An
+// answer cut at its byte cap (the HTTP adapter) ends with it.
+func (r *ScanResult) CursorAfter(n int) string {
+	if n >= len(r.Records) || r.cur == nil {
+		return r.Cursor
+	}
+	c := *r.cur
+	c.Positions = slices.Clone(r.cur.Positions)
+	for i, sp := range r.spans {
+		switch {
+		case sp.first == sp.end || sp.end <= n:
+			// no records, or all given: Cursor's position
+		case sp.first >= n:
+			c.Positions[i].Offset = sp.start
+		default:
+			c.Positions[i].Offset = r.Records[n-1].Offset + 1
+		}
+	}
+	return sealCursor(r.sealer, &c)
 }
 
 // OffsetsResult is the answer of Offsets: one offset per bucket.
@@ -268,6 +317,13 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 	}
 	cur.TableID = t.Info.TableID
 	cols, positions, err := projectColumns(t, cur.Columns)
+	if err != nil && domain.KindOf(err) == domain.KindInvalidArgument {
+		// A column added since the definition was cached: look again.
+		if fresh, rerr := def.refresh(ctx); rerr == nil && fresh.Info.TableID == t.Info.TableID && fresh.Info.SchemaID != t.Info.SchemaID {
+			t = fresh
+			cols, positions, err = projectColumns(t, cur.Columns)
+		}
+	}
 	if err != nil {
 		return ScanResult{}, err
 	}
@@ -290,6 +346,11 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 	for _, p := range cur.Positions {
 		known[[2]int64{p.PartitionID, int64(p.Bucket)}] = p.Offset
 	}
+	if req.Start != nil && len(req.Start.Offsets) > 0 {
+		if err := startOffsets(known, buckets, req.Start.Offsets, path); err != nil {
+			return ScanResult{}, err
+		}
+	}
 	pos := make([]domain.BucketOffset, len(buckets))
 	var missing []int
 	for i, b := range buckets {
@@ -310,7 +371,6 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 		}
 	}
 
-	res := ScanResult{Table: t, Columns: cols}
 	deadline := s.now().Add(wait)
 	if dl, ok := ctx.Deadline(); ok {
 		if d := dl.Add(-AnswerMargin(time.Until(dl))); d.Before(deadline) {
@@ -318,10 +378,31 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 		}
 	}
 	var fetched *domain.FetchLogResponse
-	resets := 0
+	resets, replans := 0, 0
 	for {
 		fetched, err = port.Fetch(ctx, &domain.FetchLogRequest{Table: path, TableID: t.Info.TableID, Columns: positions,
 			Positions: pos, MaxBytes: s.limits.MaxBytes, MaxRecords: maxRows})
+		var stale *domain.StaleDefinitionError
+		newer := err == nil && fetched.SchemaID > t.Info.SchemaID // rows of columns the definition lacks
+		if (newer || errors.As(err, &stale) && stale.TableID == t.Info.TableID) && replans < 2 {
+			// A batch of a schema newer than the definition (a column was
+			// added): render with the new schema, read again.
+			replans++
+			fresh, rerr := def.refresh(ctx)
+			if rerr != nil {
+				return ScanResult{}, rerr
+			}
+			if fresh.Info.TableID == t.Info.TableID {
+				t = fresh
+				if cols, positions, err = projectColumns(t, cur.Columns); err != nil {
+					return ScanResult{}, err
+				}
+				continue
+			}
+			if err == nil {
+				return ScanResult{}, domain.InvalidArgument("cursor: table `%s` was dropped and re-created while scanning; start again", path)
+			}
+		}
 		if err != nil {
 			if domain.IsStaleDefinition(err) {
 				return ScanResult{}, domain.InvalidArgument("cursor: table `%s` was dropped and re-created while scanning; start again", path)
@@ -361,22 +442,50 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 		}
 	}
 
-	res.CaughtUp = true
+	res := ScanResult{Table: t, Columns: cols, CaughtUp: true}
+	res.spans = make([]recordSpan, len(fetched.Buckets))
 	for i := range fetched.Buckets {
 		fb := &fetched.Buckets[i]
 		if fb.Err != nil || fb.HighWatermark < 0 || fb.NextOffset < fb.HighWatermark {
 			res.CaughtUp = false
 		}
+		res.spans[i] = recordSpan{first: len(res.Records), start: fb.FetchOffset}
 		for _, r := range fb.Records {
 			res.Records = append(res.Records, ScanRecord{LogRecord: r, Partition: fb.Partition, Bucket: fb.Bucket})
 		}
+		res.spans[i].end = len(res.Records)
 	}
 	cur.Positions = cur.Positions[:0]
 	for _, p := range pos {
 		cur.Positions = append(cur.Positions, cursorPosition{PartitionID: p.PartitionID, Bucket: p.Bucket, Offset: p.Offset})
 	}
 	res.Cursor = sealCursor(s.sealer, cur)
+	res.sealer, res.cur = s.sealer, cur
 	return res, nil
+}
+
+// startOffsets puts explicit start offsets into known, keyed by partition
+// id and bucket; each must name one of the selected buckets, once.
+func startOffsets(known map[[2]int64]int64, buckets []domain.LogBucket, offsets []StartOffset, path domain.TablePath) error {
+	for i, o := range offsets {
+		if o.Offset < 0 {
+			return domain.InvalidArgument("start.offsets[%d]: offset %d is negative", i, o.Offset)
+		}
+		j := slices.IndexFunc(buckets, func(b domain.LogBucket) bool { return b.Partition == o.Partition && b.Bucket == o.Bucket })
+		if j < 0 {
+			where := fmt.Sprintf("bucket %d", o.Bucket)
+			if o.Partition != "" {
+				where += fmt.Sprintf(" of partition `%s`", cut(o.Partition, 64))
+			}
+			return domain.InvalidArgument("start.offsets[%d]: %s is not among the scanned buckets of table `%s`", i, where, path)
+		}
+		k := [2]int64{buckets[j].PartitionID, int64(buckets[j].Bucket)}
+		if _, dup := known[k]; dup {
+			return domain.InvalidArgument("start.offsets[%d]: the bucket is named twice", i)
+		}
+		known[k] = o.Offset
+	}
+	return nil
 }
 
 // settle counts the records of a fetch and applies the out-of-range

@@ -24,6 +24,7 @@ type fakeLog struct {
 	start    []int64
 	fetches  int
 	maxBatch int // records a bucket returns per fetch (0: all)
+	schemaID int32
 }
 
 func (f *fakeLog) append(bucket int, n int) {
@@ -87,7 +88,7 @@ func (f *fakeLog) Fetch(_ context.Context, req *domain.FetchLogRequest) (*domain
 	if req.TableID != f.tableID {
 		return nil, domain.NewStaleDefinition(&domain.StaleDefinitionError{UsedTableID: req.TableID, TableID: f.tableID})
 	}
-	out := &domain.FetchLogResponse{TableID: f.tableID}
+	out := &domain.FetchLogResponse{TableID: f.tableID, SchemaID: f.schemaID}
 	rows := 0
 	for _, p := range req.Positions {
 		b := p.Bucket

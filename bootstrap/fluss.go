@@ -77,6 +77,17 @@ func flussConfig(cluster config.Cluster, inst *telemetry.Instrumentation) fluss.
 	// false, rows for a missing partition fail with partition_not_found.
 	cfg.Writer.DisableDynamicPartitions = !cluster.AutoCreatePartitions
 	cfg.Writer.MaxThrottle = cluster.MaxThrottle
+	// Writer and lookup tuning (gateway.cluster.<id>.write.* and lookup.*):
+	// the adapter's options read 0 as "default", so a configured 0 ("never
+	// linger", "always linger", "no bound") becomes their -1.
+	cfg.Writer.Linger = zeroAsNone(cluster.WriteLinger)
+	cfg.Writer.KvLinger = zeroAsNone(cluster.WriteKvLinger)
+	cfg.Writer.LingerAfterInFlight = zeroAsNone(cluster.WriteLingerAfterInFlight)
+	cfg.Writer.Lanes = cluster.WriteLanes
+	cfg.Writer.MaxInFlightPerBucket = cluster.WriteMaxInFlightPerBucket
+	cfg.Writer.BatchSize = int(cluster.WriteBatchSize)
+	cfg.Lookup.MaxInFlightPerServer = zeroAsNone(cluster.LookupMaxInFlight)
+	cfg.Lookup.MaxKeysPerRequest = cluster.LookupMaxKeysPerRequest
 	if cluster.EffectiveSecurityProtocol() == config.ProtocolSASL {
 		cfg.Username = cluster.ServiceAccount
 		cfg.Password = cluster.ServiceSecret.Reveal()
@@ -87,4 +98,13 @@ func flussConfig(cluster config.Cluster, inst *telemetry.Instrumentation) fluss.
 		cfg.Writer.Metrics, cfg.Writer.Pressure, cfg.Writer.Tracer = hooks, hooks, hooks
 	}
 	return cfg
+}
+
+// zeroAsNone maps a configured 0 to the -1 the Fluss adapter's options use
+// for "none" (their 0 means "the default").
+func zeroAsNone[T ~int | ~int64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }

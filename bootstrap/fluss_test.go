@@ -2,10 +2,13 @@ package bootstrap
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/lookup"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/writer"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
@@ -52,4 +55,27 @@ func TestWriterBufferMemoryFollowsTheBudget(t *testing.T) {
 			assert.Equal(t, tc.want, writerBufferMemory(tc.budget))
 		})
 	}
+}
+
+// TestClusterTuningDefaults: the configuration's defaults of the writer and
+// lookup tuning keys are the Fluss adapter's own, and a configured 0 reaches
+// the adapter as its "none" (-1), not as "default".
+func TestClusterTuningDefaults(t *testing.T) {
+	fc := flussConfig(config.DefaultCluster("default"), nil)
+	assert.Equal(t, writer.DefaultLinger, fc.Writer.Linger)
+	assert.Equal(t, writer.DefaultKvLinger, fc.Writer.KvLinger)
+	assert.Equal(t, writer.DefaultLingerAfterInFlight, fc.Writer.LingerAfterInFlight)
+	assert.Equal(t, writer.DefaultLanes, fc.Writer.Lanes)
+	assert.Equal(t, writer.DefaultMaxInFlightPerBucket, fc.Writer.MaxInFlightPerBucket)
+	assert.Equal(t, writer.DefaultBatchSize, fc.Writer.BatchSize)
+	assert.Equal(t, lookup.DefaultMaxInFlightPerServer, fc.Lookup.MaxInFlightPerServer)
+	assert.Equal(t, lookup.DefaultMaxKeysPerRequest, fc.Lookup.MaxKeysPerRequest)
+
+	cl := config.DefaultCluster("default")
+	cl.WriteLinger, cl.WriteKvLinger, cl.WriteLingerAfterInFlight, cl.LookupMaxInFlight = 0, 0, 0, 0
+	fc = flussConfig(cl, nil)
+	assert.Equal(t, time.Duration(-1), fc.Writer.Linger)
+	assert.Equal(t, time.Duration(-1), fc.Writer.KvLinger)
+	assert.Equal(t, -1, fc.Writer.LingerAfterInFlight)
+	assert.Equal(t, -1, fc.Lookup.MaxInFlightPerServer)
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/logwriter"
 )
 
 // Exit codes of Main.
@@ -64,7 +65,8 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log, logOut := processLogger(stderr, level)
+	defer func() { _ = logOut.Close() }() // the last lines, then Main returns
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
@@ -105,4 +107,13 @@ func Main(args []string, environ []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("fluss-gateway stopped")
 	return ExitOK
+}
+
+// processLogger is the gateway's logger: JSON lines on stderr, written by
+// a goroutine of their own (internal/logwriter), so that no log call, and
+// so no answer waiting for its access line, waits for a write to stderr
+// (issue 28). Closing the writer flushes what is queued.
+func processLogger(stderr io.Writer, level slog.Level) (*slog.Logger, *logwriter.Writer) {
+	out := logwriter.New(stderr, logwriter.DefaultDepth)
+	return slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: level})), out
 }

@@ -127,7 +127,10 @@ type FetchedBucket struct {
 // request's order.
 type FetchLogResponse struct {
 	TableID int64
-	Buckets []FetchedBucket
+	// SchemaID is the schema the rows were decoded into (the table's
+	// current schema as the scanner knows it; 0: unknown).
+	SchemaID int32
+	Buckets  []FetchedBucket
 }
 
 // LogScanner is the port for reading the log of a table (the changelog of a

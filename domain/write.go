@@ -48,6 +48,31 @@ type EntryResult struct {
 	// to stay throttled by storage backpressure (Fluss 1.0): a retry sooner
 	// would wait for the same throttle. Set with Code storage_backpressure.
 	RetryAfter time.Duration
+	// At is where a successful entry landed, when the writer knows it
+	// (At.Known); the zero value for failures and for successes that wrote
+	// nothing (a delete in a partition that does not exist).
+	At WrittenAt
+}
+
+// WrittenAt is where a written row landed in its bucket's log, from the
+// answer of the request that carried it (apache/fluss fluss-rpc
+// FlussApi.proto, 0.9.1 and 1.0: PbProduceLogRespForBucket.base_offset,
+// PbPutKvRespForBucket.log_end_offset).
+type WrittenAt struct {
+	// Known is false when the answer gave no offset.
+	Known bool
+	// Partition is the partition name ("" for a non-partitioned table).
+	Partition string
+	Bucket    int32
+	// Offset is, for a log table (Exact), the row's own offset: the batch's
+	// base offset plus the row's index in the batch. For a primary-key
+	// table it is the changelog's end offset after the batch that carried
+	// the row (the offset the next change gets): Fluss does not say which
+	// changelog records a row made (an upsert makes one or two, a delete of
+	// a missing key none), only that they lie below this offset.
+	Offset int64
+	// Exact is true when Offset is the row's own record (log tables).
+	Exact bool
 }
 
 // OK reports whether the entry succeeded.
@@ -65,9 +90,9 @@ func (r EntryResult) Official() EntryKind {
 	case IsErrorCode(r.Code):
 		return EntryKind(r.Code)
 	case r.Retryable:
-		return "unavailable"
+		return EntryUnavailable
 	default:
-		return "backend"
+		return EntryBackend
 	}
 }
 

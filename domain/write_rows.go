@@ -49,6 +49,9 @@ type WriteBatch struct {
 	// writes (primary-key columns included); other columns keep their values.
 	PartialUpdateColumns []int
 	Entries              []WriteEntry
+	// Columns, when not nil, replaces Entries: appends to a log table given
+	// column by column (ColumnarRows); PartialUpdateColumns is then nil.
+	Columns *ColumnarRows
 
 	// Urgent asks the writer to send the rows without waiting for more
 	// rows to batch with them (no linger): a small write another request
@@ -89,6 +92,11 @@ type PrefixLookupRequest struct {
 	PrefixColumns    []string
 	Prefixes         [][]Datum
 	MaxRowsPerPrefix int
+	// Partition, when not "", is the partition (of a partitioned table)
+	// every prefix is looked up in; PrefixColumns are then the bucket key
+	// alone, without the partition columns. A partition that does not
+	// exist finds no rows.
+	Partition string
 }
 
 // PrefixLookupResult is the answer for one prefix.

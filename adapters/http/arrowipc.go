@@ -69,6 +69,9 @@ const (
 
 // writeArrow serves POST …/records with an Arrow IPC stream body.
 func (a *api) writeArrow(c *fiber.Ctx, scope application.Scope, path domain.TablePath) error {
+	if c.Get(HeaderIdempotencyKey) != "" {
+		return a.writeArrowKeyed(c, scope, path) // ingest_keyed.go
+	}
 	body, err := streamedBody(c)
 	if err != nil {
 		return err
@@ -87,7 +90,12 @@ func (a *api) writeArrow(c *fiber.Ctx, scope application.Scope, path domain.Tabl
 		return p.stopMessage(err)
 	}
 	c.Locals(localVerdicts, true)
-	a.chargeAnswer(c, int64(2*cap(p.out)))
+	return p.answer(c)
+}
+
+// answer sends the ArrowWriteResponse of the folded batches.
+func (p *arrowPipeline) answer(c *fiber.Ctx) error {
+	p.a.chargeAnswer(c, int64(2*cap(p.out)))
 	out := make([]byte, 0, 96+len(p.out))
 	out = append(out, `{"row_count":`...)
 	out = strconv.AppendInt(out, p.rows, 10)
@@ -350,6 +358,14 @@ func (d *arrowDecoder) DecodeWrite(t *application.Table, maxRows int) (batch dom
 	conv, err := matchArrowSchema(d.rec.Schema(), cols)
 	if err != nil {
 		return domain.WriteBatch{}, nil, err
+	}
+	if domain.ColumnarAppendable(t.Info) {
+		// The fast path (arrowcolumns.go): the columns as they are, no Datum.
+		cr, err := d.decodeColumns(cols, conv)
+		if err != nil {
+			return domain.WriteBatch{}, nil, err
+		}
+		return domain.WriteBatch{Columns: cr}, make([]string, n), nil
 	}
 	op := domain.OpAppend
 	if len(t.Info.Descriptor.Schema.PrimaryKey) > 0 {

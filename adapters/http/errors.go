@@ -133,6 +133,24 @@ func classify(c *fiber.Ctx, err error, maxBody int64) (status int, code, message
 	}
 }
 
+// bodyDeadlineError turns a timed-out body read under the read deadline
+// bodyReadTimeout set from the request's deadline into that deadline's
+// answer (504 timeout, nothing was written), as every deadline is answered;
+// a body read that outlasts the header read timeout stays a silent client's
+// 408.
+func (a *api) bodyDeadlineError(c *fiber.Ctx, err error) error {
+	var fe *fiber.Error
+	if !errors.As(err, &fe) || fe.Code != fiber.StatusRequestTimeout {
+		return err
+	}
+	rc := a.bodyReadTimeout(&c.Request().Header)
+	if rc.ReadTimeout <= 0 {
+		return err
+	}
+	return &domain.Error{Kind: domain.KindTimeout, Retryable: true, Cause: err,
+		Message: fmt.Sprintf("the request deadline (%s) passed before the request body arrived; nothing was written", rc.ReadTimeout-bodyReadGrace)}
+}
+
 // classifyFramework maps the errors fiber and fasthttp raise themselves.
 func classifyFramework(c *fiber.Ctx, fe *fiber.Error, maxBody int64) (int, string, string, int64, bool) {
 	switch fe.Code {
@@ -162,6 +180,7 @@ func classifyFramework(c *fiber.Ctx, fe *fiber.Error, maxBody int64) (int, strin
 // writeError answers err as the error envelope. Internal causes are logged
 // with the request id and never sent.
 func (a *api) writeError(c *fiber.Ctx, err error) {
+	err = a.bodyDeadlineError(c, err)
 	status, code, message, retryAfter, internal := classify(c, err, a.opts.MaxRequestBytes)
 	message = boundMessage(message)
 	id := requestID(c)

@@ -53,7 +53,7 @@ func (f *fakeWriter) Write(ctx context.Context, b *domain.WriteBatch) ([]domain.
 	if fn != nil {
 		return fn(ctx, b)
 	}
-	return make([]domain.EntryResult, len(b.Entries)), nil
+	return make([]domain.EntryResult, b.Len()), nil
 }
 
 func (f *fakeWriter) set(fn func(ctx context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error)) {

@@ -156,7 +156,7 @@ func TestWriteNDJSON(t *testing.T) {
 			}
 			g.writer.mu.Lock()
 			for _, b := range g.writer.batches {
-				rows += len(b.Entries)
+				rows += b.Len()
 			}
 			g.writer.mu.Unlock()
 			assert.Equal(t, tc.rows, rows)
@@ -221,7 +221,7 @@ func TestWriteNDJSONChunkErrorStopsTheRequest(t *testing.T) {
 		if calls.Add(1) == 2 {
 			return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Message: "no leader"}
 		}
-		return make([]domain.EntryResult, len(b.Entries)), nil
+		return make([]domain.EntryResult, b.Len()), nil
 	})
 	var body bytes.Buffer
 	for i := range 3 * ndjsonChunkRows {
@@ -293,8 +293,8 @@ func TestWriteArrow(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t).withTables()
 	g.writer.set(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
-		out := make([]domain.EntryResult, len(b.Entries))
-		if len(b.Entries) == 3 {
+		out := make([]domain.EntryResult, b.Len())
+		if b.Len() == 3 {
 			out[1] = domain.EntryResult{Code: "timeout", Message: "late", Retryable: true, Applied: domain.AppliedUnknown}
 			out[2] = out[1]
 		}
@@ -314,13 +314,18 @@ func TestWriteArrow(t *testing.T) {
 	defer g.writer.mu.Unlock()
 	require.Len(t, g.writer.batches, 2)
 	first := g.writer.batches[0] // batches are written concurrently
-	if len(first.Entries) != 2 {
+	if first.Len() != 2 {
 		first = g.writer.batches[1]
 	}
-	assert.Equal(t, domain.OpAppend, first.Entries[0].Op)
-	assert.Equal(t, int64(2), first.Entries[1].Row[0].I64)
-	assert.True(t, first.Entries[1].Row[1].Null)
-	assert.Equal(t, "a", string(first.Entries[0].Row[1].Bytes))
+	// A log table without bucket key: the columns go as they are (the
+	// fast path, arrowcolumns.go), no entries.
+	require.NotNil(t, first.Columns)
+	assert.Empty(t, first.Entries)
+	ts, msg := first.Columns.Columns[0], first.Columns.Columns[1]
+	assert.Equal(t, uint64(2), binary.LittleEndian.Uint64(ts.Values[8:]))
+	assert.Nil(t, ts.Validity, "no null: no bitmap")
+	assert.Equal(t, byte(0b01), msg.Validity[0]&0b11, "row 1 is null")
+	assert.Equal(t, "a", string(msg.Data[binary.LittleEndian.Uint32(msg.Offsets):binary.LittleEndian.Uint32(msg.Offsets[4:])]))
 }
 
 func TestWriteArrowUpsertsIntoPrimaryKeyTables(t *testing.T) {
@@ -383,7 +388,7 @@ func TestWriteArrowRefusals(t *testing.T) {
 			rows := 0
 			g.writer.mu.Lock()
 			for _, b := range g.writer.batches {
-				rows += len(b.Entries)
+				rows += b.Len()
 			}
 			g.writer.mu.Unlock()
 			assert.Equal(t, tc.rows, rows)
@@ -395,8 +400,8 @@ func TestWriteArrowRefusals(t *testing.T) {
 type countingWriter struct{ rows atomic.Int64 }
 
 func (w *countingWriter) Write(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
-	w.rows.Add(int64(len(b.Entries)))
-	return make([]domain.EntryResult, len(b.Entries)), nil
+	w.rows.Add(int64(b.Len()))
+	return make([]domain.EntryResult, b.Len()), nil
 }
 
 func fuzzGateway(t *testing.T) *gateway {
@@ -487,8 +492,8 @@ func (w *concurrencyWriter) Write(_ context.Context, b *domain.WriteBatch) ([]do
 		}
 	}
 	time.Sleep(5 * time.Millisecond)
-	w.rows.Add(int64(len(b.Entries)))
-	return make([]domain.EntryResult, len(b.Entries)), nil
+	w.rows.Add(int64(b.Len()))
+	return make([]domain.EntryResult, b.Len()), nil
 }
 
 // TestStreamedBodiesDrawFromTheMemoryBudget: a budget smaller than one

@@ -10,20 +10,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 	"github.com/google/uuid"
 )
 
 // Connection and descriptor limits of the REST listener (issue 21).
 
-// Backoff bounds of an accept loop that cannot accept (descriptor limit).
-const (
-	acceptBackoffMin = 5 * time.Millisecond
-	// acceptBackoffMax is short: once descriptors are free again the listener
-	// must serve within a second (a retried accept costs one system call).
-	acceptBackoffMax = 100 * time.Millisecond
-	// acceptLogEvery spaces the log lines of a lasting accept failure.
-	acceptLogEvery = 10 * time.Second
-)
+// acceptBackoff spaces the retries of an accept loop that cannot accept
+// (descriptor limit): 5 ms doubling to 100 ms. The cap is short: once
+// descriptors are free again the listener must serve within a second (a
+// retried accept costs one system call).
+var acceptBackoff = backoff.Policy{Initial: 5 * time.Millisecond, Max: 100 * time.Millisecond}
+
+// acceptLogEvery spaces the log lines of a lasting accept failure.
+const acceptLogEvery = 10 * time.Second
 
 // ListenerLimits configure GuardListener.
 type ListenerLimits struct {
@@ -96,7 +96,7 @@ func (g *GuardedListener) Close() error {
 // Accept waits for a connection slot, then accepts, retrying any error but
 // the listener's closing.
 func (g *GuardedListener) Accept() (net.Conn, error) {
-	backoff := acceptBackoffMin
+	waits := acceptBackoff.Start()
 	var lastLog time.Time
 	var streak int
 	for {
@@ -118,18 +118,18 @@ func (g *GuardedListener) Accept() (net.Conn, error) {
 			if g.failing.CompareAndSwap(false, true) && g.limits.Readiness != nil {
 				g.limits.Readiness.setAcceptFailing(true)
 			}
+			wait := waits.Next()
 			if time.Since(lastLog) >= acceptLogEvery {
 				g.log.Error("REST listener cannot accept connections; retrying", "error", err,
 					"descriptor_limit", isDescriptorLimit(err), "failures", streak, "open_connections", g.open.Load(),
-					"retry_in", backoff.String())
+					"retry_in", wait.String())
 				lastLog = time.Now()
 			}
 			select {
-			case <-time.After(backoff):
+			case <-time.After(wait):
 			case <-g.closed:
 				return nil, net.ErrClosed
 			}
-			backoff = min(2*backoff, acceptBackoffMax)
 			continue
 		}
 		if g.failing.CompareAndSwap(true, false) {
@@ -138,7 +138,7 @@ func (g *GuardedListener) Accept() (net.Conn, error) {
 			}
 			g.log.Warn("REST listener accepts connections again", "failures", streak)
 		}
-		backoff, streak, lastLog = acceptBackoffMin, 0, time.Time{}
+		waits, streak, lastLog = acceptBackoff.Start(), 0, time.Time{}
 		ip := connIP(c)
 		if !g.takeAddress(ip) {
 			g.refused.Add(1)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
 
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
@@ -248,6 +249,37 @@ func (a *api) deadline(c *fiber.Ctx) error {
 	}
 	return err
 }
+
+// bodyReadTimeout is the fasthttp HeaderReceived hook: once a request's
+// headers are read, the rest of it (the body, which fasthttp reads before
+// the handler chain runs when it is small, and admitBody otherwise) must
+// arrive within the request's deadline (the value the deadline middleware
+// will give it) plus bodyReadGrace, when that is shorter than the header
+// read timeout (gateway.rest.header-read-timeout, armed when the request
+// began). A body that stops arriving is then answered by its deadline
+// instead of when the read timeout cuts the connection, seconds later
+// (issue 28: no answer later than deadline + 250 ms): 504 timeout from
+// admitBody (bodyDeadlineError), or, for a small body fasthttp waited for,
+// the 408 of a client that went silent. A zero RequestConfig keeps
+// fasthttp's defaults; fasthttp arms the next request's deadlines itself.
+func (a *api) bodyReadTimeout(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
+	if a.routes.isOpen(path) {
+		return fasthttp.RequestConfig{}
+	}
+	timeout, err := requestTimeout(string(h.Peek(HeaderRequestTimeout)), a.opts.RequestTimeout)
+	if err != nil || timeout <= 0 || (a.opts.ReadTimeout > 0 && timeout+bodyReadGrace >= a.opts.ReadTimeout) {
+		return fasthttp.RequestConfig{} // refused by the deadline middleware, or the read timeout ends first
+	}
+	return fasthttp.RequestConfig{ReadTimeout: timeout + bodyReadGrace}
+}
+
+// bodyReadGrace is how long past its deadline a request's body may still be
+// arriving: a body that arrives by then is answered as usual (a deadline
+// that passed while it was read or parsed is a 504 saying nothing was
+// written), one that does not is cut with the connection. It keeps the
+// answer within deadline + 250 ms (issue 28).
+const bodyReadGrace = 100 * time.Millisecond
 
 // HeaderRequestTimeout lets a caller shorten its request's deadline.
 const HeaderRequestTimeout = "X-Fluss-Request-Timeout"

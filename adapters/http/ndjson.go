@@ -439,6 +439,9 @@ func (a *api) writeMaxRows() int {
 
 // writeNDJSON serves POST …/records with an NDJSON body.
 func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.TablePath) error {
+	if c.Get(HeaderIdempotencyKey) != "" {
+		return a.writeNDJSONKeyed(c, scope, path) // ingest_keyed.go
+	}
 	body, err := streamedBody(c)
 	if err != nil {
 		return err

@@ -46,7 +46,7 @@ type CORS struct {
 var (
 	DefaultCORSMethods = []string{fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPatch, fiber.MethodDelete}
 	DefaultCORSHeaders = []string{fiber.HeaderAuthorization, fiber.HeaderContentType, fiber.HeaderContentEncoding,
-		fiber.HeaderAcceptEncoding, "X-Fluss-Request-Timeout", "X-Fluss-Invalid-Entries", "X-Fluss-Act-As", HeaderRequestID}
+		fiber.HeaderAcceptEncoding, "X-Fluss-Request-Timeout", "X-Fluss-Invalid-Entries", "X-Fluss-Act-As", HeaderWritePositions, HeaderRequestID}
 )
 
 // Enabled reports whether CORS answers any origin.

@@ -157,13 +157,59 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 	// The other metrics are the writer's timeline (see serverTiming).
 	c.Set("Server-Timing", serverTiming(sum.Delivery, time.Since(handlerStart), &tl))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	if writePositionsAsked(c) {
+		return c.Send(appendWriteResponsePositions(make([]byte, 0, 64+len(res.Results)*48), res, true))
+	}
 	return c.Send(appendWriteResponse(make([]byte, 0, 64+len(res.Results)*12), res))
+}
+
+// HeaderWritePositions is a request header of the write route (an
+// extension, issue 23): `X-Fluss-Write-Positions: true` makes each success
+// carry where its row landed, so a writer can hand a reader a position:
+// `partition` (partitioned tables), `bucket`, and `offset` (log tables: the
+// row's own offset, a scan from it returns the row first) or
+// `log_end_offset` (primary-key tables: the changelog's end offset after the
+// row's batch; Fluss does not say which changelog records a row made). A
+// success whose answer gave no offset (a retried batch the server reported
+// as a duplicate, a delete in a partition that does not exist) carries only
+// its id. Without the header the answer is the official one, unchanged.
+const HeaderWritePositions = "X-Fluss-Write-Positions"
+
+func writePositionsAsked(c *fiber.Ctx) bool {
+	v := strings.TrimSpace(c.Get(HeaderWritePositions))
+	return strings.EqualFold(v, "true") || v == "1"
+}
+
+// appendWritePosition appends `,"partition":…,"bucket":…,"offset":…` (or
+// `log_end_offset`) of a success whose position is known.
+func appendWritePosition(dst []byte, at domain.WrittenAt) []byte {
+	if !at.Known {
+		return dst
+	}
+	if at.Partition != "" {
+		dst = append(dst, `,"partition":`...)
+		dst = appendJSONString(dst, at.Partition)
+	}
+	dst = append(dst, `,"bucket":`...)
+	dst = strconv.AppendInt(dst, int64(at.Bucket), 10)
+	if at.Exact {
+		dst = append(dst, `,"offset":`...)
+	} else {
+		dst = append(dst, `,"log_end_offset":`...)
+	}
+	return strconv.AppendInt(dst, at.Offset, 10)
 }
 
 // appendWriteResponse appends the JSON of newWriteResponse(res) to dst,
 // byte for byte what encoding/json makes of it, without reflection or the
 // intermediate slices (a write's answer has one element per entry).
 func appendWriteResponse(dst []byte, res application.WriteResult) []byte {
+	return appendWriteResponsePositions(dst, res, false)
+}
+
+// appendWriteResponsePositions is appendWriteResponse, with each success's
+// position when positions is true (HeaderWritePositions).
+func appendWriteResponsePositions(dst []byte, res application.WriteResult, positions bool) []byte {
 	ok := 0
 	for _, r := range res.Results {
 		if r.OK() {
@@ -188,6 +234,9 @@ func appendWriteResponse(dst []byte, res application.WriteResult) []byte {
 		first = false
 		dst = append(dst, `{"id":`...)
 		dst = appendJSONString(dst, res.IDs[i])
+		if positions {
+			dst = appendWritePosition(dst, r.At)
+		}
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"failures":[`...)

@@ -27,6 +27,14 @@ type scanBody struct {
 		Position string `json:"position"`
 		// Timestamp is RFC 3339 text or epoch milliseconds.
 		Timestamp any `json:"timestamp"`
+		// Offsets go with position `offsets` (an extension): explicit
+		// start offsets of some buckets, as a write with
+		// X-Fluss-Write-Positions answers them.
+		Offsets []struct {
+			Partition string `json:"partition"`
+			Bucket    *int32 `json:"bucket"`
+			Offset    *int64 `json:"offset"`
+		} `json:"offsets"`
 	} `json:"start"`
 	Cursor       *string  `json:"cursor"`
 	MaxRows      *int     `json:"max_rows"`
@@ -87,6 +95,29 @@ func parseTimestamp(field string, v any) (int64, error) {
 	}
 }
 
+// parseStartOffsets reads `"position": "offsets"` with its `offsets`:
+// the named buckets start at their offsets, every other one at latest.
+func parseStartOffsets(ts any, offsets []struct {
+	Partition string `json:"partition"`
+	Bucket    *int32 `json:"bucket"`
+	Offset    *int64 `json:"offset"`
+}) (application.ScanStart, error) {
+	st := application.ScanStart{Position: domain.OffsetLatest}
+	if ts != nil {
+		return st, domain.InvalidArgument("start.timestamp: only with position `timestamp`")
+	}
+	if len(offsets) == 0 {
+		return st, domain.InvalidArgument("start.offsets: required with position `offsets`, at least one")
+	}
+	for i, o := range offsets {
+		if o.Bucket == nil || o.Offset == nil {
+			return st, domain.InvalidArgument("start.offsets[%d]: `bucket` and `offset` are required", i)
+		}
+		st.Offsets = append(st.Offsets, application.StartOffset{Partition: o.Partition, Bucket: *o.Bucket, Offset: *o.Offset})
+	}
+	return st, nil
+}
+
 func (a *api) scanRecords(c *fiber.Ctx) error {
 	scope, path, err := a.tableScope(c)
 	if err != nil {
@@ -105,9 +136,18 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 	}
 	req := application.ScanRequest{Columns: in.Columns, Partitions: in.Partitions, Buckets: in.Buckets}
 	if in.Start != nil {
-		st, err := parsePosition("start.position", in.Start.Position, in.Start.Timestamp, "start.timestamp")
-		if err != nil {
-			return err
+		var st application.ScanStart
+		if in.Start.Position == "offsets" {
+			if st, err = parseStartOffsets(in.Start.Timestamp, in.Start.Offsets); err != nil {
+				return err
+			}
+		} else {
+			if in.Start.Offsets != nil {
+				return domain.InvalidArgument("start.offsets: only with position `offsets`")
+			}
+			if st, err = parsePosition("start.position", in.Start.Position, in.Start.Timestamp, "start.timestamp"); err != nil {
+				return err
+			}
 		}
 		req.Start = &st
 	}
@@ -144,14 +184,97 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	addLogAttrs(c, "table", path.String(), "records", len(res.Records), "caught_up", res.CaughtUp)
-	if acceptsNDJSON(c.Get(fiber.HeaderAccept)) {
-		c.Set(fiber.HeaderContentType, MIMEApplicationNDJSON)
-		return c.Send(appendScanNDJSON(make([]byte, 0, 256+len(res.Records)*96), &res))
+	ndjson := acceptsNDJSON(c.Get(fiber.HeaderAccept))
+	out, n, err := a.renderScan(c, &res, ndjson)
+	if err != nil {
+		return err
 	}
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(appendScanJSON(make([]byte, 0, 256+len(res.Records)*96), &res))
+	addLogAttrs(c, "table", path.String(), "records", n, "caught_up", res.CaughtUp)
+	if ndjson {
+		c.Set(fiber.HeaderContentType, MIMEApplicationNDJSON)
+	} else {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	}
+	return c.Send(out)
 }
+
+// renderScan renders a scan's answer (JSON, or NDJSON: one record per line
+// and the cursor in a last line) under the memory budget, as lookups are:
+// the decoded records are charged first, then the answer before each time
+// it grows (429 resource_exhausted with Retry-After when the budget cannot
+// take it); the charge is released once the answer is written. An answer
+// that would pass the answer-size cap (gateway.rest.lookup.max-response-bytes)
+// ends after the last record that fits, with the cursor that resumes after
+// it and caught_up false; only a first record larger than the cap is a 413.
+// It returns the answer and the number of records in it.
+func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool) ([]byte, int, error) {
+	ab := a.newAnswerBudget(c)
+	var decoded int64
+	for i := range res.Records {
+		decoded += datumBytes(res.Records[i].Row) + scanRecordOverhead
+	}
+	if err := ab.ch.Acquire(ab.ctx, decoded); err != nil {
+		return nil, 0, budgetError(err, "the records read")
+	}
+	// Room for the tail: a cursor cut short is no longer than the full one.
+	tail := len(res.Cursor) + 64
+	ab.limit = max(ab.limit-tail, 0)
+	out, err := ab.add(nil, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !ndjson {
+		if out, err = ab.add(out, []byte(`{"records":[`)); err != nil {
+			return nil, 0, err
+		}
+	}
+	n := len(res.Records)
+	var part []byte
+	for i := range res.Records {
+		part = part[:0]
+		if i > 0 && !ndjson {
+			part = append(part, ',')
+		}
+		part = appendScanRecord(part, res.Columns, &res.Records[i])
+		if ndjson {
+			part = append(part, '\n')
+		}
+		grown, err := ab.add(out, part)
+		if err != nil {
+			if i > 0 && domain.KindOf(err) == domain.KindLimitExceeded {
+				n = i // cut at the cap: the cursor resumes after record i-1
+				break
+			}
+			return nil, 0, err
+		}
+		out = grown
+	}
+	cursor, caughtUp := res.Cursor, res.CaughtUp
+	if n < len(res.Records) {
+		cursor, caughtUp = res.CursorAfter(n), false
+	}
+	ab.limit += tail
+	part = part[:0]
+	if ndjson {
+		part = append(part, '{')
+	} else {
+		part = append(part, "],"...)
+	}
+	part = append(part, `"cursor":`...)
+	part = appendJSONString(part, cursor)
+	part = append(part, `,"caught_up":`...)
+	part = strconv.AppendBool(part, caughtUp)
+	part = append(part, '}')
+	if ndjson {
+		part = append(part, '\n')
+	}
+	out, err = ab.add(out, part)
+	return out, n, err
+}
+
+// scanRecordOverhead is the memory of a decoded record beside its row's
+// datums (domain.LogRecord and its slice header).
+const scanRecordOverhead = 64
 
 // appendScanRecord renders one record: partition (absent for a
 // non-partitioned table), bucket, offset, timestamp (RFC 3339 UTC with
@@ -174,38 +297,6 @@ func appendScanRecord(out []byte, cols []domain.Column, r *application.ScanRecor
 	out = append(out, `","row":`...)
 	out = rowjson.AppendRow(out, cols, r.Row)
 	return append(out, '}')
-}
-
-func appendScanTail(out []byte, res *application.ScanResult) []byte {
-	out = append(out, `"cursor":`...)
-	out = appendJSONString(out, res.Cursor)
-	out = append(out, `,"caught_up":`...)
-	return strconv.AppendBool(out, res.CaughtUp)
-}
-
-func appendScanJSON(out []byte, res *application.ScanResult) []byte {
-	out = append(out, `{"records":[`...)
-	for i := range res.Records {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = appendScanRecord(out, res.Columns, &res.Records[i])
-	}
-	out = append(out, "],"...)
-	out = appendScanTail(out, res)
-	return append(out, '}')
-}
-
-// appendScanNDJSON renders one record per line, then a last line with the
-// cursor and caught_up.
-func appendScanNDJSON(out []byte, res *application.ScanResult) []byte {
-	for i := range res.Records {
-		out = appendScanRecord(out, res.Columns, &res.Records[i])
-		out = append(out, '\n')
-	}
-	out = append(out, '{')
-	out = appendScanTail(out, res)
-	return append(out, "}\n"...)
 }
 
 func (a *api) listOffsets(c *fiber.Ctx) error {

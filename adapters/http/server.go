@@ -66,7 +66,7 @@ type Options struct {
 	// ReadTimeout bounds reading one request (gateway.rest.header-read-timeout);
 	// fasthttp cannot bound the head alone.
 	ReadTimeout time.Duration
-	// WriteTimeout bounds writing one response (gateway.rest.write-timeout):
+	// WriteTimeout bounds writing one response (gateway.rest.response-write-timeout):
 	// a client that stops reading loses its connection. 0: none.
 	WriteTimeout time.Duration
 	// IdleTimeout bounds the wait for the next request on a keep-alive
@@ -238,6 +238,7 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 	a.app = app
 	srv := app.Server()
 	srv.ExpectHandler = a.expectContinue
+	srv.HeaderReceived = a.bodyReadTimeout
 	srv.MaxConnsPerIP = opts.MaxConnsPerAddress
 	srv.ConnState = a.pending.connState
 	srv.Handler = a.knownMethods(srv.Handler)

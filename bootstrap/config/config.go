@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/identity"
+	"github.com/fluss-gateway/fluss-gateway-go/application"
 )
 
 // Config is the validated gateway configuration.
@@ -90,7 +91,7 @@ type REST struct {
 	// (`gateway.rest.metadata.max-request-bytes`, a gateway-go key); it is
 	// clamped to MaxRequestBytes.
 	MaxMetadataRequestBytes int64
-	// WriteTimeout bounds writing one response (`gateway.rest.write-timeout`,
+	// WriteTimeout bounds writing one response (`gateway.rest.response-write-timeout`,
 	// a gateway-go key): a client that stops reading loses its connection.
 	WriteTimeout time.Duration
 	// IdleTimeout bounds the wait for the next request on a keep-alive
@@ -376,6 +377,40 @@ type Cluster struct {
 	// client.writer.kv-backpressure.max-throttle) bounds the writer's
 	// per-bucket throttle on Fluss 1.0 KV backpressure (MaxThrottle × p²).
 	MaxThrottle time.Duration
+
+	// Writer and lookup tuning (gateway-go extensions; the defaults are
+	// the Fluss adapter's: adapters/fluss/writer.Options and
+	// adapters/fluss/lookup.Options, which document each knob).
+	//
+	// WriteLinger (`write.linger`, 10 ms): how long a bucket's non-full
+	// batch waits for more rows while the bucket has batches in flight
+	// (ProduceLog; 0: never waits).
+	WriteLinger time.Duration
+	// WriteKvLinger (`write.kv-linger`, 100 ms, the Java client's
+	// client.writer.batch-timeout): the same for PutKv rows (0: never
+	// waits).
+	WriteKvLinger time.Duration
+	// WriteLingerAfterInFlight (`write.linger-after-in-flight`, 1): a bucket
+	// with fewer batches in flight than this sends its rows at once; 0
+	// always waits for the linger (the Java client's rule).
+	WriteLingerAfterInFlight int
+	// WriteLanes (`write.lanes`, 1): connections per tablet server for
+	// PutKv and ProduceLog, by bucket.
+	WriteLanes int
+	// WriteMaxInFlightPerBucket (`write.max-in-flight-per-bucket`, 5, the
+	// Java client's client.writer.max-inflight-requests-per-bucket).
+	WriteMaxInFlightPerBucket int
+	// WriteBatchSize (`write.batch-size`, 2 MiB, the Java client's
+	// client.writer.batch-size): a bucket's batch target in bytes.
+	WriteBatchSize int64
+	// LookupMaxInFlight (`lookup.max-in-flight-per-server`, 1): Lookup (and
+	// PrefixLookup) requests of one table in flight to one tablet server;
+	// the keys of further calls wait and go together in one request. 0: no
+	// bound, every call sends its own request.
+	LookupMaxInFlight int
+	// LookupMaxKeysPerRequest (`lookup.max-keys-per-request`, 4096): keys of
+	// one request that merges several calls' keys.
+	LookupMaxKeysPerRequest int
 }
 
 // Defaults, as in the official gateway.
@@ -431,8 +466,8 @@ func Default() Config {
 			Authentication:     AuthTrust,
 			Realm:              DefaultRealm,
 			PasswordCacheTTL:   identity.DefaultPasswordCacheTTL,
-			MaxFailedLogins:    10,
-			FailedLoginWindow:  time.Minute,
+			MaxFailedLogins:    identity.DefaultMaxFailedLogins,
+			FailedLoginWindow:  identity.DefaultFailedLoginWindow,
 			MTLSPrincipalField: identity.DefaultMTLSPrincipalField,
 			JWT: JWT{
 				PrincipalClaim:  identity.DefaultPrincipalClaim,
@@ -447,16 +482,16 @@ func Default() Config {
 		},
 		Idempotency: DefaultIdempotency(),
 		Limits: Limits{
-			WriteMaxRows:                      10_000,
+			WriteMaxRows:                      application.DefaultWriteMaxRows,
 			WriteStreamMaxRows:                1_000_000,
 			WriteMaxConcurrentRequests:        64,
 			WriteRateLimitRequestsPerSecond:   1000,
 			WriteRateLimitBytesPerSecond:      64 << 20,
-			LookupMaxKeys:                     128,
-			LookupMaxKeyBytes:                 1 << 20,
+			LookupMaxKeys:                     application.DefaultLookupMaxKeys,
+			LookupMaxKeyBytes:                 application.DefaultLookupMaxKeyBytes,
 			LookupMaxConcurrentRequests:       64,
-			PrefixLookupMaxPrefixes:           16,
-			PrefixLookupMaxRowsPerPrefix:      1000,
+			PrefixLookupMaxPrefixes:           application.DefaultPrefixLookupMaxPrefixes,
+			PrefixLookupMaxRowsPerPrefix:      application.DefaultPrefixLookupMaxRowsPerPrefix,
 			PrefixLookupMaxConcurrentRequests: 32,
 			MetadataMaxConcurrentRequests:     16,
 		},
@@ -478,6 +513,16 @@ func DefaultCluster(id string) Cluster {
 		// (client.writer.dynamic-create-partition.enabled).
 		AutoCreatePartitions: true,
 		MaxThrottle:          3 * time.Second,
+		// The Fluss adapter's defaults (writer.Default*, lookup.Default*;
+		// bootstrap's TestClusterTuningDefaults keeps them equal).
+		WriteLinger:               10 * time.Millisecond,
+		WriteKvLinger:             100 * time.Millisecond,
+		WriteLingerAfterInFlight:  1,
+		WriteLanes:                1,
+		WriteMaxInFlightPerBucket: 5,
+		WriteBatchSize:            2 << 20,
+		LookupMaxInFlight:         1,
+		LookupMaxKeysPerRequest:   4096,
 	}
 }
 

@@ -21,6 +21,25 @@ func writeFile(t *testing.T, contents string) string {
 	return path
 }
 
+// loadCase loads a table case: file (YAML, "" for none) and env. With wantErr
+// it requires an error containing wantErr and returns nil; without, it
+// requires success.
+func loadCase(t *testing.T, file string, env map[string]string, wantErr string) *Config {
+	t.Helper()
+	opts := Options{Env: env}
+	if file != "" {
+		opts.Path = writeFile(t, file)
+	}
+	cfg, err := Load(opts)
+	if wantErr != "" {
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), wantErr)
+		return nil
+	}
+	require.NoError(t, err)
+	return cfg
+}
+
 func loadFile(t *testing.T, contents string) (*Config, error) {
 	t.Helper()
 	return Load(Options{Path: writeFile(t, contents)})
@@ -557,18 +576,25 @@ func TestParseDuration(t *testing.T) {
 		{"99999999999999999999s", 0, "out of range"},
 	}
 	for _, tc := range cases {
-		got, err := ParseDuration(tc.in)
-		if tc.wantErr != "" {
-			require.Error(t, err, tc.in)
-			assert.Contains(t, err.Error(), tc.wantErr, tc.in)
-			continue
-		}
-		require.NoError(t, err, tc.in)
-		assert.Equal(t, tc.want, got, tc.in)
-		back, err := ParseDuration(FormatDuration(got))
-		require.NoError(t, err)
-		assert.Equal(t, got, back)
+		checkParseRoundTrip(t, tc.in, tc.want, tc.wantErr, ParseDuration, FormatDuration)
 	}
+}
+
+// checkParseRoundTrip parses in: with wantErr it requires that error,
+// otherwise want, and that the formatted value parses back to it.
+func checkParseRoundTrip[T comparable](t *testing.T, in string, want T, wantErr string, parse func(string) (T, error), format func(T) string) {
+	t.Helper()
+	got, err := parse(in)
+	if wantErr != "" {
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), wantErr, in)
+		return
+	}
+	require.NoError(t, err, in)
+	assert.Equal(t, want, got, in)
+	back, err := parse(format(got))
+	require.NoError(t, err)
+	assert.Equal(t, got, back)
 }
 
 func TestParseByteSize(t *testing.T) {
@@ -590,17 +616,7 @@ func TestParseByteSize(t *testing.T) {
 		{"9999999999TiB", 0, "too large"},
 	}
 	for _, tc := range cases {
-		got, err := ParseByteSize(tc.in)
-		if tc.wantErr != "" {
-			require.Error(t, err, tc.in)
-			assert.Contains(t, err.Error(), tc.wantErr, tc.in)
-			continue
-		}
-		require.NoError(t, err, tc.in)
-		assert.Equal(t, tc.want, got, tc.in)
-		back, err := ParseByteSize(FormatByteSize(got))
-		require.NoError(t, err)
-		assert.Equal(t, got, back)
+		checkParseRoundTrip(t, tc.in, tc.want, tc.wantErr, ParseByteSize, FormatByteSize)
 	}
 }
 
@@ -683,17 +699,10 @@ func TestShutdownReadinessGrace(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			opts := Options{Env: tc.env}
-			if tc.file != "" {
-				opts.Path = writeFile(t, tc.file)
-			}
-			cfg, err := Load(opts)
-			if tc.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
+			cfg := loadCase(t, tc.file, tc.env, tc.wantErr)
+			if cfg == nil {
 				return
 			}
-			require.NoError(t, err)
 			assert.Equal(t, tc.want, cfg.Shutdown.ReadinessGrace)
 			// The dump reloads to the same value.
 			again, err := Load(Options{Path: writeFile(t, cfg.Redacted())})
@@ -730,6 +739,78 @@ func TestClusterAutoCreatePartitions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			cfg := loadCase(t, tc.file, tc.env, tc.wantErr)
+			if cfg == nil {
+				return
+			}
+			for id, want := range tc.want {
+				cl, ok := cfg.Cluster(id)
+				require.True(t, ok, id)
+				assert.Equal(t, want, cl.AutoCreatePartitions, id)
+			}
+			assert.Contains(t, cfg.Redacted(), "write.auto-create-partitions")
+		})
+	}
+}
+
+// TestClusterTuningKeys: the writer and lookup tuning keys are read from the
+// file and the environment, their defaults printed by --print-config, and
+// refused outside
+// their bounds with the key named.
+func TestClusterTuningKeys(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		check   func(t *testing.T, cl Cluster)
+		wantErr string
+	}{
+		{name: "defaults", check: func(t *testing.T, cl Cluster) {
+			assert.Equal(t, 10*time.Millisecond, cl.WriteLinger)
+			assert.Equal(t, 100*time.Millisecond, cl.WriteKvLinger)
+			assert.Equal(t, 1, cl.WriteLingerAfterInFlight)
+			assert.Equal(t, 1, cl.WriteLanes)
+			assert.Equal(t, 5, cl.WriteMaxInFlightPerBucket)
+			assert.Equal(t, int64(2<<20), cl.WriteBatchSize)
+			assert.Equal(t, 1, cl.LookupMaxInFlight)
+			assert.Equal(t, 4096, cl.LookupMaxKeysPerRequest)
+		}},
+		{
+			name: "set in the file",
+			file: "gateway.cluster.default.write.linger: 0s\ngateway.cluster.default.write.kv-linger: 20ms\n" +
+				"gateway.cluster.default.write.linger-after-in-flight: 0\ngateway.cluster.default.write.lanes: 4\n" +
+				"gateway.cluster.default.write.max-in-flight-per-bucket: 2\ngateway.cluster.default.write.batch-size: 4mb\n" +
+				"gateway.cluster.default.lookup.max-in-flight-per-server: 0\ngateway.cluster.default.lookup.max-keys-per-request: 512\n",
+			check: func(t *testing.T, cl Cluster) {
+				assert.Equal(t, time.Duration(0), cl.WriteLinger)
+				assert.Equal(t, 20*time.Millisecond, cl.WriteKvLinger)
+				assert.Equal(t, 0, cl.WriteLingerAfterInFlight)
+				assert.Equal(t, 4, cl.WriteLanes)
+				assert.Equal(t, 2, cl.WriteMaxInFlightPerBucket)
+				assert.Equal(t, int64(4<<20), cl.WriteBatchSize)
+				assert.Equal(t, 0, cl.LookupMaxInFlight)
+				assert.Equal(t, 512, cl.LookupMaxKeysPerRequest)
+			},
+		},
+		{
+			name: "environment",
+			env:  map[string]string{"FLUSS_GATEWAY__CLUSTER__DEFAULT__WRITE__KV_LINGER": "5ms", "FLUSS_GATEWAY__CLUSTER__DEFAULT__LOOKUP__MAX_IN_FLIGHT_PER_SERVER": "8"},
+			check: func(t *testing.T, cl Cluster) {
+				assert.Equal(t, 5*time.Millisecond, cl.WriteKvLinger)
+				assert.Equal(t, 8, cl.LookupMaxInFlight)
+			},
+		},
+		{name: "linger too long", file: "gateway.cluster.default.write.linger: 2m\n", wantErr: "gateway.cluster.default.write.linger must be between"},
+		{name: "no lanes", file: "gateway.cluster.default.write.lanes: 0\n", wantErr: "gateway.cluster.default.write.lanes must be between 1 and 16"},
+		{name: "too many in flight", file: "gateway.cluster.default.write.max-in-flight-per-bucket: 6\n", wantErr: "gateway.cluster.default.write.max-in-flight-per-bucket must be between 1 and 5"},
+		{name: "negative", file: "gateway.cluster.default.write.linger-after-in-flight: -1\n", wantErr: "gateway.cluster.default.write.linger-after-in-flight"},
+		{name: "batch too small", file: "gateway.cluster.default.write.batch-size: 100b\n", wantErr: "gateway.cluster.default.write.batch-size must be between"},
+		{name: "no keys", file: "gateway.cluster.default.lookup.max-keys-per-request: 0\n", wantErr: "gateway.cluster.default.lookup.max-keys-per-request must be between 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			opts := Options{Env: tc.env}
 			if tc.file != "" {
 				opts.Path = writeFile(t, tc.file)
@@ -741,12 +822,16 @@ func TestClusterAutoCreatePartitions(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			for id, want := range tc.want {
-				cl, ok := cfg.Cluster(id)
-				require.True(t, ok, id)
-				assert.Equal(t, want, cl.AutoCreatePartitions, id)
+			cl, ok := cfg.Cluster("default")
+			require.True(t, ok)
+			tc.check(t, cl)
+			if tc.file == "" && tc.env == nil {
+				// --print-config shows the defaults (zeros are left out).
+				for _, k := range []string{"write.linger", "write.kv-linger", "write.linger-after-in-flight", "write.lanes",
+					"write.max-in-flight-per-bucket", "write.batch-size", "lookup.max-in-flight-per-server", "lookup.max-keys-per-request"} {
+					assert.Contains(t, cfg.Redacted(), "gateway.cluster.default."+k+":")
+				}
 			}
-			assert.Contains(t, cfg.Redacted(), "write.auto-create-partitions")
 		})
 	}
 }

@@ -32,12 +32,15 @@ func TestListenerHardeningKeys(t *testing.T) {
 	assert.Equal(t, time.Second, cfg.REST.LingerTimeout)
 	assert.Equal(t, 0, cfg.Security.MaxFailedLogins, "0 turns the throttle off")
 	assert.Equal(t, 10*time.Minute, cfg.Security.FailedLoginWindow)
-	assert.Contains(t, cfg.Redacted(), `gateway.rest.write-timeout: "5s"`)
+	assert.Contains(t, cfg.Redacted(), `gateway.rest.response-write-timeout: "5s"`, "the dump shows the new name")
+	assert.NotContains(t, cfg.Redacted(), "gateway.rest.write-timeout")
 
 	for _, c := range []struct{ yaml, want string }{
 		{"gateway.rest.metadata.max-request-bytes: 0\n", "gateway.rest.metadata.max-request-bytes: invalid byte size"},
 		{"gateway.rest.max-connections-per-address: 0\n", "gateway.rest.max-connections-per-address must be greater than zero"},
 		{"gateway.rest.write-timeout: 0s\n", "gateway.rest.write-timeout"},
+		{"gateway.rest.response-write-timeout: 0s\n", "gateway.rest.response-write-timeout"},
+		{"gateway.rest.response-write-timeout: 5s\ngateway.rest.write-timeout: 6s\n", "gateway.rest.write-timeout"},
 		{"gateway.rest.idle-timeout: 1 parsec\n", "gateway.rest.idle-timeout"},
 		{"gateway.rest.linger-timeout: -1s\n", "gateway.rest.linger-timeout"},
 		{"gateway.security.password.failed-login-window: 2d\n", "gateway.security.password.failed-login-window must be between 1ms and 24h"},

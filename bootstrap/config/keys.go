@@ -45,6 +45,15 @@ const (
 	clusterKeyConnectTO = "connect-timeout"
 	clusterKeyAutoPart  = "write.auto-create-partitions"
 	clusterKeyThrottle  = "write.kv-backpressure.max-throttle"
+	// Writer and lookup tuning (gateway-go extensions).
+	clusterKeyLinger        = "write.linger"
+	clusterKeyKvLinger      = "write.kv-linger"
+	clusterKeyLingerAfter   = "write.linger-after-in-flight"
+	clusterKeyLanes         = "write.lanes"
+	clusterKeyWriteInFlight = "write.max-in-flight-per-bucket"
+	clusterKeyBatchSize     = "write.batch-size"
+	clusterKeyLookupFlight  = "lookup.max-in-flight-per-server"
+	clusterKeyLookupKeys    = "lookup.max-keys-per-request"
 	// KeyReadinessGrace is a gateway-go extension key.
 	KeyReadinessGrace = "gateway.shutdown.readiness-grace"
 	// KeyDocsEnabled switches the API reference page GET /docs (gateway-go key).
@@ -56,7 +65,12 @@ const (
 	KeyMetadataMaxRequestBytes = "gateway.rest.metadata.max-request-bytes"
 	// KeyWriteStreamMaxRows caps the entries of one streamed (NDJSON or
 	// Arrow IPC) write body; a gateway-go key.
-	KeyWriteStreamMaxRows     = "gateway.rest.write.stream.max-rows"
+	KeyWriteStreamMaxRows = "gateway.rest.write.stream.max-rows"
+	// KeyRESTResponseWriteTimeout bounds writing one response.
+	KeyRESTResponseWriteTimeout = "gateway.rest.response-write-timeout"
+	// KeyRESTWriteTimeout is the older name of KeyRESTResponseWriteTimeout
+	// (it sat confusingly beside the gateway.rest.write.* group of the write
+	// route), kept as an alias.
 	KeyRESTWriteTimeout       = "gateway.rest.write-timeout"
 	KeyRESTIdleTimeout        = "gateway.rest.idle-timeout"
 	KeyRESTMaxConnsPerAddress = "gateway.rest.max-connections-per-address"
@@ -235,6 +249,15 @@ func durationEntry[T any](key string, field func(*T) *time.Duration) entry[T] {
 	}
 }
 
+// durationOrZeroEntry is durationEntry that also accepts a zero ("none").
+func durationOrZeroEntry[T any](key string, field func(*T) *time.Duration) entry[T] {
+	return entry[T]{
+		key:    key,
+		apply:  func(t *T, v scalar) (err error) { *field(t), err = v.durationOrZero(); return err },
+		render: func(t *T) string { return FormatDuration(*field(t)) },
+	}
+}
+
 // optionalDuration renders an optional duration, "" when unset.
 func optionalDuration(d time.Duration) string {
 	if d == 0 {
@@ -309,7 +332,8 @@ var globalEntries = append([]entry[Config]{
 	durationEntry("gateway.rest.admission.max-wait", func(c *Config) *time.Duration { return &c.REST.AdmissionMaxWait }),
 	boolEntry(KeyDocsEnabled, func(c *Config) *bool { return &c.REST.DocsEnabled }),
 	sizeEntry(KeyMetadataMaxRequestBytes, func(c *Config) *int64 { return &c.REST.MaxMetadataRequestBytes }),
-	durationEntry(KeyRESTWriteTimeout, func(c *Config) *time.Duration { return &c.REST.WriteTimeout }),
+	durationEntry(KeyRESTResponseWriteTimeout, func(c *Config) *time.Duration { return &c.REST.WriteTimeout }),
+	alias(KeyRESTWriteTimeout, durationEntry(KeyRESTResponseWriteTimeout, func(c *Config) *time.Duration { return &c.REST.WriteTimeout })),
 	durationEntry(KeyRESTIdleTimeout, func(c *Config) *time.Duration { return &c.REST.IdleTimeout }),
 	countEntry(KeyRESTMaxConnsPerAddress, func(c *Config) *int { return &c.REST.MaxConnectionsPerAddress }),
 	durationEntry(KeyRESTLingerTimeout, func(c *Config) *time.Duration { return &c.REST.LingerTimeout }),
@@ -435,6 +459,14 @@ var clusterEntries = []entry[Cluster]{
 	},
 	boolEntry(clusterKeyAutoPart, func(c *Cluster) *bool { return &c.AutoCreatePartitions }),
 	durationEntry(clusterKeyThrottle, func(c *Cluster) *time.Duration { return &c.MaxThrottle }),
+	durationOrZeroEntry(clusterKeyLinger, func(c *Cluster) *time.Duration { return &c.WriteLinger }),
+	durationOrZeroEntry(clusterKeyKvLinger, func(c *Cluster) *time.Duration { return &c.WriteKvLinger }),
+	countEntry(clusterKeyLingerAfter, func(c *Cluster) *int { return &c.WriteLingerAfterInFlight }),
+	countEntry(clusterKeyLanes, func(c *Cluster) *int { return &c.WriteLanes }),
+	countEntry(clusterKeyWriteInFlight, func(c *Cluster) *int { return &c.WriteMaxInFlightPerBucket }),
+	sizeEntry(clusterKeyBatchSize, func(c *Cluster) *int64 { return &c.WriteBatchSize }),
+	countEntry(clusterKeyLookupFlight, func(c *Cluster) *int { return &c.LookupMaxInFlight }),
+	countEntry(clusterKeyLookupKeys, func(c *Cluster) *int { return &c.LookupMaxKeysPerRequest }),
 }
 
 // ClusterKey returns the full key of a per-cluster option, for messages.

@@ -78,17 +78,10 @@ func TestRequestTimeoutAliasAndProfiles(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			opts := Options{Env: tc.env}
-			if tc.file != "" {
-				opts.Path = writeFile(t, tc.file)
-			}
-			cfg, err := Load(opts)
-			if tc.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
+			cfg := loadCase(t, tc.file, tc.env, tc.wantErr)
+			if cfg == nil {
 				return
 			}
-			require.NoError(t, err)
 			tc.check(t, cfg)
 		})
 	}

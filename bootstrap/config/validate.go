@@ -26,7 +26,7 @@ func (c *Config) Validate() error {
 	checkDuration(add, "gateway.rest.header-read-timeout", c.REST.HeaderReadTimeout)
 	checkDuration(add, KeyRequestTimeout, c.REST.RequestTimeout)
 	checkDuration(add, "gateway.rest.admission.max-wait", c.REST.AdmissionMaxWait)
-	checkDuration(add, KeyRESTWriteTimeout, c.REST.WriteTimeout)
+	checkDuration(add, KeyRESTResponseWriteTimeout, c.REST.WriteTimeout)
 	checkDuration(add, KeyRESTIdleTimeout, c.REST.IdleTimeout)
 	checkDuration(add, KeyRESTLingerTimeout, c.REST.LingerTimeout)
 	if c.REST.MemoryBudgetBytes < 0 {
@@ -149,6 +149,7 @@ func (c *Config) validateClusters(add func(string, ...any)) {
 		if cl.ConnectionMax < 0 {
 			add("%s must be greater than zero", key(clusterKeyConnMax))
 		}
+		checkClusterTuning(add, key, &cl)
 		switch cl.Backend {
 		case BackendFluss, BackendMemory:
 		default:
@@ -191,6 +192,47 @@ func (c *Config) validateClusters(add func(string, ...any)) {
 				add("%s user requires %s and %s", key(clusterKeyIdentity), key(clusterKeyAccount), key(clusterKeySecret))
 			}
 		}
+	}
+}
+
+// Bounds of the writer and lookup tuning keys.
+const (
+	maxLinger        = time.Minute
+	maxWriteLanes    = 16
+	maxBatchSize     = 10 << 20 // the writer's MaxRequestSize
+	maxLookupFlight  = 1024
+	maxLookupKeys    = 1 << 20
+	minBatchSize     = 1 << 10
+	maxWriteInFlight = 5 // what an idempotent writer may have (the server keeps 5 batches)
+)
+
+// checkClusterTuning checks the writer and lookup tuning keys of a cluster.
+func checkClusterTuning(add func(string, ...any), key func(string) string, cl *Cluster) {
+	for _, d := range []struct {
+		k string
+		v time.Duration
+	}{{clusterKeyLinger, cl.WriteLinger}, {clusterKeyKvLinger, cl.WriteKvLinger}} {
+		if d.v < 0 || d.v > maxLinger {
+			add("%s must be between 0s and %s", key(d.k), FormatDuration(maxLinger))
+		}
+	}
+	for _, n := range []struct {
+		k        string
+		v        int
+		min, max int
+	}{
+		{clusterKeyLingerAfter, cl.WriteLingerAfterInFlight, 0, maxWriteInFlight},
+		{clusterKeyLanes, cl.WriteLanes, 1, maxWriteLanes},
+		{clusterKeyWriteInFlight, cl.WriteMaxInFlightPerBucket, 1, maxWriteInFlight},
+		{clusterKeyLookupFlight, cl.LookupMaxInFlight, 0, maxLookupFlight},
+		{clusterKeyLookupKeys, cl.LookupMaxKeysPerRequest, 1, maxLookupKeys},
+	} {
+		if n.v < n.min || n.v > n.max {
+			add("%s must be between %d and %d", key(n.k), n.min, n.max)
+		}
+	}
+	if cl.WriteBatchSize < minBatchSize || cl.WriteBatchSize > maxBatchSize {
+		add("%s must be between %s and %s", key(clusterKeyBatchSize), FormatByteSize(minBatchSize), FormatByteSize(maxBatchSize))
 	}
 }
 

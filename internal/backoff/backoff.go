@@ -1,9 +1,11 @@
 // Package backoff is the one retry-wait policy of the gateway: exponential
 // waits (doubling from a first wait up to a cap), optional jitter, and
-// context-aware sleeping. Every hand-written retry loop of the Fluss adapter
-// (the writer's resends, lookup retries, metadata rounds, SASL
-// re-authentication, the metadata cache's catch-up and leader polls) draws
-// its waits from here. It imports only the standard library, so that any
+// context-aware sleeping. Every retry loop of the gateway draws its waits
+// from here: in the Fluss adapter the writer's resends, lookup retries,
+// metadata rounds, SASL re-authentication, the metadata cache's catch-up and
+// leader polls, and the scan adapter's ListOffsets rounds; in the
+// application the Idempotency-Key claim poll and the scan long poll; in the
+// REST adapter the listener's accept retries. It imports only the standard library, so that any
 // layer may use it. The numbers (first wait, cap, jitter) stay each
 // caller's; only the mechanism is shared.
 package backoff

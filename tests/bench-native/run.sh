@@ -66,6 +66,10 @@
 #                             BENCH_LOOKUP_CONCURRENCY (16), BENCH_PREFIX_BATCH (16) prefixes per request
 #   BENCH_FLUSS_DATA          the data directory of a BENCH_BOOTSTRAP cluster (rows per batch)
 #   BENCH_GATEWAY_PORT (28088), plus any FLUSS_GATEWAY__* override for the gateway
+#   BENCH_ARROW (1)           log mode: also the same rows as Arrow IPC stream bodies (Content-Type
+#                             application/vnd.apache.arrow.stream, one record batch of BENCH_ARROW_ENTRIES
+#                             (10000) rows per request × BENCH_ARROW_CONCURRENCY (4)), in the same interleaved
+#                             rounds; reported beside JSON and the Java AppendWriter (Arrow ÷ JSON, Arrow ÷ Java)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -80,28 +84,16 @@ WARM=${BENCH_WARMUP_ROWS:-50000}
 ENTRIES=${BENCH_ENTRIES:-500}
 CONC=${BENCH_CONCURRENCY:-16}
 MODES=${BENCH_MODES:-pk log}
+ARROW=${BENCH_ARROW:-1}
+ARROW_ENTRIES=${BENCH_ARROW_ENTRIES:-10000}
+ARROW_CONC=${BENCH_ARROW_CONCURRENCY:-4}
 GW_PORT=${BENCH_GATEWAY_PORT:-28088}
 PPROF_PORT=${BENCH_PPROF_PORT:-6067}
 RESULTS="$OUT/results.jsonl"
 : > "$RESULTS"
 
-started_cluster=0
-gw_pid=""
-cleanup() {
-  local rc=$?
-  if [[ -n $gw_pid ]] && kill -0 "$gw_pid" 2>/dev/null; then
-    kill -TERM "$gw_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$gw_pid" 2>/dev/null || true
-  fi
-  if [[ $started_cluster == 1 ]]; then
-    echo "==> stopping the benchmark cluster" >&2
-    FLUSS_KEEP_STATE=0 bash deployments/local/fluss-cluster.sh stop >&2 || true
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+GW_RUN_LABEL="the benchmark cluster"
+source tests/lib/gateway-run.sh
 
 # ---------------------------------------------------------------- build
 bash deployments/local/fluss-cluster.sh fetch >&2
@@ -121,9 +113,8 @@ if [[ -z ${BENCH_BOOTSTRAP:-} ]]; then
   export FLUSS_STATE_DIR="$ROOT/.cache/fluss-bench"
   export FLUSS_TABLET_SERVERS=1 FLUSS_REPLICATION_FACTOR=1
   echo "==> benchmark cluster on port $FLUSS_PORT" >&2
-  started_cluster=1
-  out=$(bash deployments/local/fluss-cluster.sh start)
-  BENCH_BOOTSTRAP=$(echo "$out" | sed -n 's/^FLUSS_BOOTSTRAP=//p')
+  gw_cluster_start
+  BENCH_BOOTSTRAP=$GW_RUN_BOOTSTRAP
   BENCH_FLUSS_PIDS=$(cat "$FLUSS_STATE_DIR"/run/*.pid | paste -sd,)
 fi
 BOOT=$BENCH_BOOTSTRAP
@@ -138,12 +129,7 @@ FLUSS_GATEWAY__METRICS__ENABLED=false \
 FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$BOOT \
   "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
 gw_pid=$!
-for i in $(seq 1 150); do
-  curl -fsS "http://127.0.0.1:$GW_PORT/ready" >/dev/null 2>&1 && break
-  kill -0 "$gw_pid" 2>/dev/null || { tail -30 "$OUT/gateway.log" >&2; echo "gateway died" >&2; exit 1; }
-  [[ $i == 150 ]] && { tail -30 "$OUT/gateway.log" >&2; echo "gateway not ready" >&2; exit 1; }
-  sleep 0.2
-done
+gw_await_ready "$GW_PORT" "$OUT/gateway.log" 150
 
 # ---------------------------------------------------------------- runs
 DB="bench_$(date +%s)"
@@ -159,6 +145,9 @@ for mode in $MODES; do
   names=()
   for i in $(seq 1 "$gw_tables"); do names+=("gw_${mode}_$i"); done
   for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("java_${mode}_$i"); done
+  if [[ $mode == log && $ARROW == 1 ]]; then
+    for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("gwa_${mode}_$i"); done
+  fi
   echo "==> creating ${#names[@]} $mode tables in $DB" >&2
   jrun create "$BOOT" "$DB" "$mode" "${names[@]}" >&2
 done
@@ -167,7 +156,7 @@ if [[ ${BENCH_LOOKUP:-1} == 1 && " $MODES " == *" pk "* ]]; then
   LOOKUPS=1
   jrun create "$BOOT" "$DB" pfx pfx_1 >&2
 fi
-declare -A NEXT_GW NEXT_JAVA
+declare -A NEXT_GW NEXT_JAVA NEXT_GWA
 PPROF_ARGS=()
 MAX_LOAD=${BENCH_MAX_LOAD:-1.0}
 load1() { cut -d' ' -f1 /proc/loadavg; }
@@ -191,6 +180,17 @@ gw_run() { # mode kind entries conc rows [rate]: one gateway run, its JSON resul
       -pid "$gw_pid" -fluss-pids "$FPIDS")
   record gateway "$kind" "$mode" "$t" "$l0" "$r"
 }
+gwa_run() { # mode kind: one gateway run with Arrow IPC bodies (log mode), side gateway-arrow
+  local mode=$1 kind=$2 t r l0
+  sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
+  NEXT_GWA[$mode]=$(( ${NEXT_GWA[$mode]:-0} + 1 )); t=gwa_${mode}_${NEXT_GWA[$mode]}
+  echo "$t=$((WARM + ROWS)):$ROWS" >> "$OUT/verify-$mode.txt"
+  r=$("$OUT/load" -mode bench -body arrow -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" -op append \
+      -rows "$ARROW_ENTRIES" -concurrency "$ARROW_CONC" -warmup-rows "$WARM" -total-rows "$ROWS" -timeout 60s \
+      -pid "$gw_pid" -fluss-pids "$FPIDS")
+  record gateway-arrow "$kind" "$mode" "$t" "$l0" "$r"
+}
+arrow_on() { [[ $1 == log && $ARROW == 1 ]]; }
 java_run() { # mode [kind]: one Java client run
   local mode=$1 kind=${2:-main} t r l0
   sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
@@ -221,12 +221,22 @@ lookup_run() { # side key|prefix: one lookup run against gw_pk_1 (key) or pfx_1 
 echo "==> $ROUNDS interleaved rounds per mode ($MODES): $ROWS rows per run after $WARM warm-up rows; gateway $ENTRIES entries × $CONC concurrent" >&2
 if [[ $WARMUP_ROUND == 1 ]]; then
   echo "==> warm-up round (not counted)" >&2
-  for mode in $MODES; do gw_run "$mode" warmup "$ENTRIES" "$CONC" "$ROWS"; java_run "$mode" warmup; done
+  for mode in $MODES; do
+    gw_run "$mode" warmup "$ENTRIES" "$CONC" "$ROWS"; java_run "$mode" warmup
+    if arrow_on "$mode"; then gwa_run "$mode" warmup; fi
+  done
 fi
 for r in $(seq 1 "$ROUNDS"); do
   for mode in $MODES; do
-    if (( r % 2 )); then gw_run "$mode" main "$ENTRIES" "$CONC" "$ROWS"; java_run "$mode"
-    else java_run "$mode"; gw_run "$mode" main "$ENTRIES" "$CONC" "$ROWS"; fi
+    if (( r % 2 )); then
+      gw_run "$mode" main "$ENTRIES" "$CONC" "$ROWS"
+      if arrow_on "$mode"; then gwa_run "$mode" main; fi
+      java_run "$mode"
+    else
+      java_run "$mode"
+      if arrow_on "$mode"; then gwa_run "$mode" main; fi
+      gw_run "$mode" main "$ENTRIES" "$CONC" "$ROWS"
+    fi
   done
 done
 
@@ -367,6 +377,23 @@ for m in modes:
           f"| {med([us(x['rows'], x['fluss_ticks']) for x in g]):.2f} / {med([us(x['rows'], x['fluss_ticks']) for x in j]):.2f} µs "
           f"| {max(x['gateway_hwm_kb'] for x in g) / 1024:.0f} / {jh / 1024:.0f} MiB | {per_batch(gx)} / {per_batch(jx)} |")
 print()
+arrows = [m for m in modes if sel("gateway-arrow", "main", m)]
+if arrows:
+    print("Arrow IPC bodies (issue 25; targets: Arrow ≥ 3× JSON, ≥ 2× the Java AppendWriter):")
+    print()
+    print("| mode | Java client rows/s | gateway JSON rows/s | gateway Arrow IPC rows/s | Arrow ÷ JSON | Arrow ÷ Java | Arrow p50 / p99 ms | Arrow gateway CPU/row | Fluss CPU/row (Arrow runs) | VmHWM gateway | rows per batch Arrow |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for m in arrows:
+        ax, gx, jx = sel("gateway-arrow", "main", m), sel("gateway", "main", m), sel("java", "main", m)
+        a, g, j = res(ax), res(gx), res(jx)
+        ar = med([x["rows_per_s"] for x in a])
+        gr = med([x["rows_per_s"] for x in g]) if g else float("nan")
+        jr = med([x["rows_per_s"] for x in j]) if j else float("nan")
+        print(f"| {name.get(m, m)} | {jr:,.0f} | {gr:,.0f} | {ar:,.0f} | {ratio(ar, gr, ax + gx)} | {ratio(ar, jr, ax + jx)} "
+              f"| {med([x['p50_ms'] for x in a]):.1f} / {med([x['p99_ms'] for x in a]):.1f} "
+              f"| {med([us(x['rows'], x['gateway_ticks']) for x in a]):.2f} µs | {med([us(x['rows'], x['fluss_ticks']) for x in a]):.2f} µs "
+              f"| {max(x['gateway_hwm_kb'] for x in a) / 1024:.0f} MiB | {per_batch(ax)} |")
+    print()
 phases = [("outside", "outside the handler (HTTP, body, answer)"), ("w-encode", "writer: encode + buffer"),
           ("w-queue", "writer: queued for a batch"), ("w-slot", "… of which waiting for an in-flight slot"),
           ("w-build", "writer: batch build + send"), ("w-fluss", "writer: Fluss round trip"),

@@ -28,18 +28,8 @@ MAXROWS=${SCAN_MAX_ROWS:-10000}
 GW_PORT=${BENCH_GATEWAY_PORT:-28088}
 BOOT=${BENCH_BOOTSTRAP:?set BENCH_BOOTSTRAP to a running cluster (deployments/local/fluss-cluster.sh start)}
 
-gw_pid=""
-cleanup() {
-  local rc=$?
-  if [[ -n $gw_pid ]] && kill -0 "$gw_pid" 2>/dev/null; then
-    kill -TERM "$gw_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$gw_pid" 2>/dev/null || true
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+GW_RUN_LABEL="the cluster"
+source tests/lib/gateway-run.sh
 
 HOME_DIR=${FLUSS_HOME:-$ROOT/.cache/fluss}
 CP="$HOME_DIR/$V/client/fluss-client-$V.jar"
@@ -60,12 +50,7 @@ FLUSS_GATEWAY__METRICS__ENABLED=false \
 FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$BOOT \
   "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
 gw_pid=$!
-for i in $(seq 1 150); do
-  curl -fsS "http://127.0.0.1:$GW_PORT/ready" >/dev/null 2>&1 && break
-  kill -0 "$gw_pid" 2>/dev/null || { tail -30 "$OUT/gateway.log" >&2; echo "gateway died" >&2; exit 1; }
-  [[ $i == 150 ]] && { echo "gateway not ready" >&2; exit 1; }
-  sleep 0.2
-done
+gw_await_ready "$GW_PORT" "$OUT/gateway.log" 150
 
 : > "$OUT/results.jsonl"
 for r in $(seq 0 "$ROUNDS"); do # round 0 warms both sides up and is not counted

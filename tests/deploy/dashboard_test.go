@@ -57,8 +57,10 @@ var promLabelsAddedByScrape = map[string]bool{"job": true, "instance": true, "le
 // real Fluss cluster at $FLUSS_BOOTSTRAP, drives catalog calls, writes (with
 // a failing entry) and lookups through it, scrapes its Prometheus listener
 // and checks that every metric family the Grafana dashboard queries is one
-// the gateway exports, and that every label a query aggregates by is a
-// label of one of the query's families.
+// the gateway exports, and that every label a query aggregates by, filters
+// on or (a variable) lists is a label of one of the query's families. The
+// gateway runs with gateway.metrics.table-label.enabled, which the
+// dashboard's Table variable needs (README, Deploy).
 func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	bin, boot := os.Getenv("GATEWAY_BIN"), os.Getenv("FLUSS_BOOTSTRAP")
 	if bin == "" || boot == "" {
@@ -70,7 +72,8 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	rest, metrics := freeAddr(t), freeAddr(t)
 	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(
-		"gateway.rest.listen: %s\ngateway.metrics.exporter.prometheus.listen: %s\ngateway.cluster.default.bootstrap.servers: %s\n",
+		"gateway.rest.listen: %s\ngateway.metrics.exporter.prometheus.listen: %s\ngateway.cluster.default.bootstrap.servers: %s\n"+
+			"gateway.metrics.table-label.enabled: true\n",
 		rest, metrics, boot)), 0o600))
 	var logs bytes.Buffer
 	cmd := exec.Command(bin, "--config", cfg)
@@ -122,12 +125,20 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 		for _, l := range groupingLabels(q.expr) {
 			assert.True(t, labels[l] || promLabelsAddedByScrape[l], "%s: aggregates by %q, which no family of %v has", q.panel, l, names)
 		}
+		for _, l := range matcherLabels(q.expr) {
+			assert.True(t, labels[l] || promLabelsAddedByScrape[l], "%s: filters on %q, which no family of %v has", q.panel, l, names)
+		}
+		if q.label != "" {
+			assert.True(t, labels[q.label] || promLabelsAddedByScrape[q.label], "%s: lists the values of %q, which no family of %v has", q.panel, q.label, names)
+		}
 	}
 	assert.Empty(t, missing, "dashboard queries families the gateway does not export (scrape has %v)", keys(families))
 	t.Logf("%d dashboard queries over %d exported families checked (%d event-only allowed)", len(queries), len(families), len(eventOnly))
 }
 
-type query struct{ panel, expr string }
+// query is one PromQL expression of the dashboard; label is the label a
+// variable's label_values lists.
+type query struct{ panel, expr, label string }
 
 // dashboardQueries returns every PromQL expression of the dashboard: panel
 // targets (rows included) and query variables.
@@ -152,7 +163,7 @@ func dashboardQueries(t *testing.T, path string) []query {
 	}
 	require.NoError(t, json.Unmarshal(raw, &d))
 	var out []query
-	labelValues := regexp.MustCompile(`^label_values\((.*),\s*[a-zA-Z_][a-zA-Z0-9_]*\)$`)
+	labelValues := regexp.MustCompile(`^label_values\((.*),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)$`)
 	for _, v := range d.Templating.List {
 		if v.Type != "query" {
 			continue
@@ -163,7 +174,7 @@ func dashboardQueries(t *testing.T, path string) []query {
 		require.NoError(t, json.Unmarshal(v.Query, &q), v.Name)
 		m := labelValues.FindStringSubmatch(q.Query)
 		require.NotNil(t, m, "variable %s: %q is not label_values(selector, label)", v.Name, q.Query)
-		out = append(out, query{panel: "variable " + v.Name, expr: m[1]})
+		out = append(out, query{panel: "variable " + v.Name, expr: m[1], label: m[2]})
 	}
 	for _, p := range d.Panels {
 		require.Empty(t, p.Panels, "collapsed rows are not parsed: %s", p.Title)
@@ -225,6 +236,18 @@ func groupingLabels(expr string) []string {
 	return out
 }
 
+// matcherLabels returns the label names the expression's selectors match on.
+func matcherLabels(expr string) []string {
+	var out []string
+	name := regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*""`)
+	for _, m := range promMatchers.FindAllString(promString.ReplaceAllString(expr, `""`), -1) {
+		for _, l := range name.FindAllStringSubmatch(m, -1) {
+			out = append(out, l[1])
+		}
+	}
+	return out
+}
+
 // scrape reads a Prometheus text exposition into family -> label names,
 // naming histogram series by their _bucket/_sum/_count names as PromQL does.
 func scrape(t *testing.T, url string) map[string]map[string]bool {
@@ -263,7 +286,8 @@ func exposition(t *testing.T) map[string]map[string]bool {
 	p, err := telemetry.Setup(ctx, telemetry.Options{Prometheus: true, Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Shutdown(ctx) })
-	in, err := telemetry.NewInstrumentation(telemetry.InstrumentationOptions{TracerProvider: p.TracerProvider, MeterProvider: p.MeterProvider})
+	in, err := telemetry.NewInstrumentation(telemetry.InstrumentationOptions{TracerProvider: p.TracerProvider, MeterProvider: p.MeterProvider,
+		TableLabel: true})
 	require.NoError(t, err)
 	table := domain.TablePath{Database: "shop", Table: "orders"}
 	in.Gateway().ObserveRequest(ctx, "POST", "/v1/clusters/{cluster}/databases/{database}/tables/{table}/records", 429, time.Millisecond)
@@ -337,5 +361,19 @@ func TestPromQLMetricNames(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.names, metricNames(tt.expr), tt.expr)
 		assert.Equal(t, tt.labels, groupingLabels(tt.expr), tt.expr)
+	}
+}
+
+func TestPromQLMatcherLabels(t *testing.T) {
+	tests := []struct {
+		expr   string
+		labels []string
+	}{
+		{`sum by (route) (rate(fluss_gateway_rest_requests_total{job=~"$job", x="a{b}", table!~"t=x"}[5m]))`, []string{"job", "x", "table"}},
+		{`max by (instance) (used{c="x"} / capacity)`, []string{"c"}},
+		{`a_total`, nil},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.labels, matcherLabels(tt.expr), tt.expr)
 	}
 }

@@ -30,8 +30,13 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-// lateSlack is how far past its deadline a write may return.
-const lateSlack = 500 * time.Millisecond
+// lateSlack is how far past its deadline an answer may come (issue 28: no
+// answer later than deadline + 250 ms in the fault runs, kills and freezes).
+const lateSlack = 250 * time.Millisecond
+
+// fakeSlack is lateSlack of the tests against the in-process fake, which
+// run inside `make test` beside the race detector on a loaded CI machine.
+const fakeSlack = 500 * time.Millisecond
 
 var bpPath = domain.TablePath{Database: "db", Table: "kv"}
 
@@ -266,7 +271,7 @@ func writeWithin(t *testing.T, w domain.RowWriter, wb *domain.WriteBatch, deadli
 	took := time.Since(start)
 	require.NoError(t, err)
 	require.Len(t, res, len(wb.Entries))
-	assert.LessOrEqual(t, took, deadline+lateSlack, "the write must return by its deadline")
+	assert.LessOrEqual(t, took, deadline+fakeSlack, "the write must return by its deadline")
 	return res, took
 }
 
@@ -481,7 +486,7 @@ func TestDeadlineUnreachableCluster(t *testing.T) {
 			start := time.Now()
 			res, err := sess.Writer().Write(ctx, kvRows(1, 10))
 			took := time.Since(start)
-			assert.LessOrEqual(t, took, deadline+lateSlack, "returned after %s", took)
+			assert.LessOrEqual(t, took, deadline+fakeSlack, "returned after %s", took)
 			if err != nil {
 				t.Logf("%s: request-level error after %s: code %s: %v", name, took.Round(time.Millisecond), domain.AsError(err).Code(), err)
 				return

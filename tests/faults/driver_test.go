@@ -183,6 +183,7 @@ func (s *httpSink) write(ctx context.Context, db, table string, op domain.WriteO
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Fluss-Request-Timeout", strconv.FormatInt(max(timeout.Milliseconds(), 1), 10))
+	sent := time.Now()
 	resp, err := s.client.Do(req)
 	if err != nil {
 		// No answer: the gateway may have written any of them.
@@ -194,6 +195,7 @@ func (s *httpSink) write(ctx context.Context, db, table string, op domain.WriteO
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	lateAnswers.noteIfLate(table, sent, timeout, resp, raw)
 	if resp.StatusCode != http.StatusOK {
 		// A whole-request error: nothing was written (the API's contract),
 		// e.g. 429 admission refused or throttled by KV backpressure, 504
@@ -239,6 +241,82 @@ func (s *httpSink) write(ctx context.Context, db, table string, op domain.WriteO
 		out[i] = v
 	}
 	return out, nil
+}
+
+// lateAnswers keeps what the gateway answered when an answer came later
+// than its deadline + lateSlack: the status, the request id (to find its
+// access log line in the gateway's log), the Server-Timing (where the
+// handler's time went) and the verdict codes, so that a run shows where
+// lateness comes from. runFaults reports them.
+var lateAnswers lateLog
+
+type lateAnswer struct {
+	at             time.Time
+	table          string
+	took, deadline time.Duration
+	status         int
+	requestID      string
+	serverTiming   string
+	outcome        string
+}
+
+type lateLog struct {
+	mu   sync.Mutex
+	list []lateAnswer // the first maxLateKept
+	n    int
+}
+
+const maxLateKept = 40
+
+// noteIfLate notes the answer resp (body raw) to a request to table sent at
+// sent with a deadline of deadline, when it came later than lateSlack past it.
+func (l *lateLog) noteIfLate(table string, sent time.Time, deadline time.Duration, resp *http.Response, raw []byte) {
+	took := time.Since(sent)
+	if took <= deadline+lateSlack {
+		return
+	}
+	outcome := truncate(string(raw), 200)
+	if resp.StatusCode == http.StatusOK {
+		var r struct {
+			Successes []json.RawMessage `json:"successes"`
+			Failures  []struct {
+				ErrorCode string `json:"error_code"`
+				Applied   string `json:"applied"`
+			} `json:"failures"`
+		}
+		if json.Unmarshal(raw, &r) == nil {
+			codes := map[string]int{}
+			for _, f := range r.Failures {
+				codes[f.ErrorCode+"/"+f.Applied]++
+			}
+			outcome = fmt.Sprintf("successes=%d failures: %s", len(r.Successes), fmtCounts(codes))
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n++
+	if len(l.list) < maxLateKept {
+		l.list = append(l.list, lateAnswer{at: sent, table: table, took: took, deadline: deadline, status: resp.StatusCode,
+			requestID: resp.Header.Get("X-Request-Id"), serverTiming: resp.Header.Get("Server-Timing"), outcome: outcome})
+	}
+}
+
+// report logs the late answers noted so far (times relative to start) and
+// forgets them.
+func (l *lateLog) report(t *testing.T, start time.Time) {
+	l.mu.Lock()
+	list, n := l.list, l.n
+	l.list, l.n = nil, 0
+	l.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	t.Logf("answers later than deadline + %s: %d (the first %d):", lateSlack, n, len(list))
+	for _, a := range list {
+		t.Logf("  sent t+%.1fs %s: %s after a %s deadline (+%s): %d %s; request id %s; Server-Timing: %s",
+			a.at.Sub(start).Seconds(), a.table, a.took.Round(time.Millisecond), a.deadline.Round(time.Millisecond),
+			(a.took - a.deadline).Round(time.Millisecond), a.status, a.outcome, a.requestID, a.serverTiming)
+	}
 }
 
 // httpError is a whole-request HTTP error answer.

@@ -82,7 +82,7 @@ func chaos(t *testing.T, e *faultEnv, cycles int, up, down time.Duration, start 
 //   - no entry reported applied "no" is present,
 //   - every entry got exactly one verdict, and every failure says applied
 //     "no" or "unknown",
-//   - every write returned by its deadline (+500 ms),
+//   - every write returned by its deadline (+lateSlack, 250 ms),
 //   - no row was applied twice (idempotent writer).
 //
 // Knobs: FLUSS_FAULTS_CYCLES (6), FLUSS_FAULTS_UP (6s), FLUSS_FAULTS_DOWN
@@ -219,6 +219,7 @@ func runFaults(t *testing.T, e *faultEnv, cycles int, up time.Duration, fault fu
 	for _, ev := range events {
 		t.Log("  " + ev)
 	}
+	lateAnswers.report(t, start)
 	assert.Len(t, events, cycles*3, "every fault cycle completed")
 
 	// Let the cluster settle: every server up, leaders elected.

@@ -22,7 +22,8 @@
 #   FLUSS_FAULTS_METRICS_PORT  serve the gateway's Prometheus metrics there and export
 #                         FLUSS_BP_METRICS_URL (default: metrics off)
 #   FLUSS_FAULTS_SKIP     a `go test -skip` pattern
-#   FLUSS_FAULTS_LOG      where the output is kept ($repo/.cache/faults-last.log)
+#   FLUSS_FAULTS_LOG      where the output is kept ($repo/.cache/faults-last.log; the
+#                         gateway's log next to it, faults-last-gateway.log)
 #   FLUSS_EXTRA_CONF      extra server.yaml lines for the cluster (fluss-cluster.sh)
 #   FLUSS_FAULTS_EXTENDED=1  the extended form: also TestFaultsKillCoordinator, a partitioned
 #                         primary-key table written with upserts, partial updates and deletes
@@ -63,6 +64,9 @@ cleanup() {
     for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.2; done
     kill -KILL "$gw_pid" 2>/dev/null || true
   fi
+  # The gateway's log (access lines by request id: the late answers the
+  # tests list) outlives the state dir.
+  [[ -f $FLUSS_STATE_DIR/log/gateway.log ]] && cp "$FLUSS_STATE_DIR/log/gateway.log" "${LOG%.log}-gateway.log" || true
   echo "==> stopping the fault-test cluster ($FLUSS_STATE_DIR)"
   # A frozen server would ignore TERM until resumed.
   for f in "$FLUSS_STATE_DIR"/run/*.pid; do [[ -s $f ]] && kill -CONT "$(cat "$f")" 2>/dev/null || true; done

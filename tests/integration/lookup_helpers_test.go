@@ -15,10 +15,7 @@ package integration
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,35 +32,12 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-func lkName(prefix string) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "_" + hex.EncodeToString(b[:])
-}
+// lkCreateTable is the writer helpers' wrCreateTable under the name the
+// lookup tests use.
+var lkCreateTable = wrCreateTable
 
 // lkDatabase creates a fresh database with the peer and drops it after the test.
-func lkDatabase(t testing.TB) string {
-	t.Helper()
-	name := lkName("gw_lookup")
-	wrPeer(t, nil, "create-database", name)
-	t.Cleanup(func() { _, _ = wrPeerTry(t, nil, "drop-database", name) })
-	return name
-}
-
-// lkCreateTable creates a table with the peer and waits for its bucket
-// leaders (peerCreateTable); cols are (name, type) pairs in column order.
-func lkCreateTable(t testing.TB, db, table string, cols [][2]string, extra ...string) domain.TablePath {
-	t.Helper()
-	var parts []string
-	for _, c := range cols {
-		n, _ := json.Marshal(c[0])
-		ty, _ := json.Marshal(c[1])
-		parts = append(parts, `{"name":`+string(n)+`,"type":`+string(ty)+`}`)
-	}
-	path := domain.TablePath{Database: db, Table: table}
-	peerCreateTable(t, path, append([]string{"create-table", db, table, "--schema", "[" + strings.Join(parts, ",") + "]"}, extra...))
-	return path
-}
+func lkDatabase(t testing.TB) string { return peerDatabase(t, "gw_lookup") }
 
 // lkUpsert writes rows (JSON objects) with the peer in one call.
 func lkUpsert(t testing.TB, path domain.TablePath, rows []map[string]any) {

@@ -82,9 +82,13 @@ func wrPeerTry(t testing.TB, stdin []byte, args ...string) ([]byte, error) {
 }
 
 // wrDatabase creates a fresh database with the peer and drops it after the test.
-func wrDatabase(t testing.TB) string {
+func wrDatabase(t testing.TB) string { return peerDatabase(t, "gw_write") }
+
+// peerDatabase creates a fresh database named after prefix with the peer and
+// drops it after the test.
+func peerDatabase(t testing.TB, prefix string) string {
 	t.Helper()
-	name := uniqueName("gw_write")
+	name := uniqueName(prefix)
 	wrPeer(t, nil, "create-database", name)
 	t.Cleanup(func() { _, _ = wrPeerTry(t, nil, "drop-database", name) })
 	return name

@@ -28,25 +28,8 @@ OP=${LOAD_OP:-upsert}
 OUT="$ROOT/.cache/load"
 mkdir -p "$OUT"
 
-started_cluster=0
-gw_pid=""
-db=""
-cleanup() {
-  local rc=$?
-  if [[ -n $gw_pid ]] && kill -0 "$gw_pid" 2>/dev/null; then
-    kill -TERM "$gw_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$gw_pid" 2>/dev/null || true
-  fi
-  if [[ -n $db ]]; then bash tests/peer/peer.sh drop-database "$db" >/dev/null 2>&1 || true; fi
-  if [[ $started_cluster == 1 ]]; then
-    echo "==> stopping the load-test cluster"
-    FLUSS_KEEP_STATE=0 bash deployments/local/fluss-cluster.sh stop || true
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+GW_RUN_LABEL="the load-test cluster"
+source tests/lib/gateway-run.sh
 
 if [[ -z "${LOAD_BOOTSTRAP:-}" ]]; then
   export FLUSS_PORT=${LOAD_PORT:-47123} FLUSS_SASL_PORT=${LOAD_SASL_PORT:-47124} FLUSS_ZK_PORT=${LOAD_ZK_PORT:-47181}
@@ -54,10 +37,8 @@ if [[ -z "${LOAD_BOOTSTRAP:-}" ]]; then
   export FLUSS_TABLET_SERVERS=${LOAD_TABLET_SERVERS:-1}
   export FLUSS_REPLICATION_FACTOR=${LOAD_REPLICATION_FACTOR:-$FLUSS_TABLET_SERVERS}
   echo "==> load-test cluster: $FLUSS_TABLET_SERVERS tablet server(s), port $FLUSS_PORT"
-  bash deployments/local/fluss-cluster.sh fetch
-  started_cluster=1
-  out=$(bash deployments/local/fluss-cluster.sh start)
-  LOAD_BOOTSTRAP=$(echo "$out" | sed -n 's/^FLUSS_BOOTSTRAP=//p')
+  gw_cluster_start
+  LOAD_BOOTSTRAP=$GW_RUN_BOOTSTRAP
 fi
 export FLUSS_BOOTSTRAP=$LOAD_BOOTSTRAP
 bash tests/peer/setup.sh >/dev/null
@@ -77,12 +58,7 @@ FLUSS_GATEWAY__METRICS__ENABLED=false \
 FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$FLUSS_BOOTSTRAP \
   "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
 gw_pid=$!
-for i in $(seq 1 100); do
-  curl -fsS "http://127.0.0.1:$GW_PORT/ready" >/dev/null 2>&1 && break
-  kill -0 "$gw_pid" 2>/dev/null || { tail -30 "$OUT/gateway.log"; echo "gateway died" >&2; exit 1; }
-  [[ $i == 100 ]] && { tail -30 "$OUT/gateway.log"; echo "gateway not ready" >&2; exit 1; }
-  sleep 0.2
-done
+gw_await_ready "$GW_PORT" "$OUT/gateway.log"
 
 echo "==> load: $OP into $db.t, ${LOAD_ROWS:-100} rows/request, deadline ${LOAD_DEADLINE:-5s}"
 "$OUT/load" -url "http://127.0.0.1:$GW_PORT" -db "$db" -table t -op "$OP" -pid "$gw_pid" \

@@ -33,34 +33,14 @@ mkdir -p "$OUT"
 short=0
 [[ ${1:-} == --short ]] && short=1
 
-started_cluster=0
-gw_pid=""
-db=""
-cleanup() {
-  local rc=$?
-  if [[ -n $gw_pid ]] && kill -0 "$gw_pid" 2>/dev/null; then
-    kill -TERM "$gw_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$gw_pid" 2>/dev/null || true
-  fi
-  if [[ -n $db ]]; then bash tests/peer/peer.sh drop-database "$db" >/dev/null 2>&1 || true; fi
-  if [[ $started_cluster == 1 ]]; then
-    echo "==> stopping the resource-benchmark cluster"
-    FLUSS_KEEP_STATE=0 bash deployments/local/fluss-cluster.sh stop || true
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+GW_RUN_LABEL="the resource-benchmark cluster"
+source tests/lib/gateway-run.sh
 
 if [[ -z "${FLUSS_BOOTSTRAP:-}" ]]; then
   export FLUSS_PORT=${RES_PORT:-48123} FLUSS_SASL_PORT=${RES_SASL_PORT:-48124} FLUSS_ZK_PORT=${RES_ZK_PORT:-48181}
   export FLUSS_STATE_DIR="$ROOT/.cache/fluss-resources"
-  bash deployments/local/fluss-cluster.sh fetch
-  started_cluster=1
-  out=$(bash deployments/local/fluss-cluster.sh start)
-  FLUSS_BOOTSTRAP=$(echo "$out" | sed -n 's/^FLUSS_BOOTSTRAP=//p')
-  export FLUSS_BOOTSTRAP
+  gw_cluster_start
+  export FLUSS_BOOTSTRAP=$GW_RUN_BOOTSTRAP
 fi
 bash tests/peer/setup.sh >/dev/null
 export FLUSS_PEER=${FLUSS_PEER:-$ROOT/tests/peer/peer.sh}
@@ -82,11 +62,7 @@ $GO build -o "$OUT/resbench" ./tools/resbench
     exec "$OUT/fluss-gateway" --config configs/local.yaml
 ) > "$OUT/gateway.log" 2>&1 &
 gw_pid=$!
-for _ in $(seq 1 100); do
-  curl -fsS "http://127.0.0.1:$GW_PORT/ready" >/dev/null 2>&1 && break
-  kill -0 "$gw_pid" 2>/dev/null || { cat "$OUT/gateway.log"; exit 1; }
-  sleep 0.2
-done
+gw_await_ready "$GW_PORT" "$OUT/gateway.log"
 grep -h '"memory budget"\|"REST connection limits"' "$OUT/gateway.log" || true
 
 args=(-url "http://127.0.0.1:$GW_PORT" -pid "$gw_pid" -db "$db" -user bench -password bench-secret -peer "$FLUSS_PEER")

@@ -30,33 +30,16 @@ METRICS_PORT=${SOAK_METRICS_PORT:-28083}
 OUT="$ROOT/.cache/soak"
 mkdir -p "$OUT"
 
-started_cluster=0
-gw_pid=""
-cleanup() {
-  local rc=$?
-  if [[ -n $gw_pid ]] && kill -0 "$gw_pid" 2>/dev/null; then
-    kill -TERM "$gw_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$gw_pid" 2>/dev/null || true
-  fi
-  if [[ $started_cluster == 1 ]]; then
-    echo "==> stopping the soak cluster"
-    FLUSS_KEEP_STATE=0 bash deployments/local/fluss-cluster.sh stop || true
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+GW_RUN_LABEL="the soak cluster"
+source tests/lib/gateway-run.sh
 
 BOOT=${SOAK_BOOTSTRAP:-${FLUSS_BOOTSTRAP:-}}
 if [[ -z $BOOT ]]; then
   export FLUSS_PORT=${SOAK_PORT:-47323} FLUSS_SASL_PORT=${SOAK_SASL_PORT:-47324} FLUSS_ZK_PORT=${SOAK_ZK_PORT:-47381}
   export FLUSS_STATE_DIR="$ROOT/.cache/fluss-soak" FLUSS_TABLET_SERVERS=1 FLUSS_REPLICATION_FACTOR=1
   echo "==> soak cluster: port $FLUSS_PORT"
-  bash deployments/local/fluss-cluster.sh fetch
-  started_cluster=1
-  out=$(bash deployments/local/fluss-cluster.sh start)
-  BOOT=$(echo "$out" | sed -n 's/^FLUSS_BOOTSTRAP=//p')
+  gw_cluster_start
+  BOOT=$GW_RUN_BOOTSTRAP
 fi
 
 echo "==> gateway on 127.0.0.1:$GW_PORT (metrics :$METRICS_PORT) against $BOOT"
@@ -68,12 +51,7 @@ FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN=127.0.0.1:$METRICS_PORT \
 FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$BOOT \
   "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
 gw_pid=$!
-for i in $(seq 1 100); do
-  curl -fsS "http://127.0.0.1:$GW_PORT/ready" >/dev/null 2>&1 && break
-  kill -0 "$gw_pid" 2>/dev/null || { tail -30 "$OUT/gateway.log"; echo "gateway died" >&2; exit 1; }
-  [[ $i == 100 ]] && { tail -30 "$OUT/gateway.log"; echo "gateway not ready" >&2; exit 1; }
-  sleep 0.2
-done
+gw_await_ready "$GW_PORT" "$OUT/gateway.log"
 
 rate=()
 [[ -n ${SOAK_RATE:-} ]] && rate=(-rate "$SOAK_RATE")

@@ -39,6 +39,7 @@ type benchConfig struct {
 	pprofURL   string        // base URL of the gateway's pprof listener
 	pprofOut   string        // file prefix: <prefix>cpu.pprof, <prefix>allocs.pprof
 	pprofFor   time.Duration // profile length, from the start of the measured part
+	body       string        // json (entries documents) or arrow (Arrow IPC streams, arrowbody.go)
 }
 
 // benchRow appends the JSON object of row i of the bench10 table (see
@@ -122,7 +123,7 @@ func (cl *client) post(body []byte) benchResult {
 	if err != nil {
 		return benchResult{firstErr: err.Error()}
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", cl.contentType)
 	req.Header.Set("X-Fluss-Request-Timeout", strconv.FormatInt(cl.c.timeout.Milliseconds(), 10))
 	start := time.Now()
 	resp, err := cl.http.Do(req)
@@ -138,17 +139,26 @@ func (cl *client) post(body []byte) benchResult {
 		r.firstErr = strconv.Itoa(resp.StatusCode) + " " + truncate(string(raw), 300)
 		return r
 	}
+	type failure struct {
+		ErrorCode string `json:"error_code"`
+		Message   string `json:"message"`
+	}
 	var wr struct {
-		ErrorCount int `json:"error_count"`
-		Failures   []struct {
-			ErrorCode, Message string
-		} `json:"failures"`
+		ErrorCount int       `json:"error_count"`
+		Failures   []failure `json:"failures"`
+		// Arrow IPC answers: failures per record batch.
+		Batches []struct {
+			Failures []failure `json:"failures"`
+		} `json:"batches"`
 	}
 	if err := json.Unmarshal(raw, &wr); err != nil {
 		r.firstErr = "response: " + err.Error()
 		return r
 	}
 	r.failed = wr.ErrorCount
+	for _, b := range wr.Batches {
+		wr.Failures = append(wr.Failures, b.Failures...)
+	}
 	if len(wr.Failures) > 0 {
 		r.firstErr = wr.Failures[0].ErrorCode + ": " + wr.Failures[0].Message
 	}
@@ -300,8 +310,22 @@ func runBench(c config, bc benchConfig) error {
 			flussPids = append(flussPids, n)
 		}
 	}
+	cl.contentType = "application/json"
 	warm := benchBodies(c.op, -int64(bc.warmupRows), 0, c.rows)
 	timed := benchBodies(c.op, 0, int64(bc.totalRows), c.rows)
+	if bc.body == "arrow" {
+		if c.op != "append" {
+			return fmt.Errorf("-body arrow needs -op append")
+		}
+		cl.contentType = "application/vnd.apache.arrow.stream"
+		var err error
+		if warm, err = benchArrowBodies(-int64(bc.warmupRows), 0, c.rows); err != nil {
+			return err
+		}
+		if timed, err = benchArrowBodies(0, int64(bc.totalRows), c.rows); err != nil {
+			return err
+		}
+	}
 	if bc.repeat > 1 {
 		one := timed
 		for range bc.repeat - 1 {

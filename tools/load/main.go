@@ -35,6 +35,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/tools/internal/benchkit"
 )
 
 type config struct {
@@ -53,9 +55,8 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.url, "url", "http://127.0.0.1:8080", "gateway base URL")
-	flag.StringVar(&c.cluster, "cluster", "default", "cluster id")
-	flag.StringVar(&c.db, "db", "load", "database")
+	benchkit.Target{URL: &c.url, Cluster: &c.cluster, DB: &c.db, PID: &c.pid}.Register(flag.CommandLine,
+		"load", "database", "gateway pid: sample its VmRSS every second")
 	flag.StringVar(&c.table, "table", "t", "table: id BIGINT (primary key for upserts), worker INT, payload STRING")
 	flag.StringVar(&c.op, "op", "upsert", "upsert or append")
 	flag.IntVar(&c.rows, "rows", 100, "entries per request")
@@ -66,7 +67,6 @@ func main() {
 	flag.Float64Var(&c.rate, "rate", 0, "overload rate in requests/s (instead of factor × calibrated)")
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Second, "per-request deadline sent as X-Fluss-Request-Timeout")
 	flag.IntVar(&c.maxInflight, "max-inflight", 4096, "open-loop bound on requests in flight")
-	flag.IntVar(&c.pid, "pid", 0, "gateway pid: sample its VmRSS every second")
 	flag.StringVar(&c.jsonOut, "json", "", "write the report as JSON to this file too")
 	flag.StringVar(&c.mode, "mode", "overload", "overload (calibrate + open-loop overload), bench (fixed row count, see bench.go) or bench-lookup (lookup.go)")
 	flag.StringVar(&c.schema, "schema", "", "bench mode: row schema (bench10: the 10-column table of make bench-native)")
@@ -78,6 +78,7 @@ func main() {
 	flag.StringVar(&bc.pprofURL, "pprof", "", "bench mode: base URL of the gateway's pprof listener; CPU and allocation profiles of the measured part")
 	flag.StringVar(&bc.pprofOut, "pprof-out", "gateway-", "bench mode: file prefix of the profiles (<prefix>profile.pprof, <prefix>allocs.pprof)")
 	flag.DurationVar(&bc.pprofFor, "pprof-seconds", 6*time.Second, "bench mode: profile length from the start of the measured part")
+	flag.StringVar(&bc.body, "body", "json", "bench mode: request bodies: json (entries documents) or arrow (Arrow IPC streams, -op append)")
 	var lc lookupConfig
 	flag.IntVar(&lc.keysPerRequest, "keys", 128, "bench-lookup mode: keys (or prefixes) per request")
 	flag.IntVar(&lc.totalKeys, "total-keys", 200_000, "bench-lookup mode: keys looked up in the measured part")
@@ -151,6 +152,8 @@ type client struct {
 	http    *http.Client
 	nextID  atomic.Int64
 	urlPath string
+	// contentType of the bench mode's bodies.
+	contentType string
 }
 
 func (cl *client) body(worker int) []byte {
@@ -446,19 +449,10 @@ type rssSampler struct {
 	wg      sync.WaitGroup
 }
 
+// vmRSS is the resident memory of pid in kB, -1 when unknown.
 func vmRSS(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				n, _ := strconv.Atoi(f[0])
-				return n
-			}
-		}
+	if b := benchkit.Status(pid, "VmRSS"); b >= 0 {
+		return int(b >> 10)
 	}
 	return -1
 }

@@ -43,6 +43,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/tools/internal/benchkit"
 )
 
 type config struct {
@@ -61,12 +63,10 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.url, "url", "http://127.0.0.1:8080", "gateway base URL")
-	flag.StringVar(&c.cluster, "cluster", "default", "cluster id")
-	flag.StringVar(&c.db, "db", "resbench", "database (created)")
+	benchkit.Target{URL: &c.url, Cluster: &c.cluster, DB: &c.db, PID: &c.pid}.Register(flag.CommandLine,
+		"resbench", "database (created)", "gateway pid (for /proc)")
 	flag.StringVar(&c.user, "user", "", "Basic user (password mode)")
 	flag.StringVar(&c.password, "password", "", "Basic password (password mode)")
-	flag.IntVar(&c.pid, "pid", 0, "gateway pid (for /proc)")
 	flag.StringVar(&c.points, "points", "500x16,2000x16,10000x16,500x64,2000x64,10000x64", "entries×concurrency points")
 	flag.StringVar(&c.kinds, "kinds", "pk,log", "table kinds")
 	flag.IntVar(&c.rowsPerPoint, "rows", 200_000, "rows per write point (at least one round of requests)")
@@ -555,28 +555,7 @@ func (b *bench) bigBodyPoint() error {
 		fmt.Fprintf(&body, `{"id":"%d","append":{"k":%d,"note":"%s"}}`, i, i, note)
 	}
 	body.WriteString(`]}`)
-	r := result{point: fmt.Sprintf("%d MiB bodies × %d", body.Len()>>20, b.c.bigBodies), otherStatus: map[int]int64{}}
-	var ok, unknown, s429 atomic.Int64
-	s := startSampler(b.c.pid)
-	start := time.Now()
-	codes := b.burst(b.c.bigBodies, 1, func() (int, error) {
-		out, err := b.write("big", body.Bytes(), false)
-		ok.Add(int64(out.ok))
-		unknown.Add(int64(out.unknown))
-		s429.Add(int64(out.status429))
-		for code := range out.other {
-			return code, err
-		}
-		return 200, err
-	})
-	r.seconds = time.Since(start).Seconds()
-	s.finish(&r)
-	r.fill(codes)
-	r.rows, r.status429 = ok.Load(), r.status429+s429.Load()
-	r.landed = b.checkLanded("big", ok.Load(), unknown.Load(), int64(b.c.bigBodies*entries), &r)
-	b.checkRSS(&r)
-	b.rows = append(b.rows, r)
-	return nil
+	return b.bodyBurst(fmt.Sprintf("%d MiB bodies × %d", body.Len()>>20, b.c.bigBodies), "big", body.Bytes(), false, b.c.bigBodies, entries)
 }
 
 // gzipPoint: concurrent gzip bodies that expand about 300 times (rows whose
@@ -601,12 +580,19 @@ func (b *bench) gzipPoint() error {
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 	_, _ = zw.Write(raw.Bytes())
 	_ = zw.Close()
-	r := result{point: fmt.Sprintf("gzip bodies %d KiB → %d MiB × %d", gz.Len()>>10, raw.Len()>>20, b.c.gzBodies), otherStatus: map[int]int64{}}
+	return b.bodyBurst(fmt.Sprintf("gzip bodies %d KiB → %d MiB × %d", gz.Len()>>10, raw.Len()>>20, b.c.gzBodies), "gz", gz.Bytes(), true, b.c.gzBodies, entries)
+}
+
+// bodyBurst sends body to table from n concurrent senders, once each
+// (b.burst), and records the point: rows acknowledged, 429s, other statuses,
+// whether the acknowledged rows landed (entries rows per body) and the RSS.
+func (b *bench) bodyBurst(point, table string, body []byte, gzipped bool, n, entries int) error {
+	r := result{point: point, otherStatus: map[int]int64{}}
 	var ok, unknown, s429 atomic.Int64
 	s := startSampler(b.c.pid)
 	start := time.Now()
-	codes := b.burst(b.c.gzBodies, 1, func() (int, error) {
-		out, err := b.write("gz", gz.Bytes(), true)
+	codes := b.burst(n, 1, func() (int, error) {
+		out, err := b.write(table, body, gzipped)
 		ok.Add(int64(out.ok))
 		unknown.Add(int64(out.unknown))
 		s429.Add(int64(out.status429))
@@ -619,7 +605,7 @@ func (b *bench) gzipPoint() error {
 	s.finish(&r)
 	r.fill(codes)
 	r.rows, r.status429 = ok.Load(), r.status429+s429.Load()
-	r.landed = b.checkLanded("gz", ok.Load(), unknown.Load(), int64(b.c.gzBodies*entries), &r)
+	r.landed = b.checkLanded(table, ok.Load(), unknown.Load(), int64(n*entries), &r)
 	b.checkRSS(&r)
 	b.rows = append(b.rows, r)
 	return nil
@@ -811,26 +797,10 @@ func (b *bench) do(method, p, body string, out any) error {
 
 // /proc helpers.
 
-func readStatus(pid int, field string) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
+// readStatus is a /proc/<pid>/status size in bytes, 0 when unknown.
+func readStatus(pid int, field string) int64 { return max(benchkit.Status(pid, field), 0) }
 
-func countFDs(pid int) int {
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return 0
-	}
-	return len(ents)
-}
+// countFDs is the open descriptors of pid, 0 when unknown.
+func countFDs(pid int) int { return max(benchkit.FDs(pid), 0) }
 
 func isComma(r rune) bool { return r == ',' }

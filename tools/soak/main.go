@@ -43,6 +43,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/tools/internal/benchkit"
 )
 
 type config struct {
@@ -59,11 +61,9 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.url, "url", "http://127.0.0.1:8080", "gateway base URL")
+	benchkit.Target{URL: &c.url, Cluster: &c.cluster, DB: &c.db, PID: &c.pid}.Register(flag.CommandLine,
+		fmt.Sprintf("soak_%d", time.Now().Unix()), "database to create and use", "gateway process id (RSS and fds from /proc); 0: not reported")
 	flag.StringVar(&c.metrics, "metrics", "", "the gateway's Prometheus /metrics URL (goroutines); empty: not reported")
-	flag.StringVar(&c.cluster, "cluster", "default", "cluster id")
-	flag.StringVar(&c.db, "db", fmt.Sprintf("soak_%d", time.Now().Unix()), "database to create and use")
-	flag.IntVar(&c.pid, "pid", 0, "gateway process id (RSS and fds from /proc); 0: not reported")
 	flag.IntVar(&c.concurrency, "concurrency", 16, "workers during calibration; at most this many requests in flight")
 	flag.IntVar(&c.rows, "rows", 20, "rows per write, keys per lookup")
 	flag.DurationVar(&c.calibrate, "calibrate", 20*time.Second, "calibration (closed loop) duration")
@@ -370,19 +370,8 @@ type sample struct {
 func (d *driver) sample() sample {
 	s := sample{rss: -1, fds: -1, goroutines: -1}
 	if d.c.pid > 0 {
-		if f, err := os.Open(fmt.Sprintf("/proc/%d/status", d.c.pid)); err == nil {
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-					kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-					s.rss = kb * 1024
-				}
-			}
-			_ = f.Close()
-		}
-		if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", d.c.pid)); err == nil {
-			s.fds = int64(len(ents))
-		}
+		s.rss = benchkit.Status(d.c.pid, "VmRSS")
+		s.fds = int64(benchkit.FDs(d.c.pid))
 	}
 	if d.c.metrics != "" {
 		if resp, err := d.client.Get(d.c.metrics); err == nil {

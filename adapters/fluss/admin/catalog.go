@@ -3,7 +3,7 @@
 // error codes translated into domain errors.
 //
 // JSON payloads (database_json, table_json, data_type_json) are written and
-// read with the domain's Fluss JSON serde (domain/fluss_json.go). The catalog
+// read with the Fluss JSON serde (adapters/fluss/serde). The catalog
 // does not validate its input beyond what is needed to build a request; the
 // application validates, and the server's own rejections come back as
 // KindInvalidArgument.

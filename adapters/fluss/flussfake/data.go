@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta/metatest"
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
@@ -25,11 +26,13 @@ import (
 //     upserts its key, one without deletes it; a value is stored as the
 //     batch's schema id followed by the row, and Lookup returns that; PrefixLookup
 //     returns the values whose key starts with the prefix, in key order;
-//   - log batches must decode and are counted, not kept (no scan API).
+//   - log batches must decode and are counted, not kept (no scan API);
+//   - writer ids and batch sequences follow the leader's idempotence rule
+//     (metatest.Sequences, shared with the writer's fake): a resend of a
+//     recent batch is a success not applied again, a gap is
+//     OUT_OF_ORDER_SEQUENCE; metatest.Contract holds both fakes to it.
 //
-// Writer ids and batch sequences are accepted without the idempotence
-// checks (those live in adapters/fluss/meta/metatest, which the writer's own
-// tests use), and partial updates overwrite the whole value.
+// Partial updates overwrite the whole value.
 
 type bucketKey struct {
 	table     int64
@@ -41,6 +44,7 @@ type dataStore struct {
 	kv         map[bucketKey]map[string][]byte
 	logRecords map[bucketKey]int
 	nextWriter int64
+	sequences  metatest.Sequences[bucketKey]
 }
 
 func (c *Cluster) registerData() {
@@ -154,7 +158,13 @@ func (c *Cluster) putKv(node int32, req *flusspb.PutKvRequest) *flusspb.PutKvRes
 				code, msg = wire.CodeCorruptRecordException, err.Error()
 			}
 		}
+		appended := false
 		if code == 0 {
+			if code, appended = c.data.sequences.Check(b, kb.WriterID, kb.BatchSequence); code != 0 {
+				msg = fmt.Sprintf("Out of order batch sequence %d of writer %d.", kb.BatchSequence, kb.WriterID)
+			}
+		}
+		if appended {
 			m := c.data.kv[b]
 			if m == nil {
 				m = make(map[string][]byte)
@@ -185,17 +195,25 @@ func (c *Cluster) produceLog(node int32, req *flusspb.ProduceLogRequest) *flussp
 	for _, br := range req.GetBucketsReq() {
 		b := bucketOf(req.GetTableId(), br.PartitionId, br.GetBucketId())
 		code, msg := c.checkBucketLocked(node, b)
+		var base *int64
 		if code == 0 {
 			lb, _, err := record.ReadLogBatch(br.GetRecords())
+			appended := false
 			if err != nil {
 				code, msg = wire.CodeCorruptRecordException, err.Error()
-			} else {
+			} else if code, appended = c.data.sequences.Check(b, lb.WriterID, lb.BatchSequence); code != 0 {
+				msg = fmt.Sprintf("Out of order batch sequence %d of writer %d.", lb.BatchSequence, lb.WriterID)
+			}
+			if appended {
+				// The batch's records take the next offsets of the bucket's
+				// log; the answer names the first (base_offset).
+				base = proto.Int64(int64(c.data.logRecords[b]))
 				c.data.logRecords[b] += int(lb.RecordCount)
 			}
 		}
 		ec, em := errFields(code, msg)
 		resp.BucketsResp = append(resp.BucketsResp, &flusspb.PbProduceLogRespForBucket{
-			PartitionId: br.PartitionId, BucketId: br.BucketId, ErrorCode: ec, ErrorMessage: em})
+			PartitionId: br.PartitionId, BucketId: br.BucketId, ErrorCode: ec, ErrorMessage: em, BaseOffset: base})
 	}
 	return resp
 }

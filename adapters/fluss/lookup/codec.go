@@ -189,15 +189,22 @@ func positionsIn(cols, names []string) ([]int, error) {
 // key; its bucket key is a prefix of the physical primary key (the primary
 // key minus partition keys) and not all of it; cols are the bucket key, in
 // order, plus every partition key (anywhere).
-func (c *codec) prefixShape(cols []string) *prefixShape {
+//
+// inPartition is for a prefix looked up in one named partition
+// (domain.PrefixLookupRequest.Partition): cols are then the bucket key
+// alone, without any partition column.
+func (c *codec) prefixShape(cols []string, inPartition bool) *prefixShape {
 	key := strings.Join(cols, "\x00")
+	if inPartition {
+		key += "\x01"
+	}
 	c.mu.RLock()
 	s, ok := c.prefixes[key]
 	c.mu.RUnlock()
 	if ok {
 		return s
 	}
-	s = c.newPrefixShape(cols)
+	s = c.newPrefixShape(cols, inPartition)
 	c.mu.Lock()
 	if len(c.prefixes) >= 64 {
 		clear(c.prefixes)
@@ -207,7 +214,7 @@ func (c *codec) prefixShape(cols []string) *prefixShape {
 	return s
 }
 
-func (c *codec) newPrefixShape(cols []string) *prefixShape {
+func (c *codec) newPrefixShape(cols []string, inPartition bool) *prefixShape {
 	s := &prefixShape{}
 	invalid := func(format string, args ...any) *prefixShape {
 		s.err = domain.InvalidArgument("prefix lookup on table `%s`: "+format, append([]any{c.path}, args...)...)
@@ -234,8 +241,14 @@ func (c *codec) newPrefixShape(cols []string) *prefixShape {
 		return invalid("the bucket key %v is not a prefix of the primary key %v without partition columns; "+
 			"Fluss can only look up prefixes that are the bucket key", c.bucketKeys, c.physPK)
 	}
+	if inPartition && len(c.partKeys) == 0 {
+		return invalid("the table is not partitioned")
+	}
 	for _, pk := range c.partKeys {
-		if !slices.Contains(cols, pk) {
+		if inPartition && slices.Contains(cols, pk) {
+			return invalid("prefix_columns %v must not contain the partition column `%s` when the partition is named", cols, pk)
+		}
+		if !inPartition && !slices.Contains(cols, pk) {
 			return invalid("prefix_columns %v must contain every partition column %v", cols, c.partKeys)
 		}
 	}

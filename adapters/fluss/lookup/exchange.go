@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sync"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
@@ -53,8 +51,7 @@ type nodeGroup struct {
 	node    meta.ServerNode
 	n       int // number of buckets
 	buckets []*bucketGroup
-	lookup  *flusspb.LookupResponse
-	prefix  *flusspb.PrefixLookupResponse
+	answers []bucketAnswer // per-bucket answers of the request
 	err     error
 }
 
@@ -308,52 +305,22 @@ func (x *exchange) attempt(ctx context.Context, pending []int) ([]int, error) {
 	return retry, nil
 }
 
-// send builds and sends the request of one node.
+// send sends the keys of one node's buckets, through the coalescer (which
+// may merge them with other calls' keys for the same server and table).
 func (x *exchange) send(ctx context.Context, ng *nodeGroup) {
-	n := len(ng.buckets)
-	ids := make([]int32, n)
-	pids := make([]int64, n)
+	buckets := make([]bucketKeys, len(ng.buckets))
 	keys := make([][]byte, 0, x.countKeys(ng))
-	dest := meta.Dest{Kind: meta.ToNode, Node: ng.node.ID, Addr: ng.node.Addr()}
 	for k, g := range ng.buckets {
-		ids[k], pids[k] = g.bucket, g.part
-	}
-	// Keys of all buckets share one backing array; each bucket gets its
-	// sub-slice (capacity-capped, so appends cannot spill over).
-	slice := func(g *bucketGroup) [][]byte {
+		// Keys of all buckets share one backing array; each bucket gets
+		// its sub-slice (capacity-capped, so appends cannot spill over).
 		start := len(keys)
 		for _, i := range g.items {
 			keys = append(keys, x.key(i))
 		}
-		return keys[start:len(keys):len(keys)]
+		buckets[k] = bucketKeys{part: g.part, bucket: g.bucket, keys: keys[start:len(keys):len(keys)]}
 	}
-	if x.prefix {
-		pbs := make([]flusspb.PbPrefixLookupReqForBucket, n)
-		req := &flusspb.PrefixLookupRequest{TableId: proto.Int64(x.c.tableID), BucketsReq: make([]*flusspb.PbPrefixLookupReqForBucket, n)}
-		for k, g := range ng.buckets {
-			pb := &pbs[k]
-			pb.BucketId, pb.Keys = &ids[k], slice(g)
-			if g.part != meta.NoPartition {
-				pb.PartitionId = &pids[k]
-			}
-			req.BucketsReq[k] = pb
-		}
-		ng.prefix = &flusspb.PrefixLookupResponse{}
-		ng.err = x.l.call.Call(ctx, dest, wire.KeyPrefixLookup, req, ng.prefix)
-		return
-	}
-	pbs := make([]flusspb.PbLookupReqForBucket, n)
-	req := &flusspb.LookupRequest{TableId: proto.Int64(x.c.tableID), BucketsReq: make([]*flusspb.PbLookupReqForBucket, n)}
-	for k, g := range ng.buckets {
-		pb := &pbs[k]
-		pb.BucketId, pb.Keys = &ids[k], slice(g)
-		if g.part != meta.NoPartition {
-			pb.PartitionId = &pids[k]
-		}
-		req.BucketsReq[k] = pb
-	}
-	ng.lookup = &flusspb.LookupResponse{}
-	ng.err = x.l.call.Call(ctx, dest, wire.KeyLookup, req, ng.lookup)
+	dest := meta.Dest{Kind: meta.ToNode, Node: ng.node.ID, Addr: ng.node.Addr()}
+	ng.answers, ng.err = x.l.co.do(ctx, dest, lineKey{node: ng.node.ID, table: x.c.tableID, prefix: x.prefix}, buckets)
 }
 
 func (x *exchange) countKeys(ng *nodeGroup) int {
@@ -403,20 +370,7 @@ func (x *exchange) handle(ctx context.Context, ng *nodeGroup, groups []bucketGro
 		return retry, nil
 	}
 
-	var answers []bucketAnswer
-	if x.prefix {
-		answers = make([]bucketAnswer, 0, len(ng.prefix.GetBucketsResp()))
-		for _, r := range ng.prefix.GetBucketsResp() {
-			answers = append(answers, bucketAnswer{part: partOf(r.PartitionId), bucket: r.GetBucketId(),
-				code: r.ErrorCode, msg: r.GetErrorMessage(), lists: r.GetValueLists(), count: len(r.GetValueLists())})
-		}
-	} else {
-		answers = make([]bucketAnswer, 0, len(ng.lookup.GetBucketsResp()))
-		for _, r := range ng.lookup.GetBucketsResp() {
-			answers = append(answers, bucketAnswer{part: partOf(r.PartitionId), bucket: r.GetBucketId(),
-				code: r.ErrorCode, msg: r.GetErrorMessage(), values: r.GetValues(), count: len(r.GetValues())})
-		}
-	}
+	answers := ng.answers
 	for k := range answers {
 		a := &answers[k]
 		k, ok := index[physBucket{a.part, a.bucket}]

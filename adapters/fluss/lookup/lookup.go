@@ -2,31 +2,20 @@ package lookup
 
 import (
 	"context"
-	"sync"
+	"math"
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-// Metadata is what lookups need from the table metadata cache; *meta.Cache
+// Metadata is what the package needs from the table metadata cache: the
+// read paths' meta.Source, and TableByID so that codecs of tables the
+// cache no longer holds are dropped (meta.PerTable); *meta.Cache
 // implements it.
 type Metadata interface {
-	// Table returns the (possibly cached) metadata of a table.
-	Table(ctx context.Context, path domain.TablePath) (*meta.Table, error)
-	// Reload fetches the metadata of a table now.
-	Reload(ctx context.Context, path domain.TablePath) (*meta.Table, error)
-	// Schema returns schema id of table t (GetTableSchema for old ones).
-	Schema(ctx context.Context, t *meta.Table, schemaID int32) (domain.Schema, error)
-	// Partition resolves a partition name to its id; a missing partition is
-	// a partition_not_found *domain.Error.
-	Partition(ctx context.Context, t *meta.Table, name string, create bool) (int64, error)
-	// Leader returns the leader of a bucket, ok false when unknown.
-	Leader(tableID, partitionID int64, bucket int32) (meta.ServerNode, bool)
-	// RefreshLeaders fetches the bucket leaders of one physical table.
-	RefreshLeaders(ctx context.Context, tableID, partitionID int64) error
-	// InvalidateLeaders forgets the bucket leaders of one physical table.
-	InvalidateLeaders(tableID, partitionID int64)
+	meta.Source
+	meta.TableHolder
 }
 
 var _ Metadata = (*meta.Cache)(nil)
@@ -50,6 +39,15 @@ type Options struct {
 	// it doubles per attempt up to MaxRetryBackoff (DefaultMaxRetryBackoff).
 	RetryBackoff    time.Duration
 	MaxRetryBackoff time.Duration
+	// MaxInFlightPerServer bounds the Lookup (and, apart, PrefixLookup)
+	// requests of one table in flight to one tablet server
+	// (DefaultMaxInFlightPerServer); the keys of calls that find the bound
+	// reached wait and go together in one request when one is answered
+	// (coalesce.go). Negative: no bound, every call sends its own request.
+	MaxInFlightPerServer int
+	// MaxKeysPerRequest bounds the keys of one coalesced request
+	// (DefaultMaxKeysPerRequest); a single call's request may exceed it.
+	MaxKeysPerRequest int
 }
 
 func (o Options) withDefaults() Options {
@@ -63,11 +61,21 @@ func (o Options) withDefaults() Options {
 		o.MaxRetryBackoff = DefaultMaxRetryBackoff
 	}
 	o.MaxRetryBackoff = max(o.MaxRetryBackoff, o.RetryBackoff)
+	if o.MaxInFlightPerServer == 0 {
+		o.MaxInFlightPerServer = DefaultMaxInFlightPerServer
+	}
+	if o.MaxInFlightPerServer < 0 {
+		o.MaxInFlightPerServer = math.MaxInt
+	}
+	if o.MaxKeysPerRequest <= 0 {
+		o.MaxKeysPerRequest = DefaultMaxKeysPerRequest
+	}
 	return o
 }
 
 // Lookuper is the domain.Lookup of one cluster connection. It is safe for
-// concurrent use and holds no goroutines of its own.
+// concurrent use; its only goroutines send coalesced requests that waited
+// (coalesce.go) and end with them.
 //
 // Whole-request rules: Lookup and PrefixLookup return an error (and no
 // response) when the table cannot be resolved (not found, re-created, a
@@ -79,14 +87,9 @@ type Lookuper struct {
 	call meta.Caller
 	md   Metadata
 	opts Options
+	co   *coalescer
 
-	mu     sync.Mutex
-	codecs map[codecKey]*codec
-}
-
-type codecKey struct {
-	tableID  int64
-	schemaID int32
+	codecs *meta.PerTable[*codec] // of the tables md holds
 }
 
 var _ domain.Lookup = (*Lookuper)(nil)
@@ -95,7 +98,9 @@ var _ domain.Lookup = (*Lookuper)(nil)
 // tables, partitions, leaders and schemas through md (usually a *meta.Cache
 // over the same call).
 func New(call meta.Caller, md Metadata, opts Options) *Lookuper {
-	return &Lookuper{call: call, md: md, opts: opts.withDefaults(), codecs: make(map[codecKey]*codec)}
+	opts = opts.withDefaults()
+	return &Lookuper{call: call, md: md, opts: opts, co: newCoalescer(call, opts.MaxInFlightPerServer, opts.MaxKeysPerRequest),
+		codecs: meta.NewPerTable[*codec](md, 1024)}
 }
 
 // codecFor resolves the table and returns the codec rendering rows in schema
@@ -118,10 +123,7 @@ func (l *Lookuper) codecFor(ctx context.Context, path domain.TablePath, tableID 
 	if schemaID <= 0 {
 		schemaID = t.Info.SchemaID
 	}
-	key := codecKey{t.ID(), schemaID}
-	l.mu.Lock()
-	c, ok := l.codecs[key]
-	l.mu.Unlock()
+	c, ok := l.codecs.Get(t.ID(), schemaID)
 	if ok && c.table == t {
 		return c, nil
 	}
@@ -132,12 +134,7 @@ func (l *Lookuper) codecFor(ctx context.Context, path domain.TablePath, tableID 
 	if c, err = newCodec(t, schemaID, schema); err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
-	if len(l.codecs) >= 1024 {
-		clear(l.codecs)
-	}
-	l.codecs[key] = c
-	l.mu.Unlock()
+	l.codecs.Put(t.ID(), schemaID, c)
 	return c, nil
 }
 
@@ -207,7 +204,7 @@ func (l *Lookuper) PrefixLookup(ctx context.Context, req *domain.PrefixLookupReq
 	if err != nil {
 		return nil, err
 	}
-	shape := c.prefixShape(req.PrefixColumns)
+	shape := c.prefixShape(req.PrefixColumns, req.Partition != "")
 	if shape.err != nil {
 		return nil, shape.err
 	}
@@ -217,6 +214,11 @@ func (l *Lookuper) PrefixLookup(ctx context.Context, req *domain.PrefixLookupReq
 	}
 	x := newExchange(l, c, true, len(req.Prefixes))
 	x.encodeAll(&shape.keyShape, req.Prefixes)
+	if req.Partition != "" {
+		for i := range x.items {
+			x.items[i].part = req.Partition
+		}
+	}
 	if err := x.run(ctx); err != nil {
 		return nil, err
 	}

@@ -147,6 +147,28 @@ func TestPrefixLookupPartitioned(t *testing.T) {
 	})
 	assert.Equal(t, domain.KindInvalidArgument, domain.KindOf(err))
 	assert.ErrorContains(t, err, "partition column")
+
+	// Without the partition column but with the partition named
+	// (PrefixLookupRequest.Partition): that partition only; a partition that
+	// does not exist finds nothing; naming both is refused.
+	for _, tc := range []struct {
+		part string
+		want int
+	}{{"d2", 3}, {"d1", 3}, {"d9", 0}} {
+		resp, err := e.lk.PrefixLookup(ctx(t), &domain.PrefixLookupRequest{
+			Table: kt.path, PrefixColumns: []string{"a"}, Prefixes: [][]domain.Datum{{i64(1)}}, Partition: tc.part,
+		})
+		require.NoError(t, err, tc.part)
+		require.Nil(t, resp.Results[0].Err, tc.part)
+		require.Len(t, resp.Results[0].Rows, tc.want, tc.part)
+		for _, rw := range resp.Results[0].Rows {
+			assert.Equal(t, tc.part, string(rw[1].Bytes))
+		}
+	}
+	_, err = e.lk.PrefixLookup(ctx(t), &domain.PrefixLookupRequest{
+		Table: kt.path, PrefixColumns: []string{"a", "dt"}, Prefixes: [][]domain.Datum{{i64(1), str("d1")}}, Partition: "d1",
+	})
+	assert.ErrorContains(t, err, "must not contain the partition column")
 }
 
 func TestPrefixLookupValidation(t *testing.T) {

@@ -26,11 +26,18 @@ func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*doma
 	if err != nil {
 		return nil, err
 	}
+	if slices.ContainsFunc(req.Columns, func(c int) bool { return c >= len(t.Info.Descriptor.Schema.Columns) }) {
+		// A column added since the metadata was cached (the caller's
+		// definition is newer): reload once.
+		if t, err = s.md.Reload(ctx, req.Table); err != nil {
+			return nil, meta.DomainError(err, fmt.Sprintf("table `%s`", req.Table))
+		}
+	}
 	plan, err := s.newPlan(ctx, t, req.Columns)
 	if err != nil {
 		return nil, err
 	}
-	out := &domain.FetchLogResponse{TableID: t.ID(), Buckets: make([]domain.FetchedBucket, len(req.Positions))}
+	out := &domain.FetchLogResponse{TableID: t.ID(), SchemaID: t.Info.SchemaID, Buckets: make([]domain.FetchedBucket, len(req.Positions))}
 	for i, p := range req.Positions {
 		out.Buckets[i] = domain.FetchedBucket{LogBucket: p.LogBucket, FetchOffset: p.Offset, NextOffset: p.Offset,
 			HighWatermark: -1, LogStartOffset: -1}
@@ -211,6 +218,9 @@ func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, f
 		b = b[size:]
 		recs, next, err := s.decodeBatch(ctx, t, plan, batch, fb.NextOffset, limit)
 		if err != nil {
+			if domain.IsStaleDefinition(err) {
+				return err // a batch of a newer schema: the caller reads again with it
+			}
 			return &domain.Error{Kind: domain.KindBackend,
 				Message: fmt.Sprintf("%s: the log batch at offset %d cannot be read: %v", where(t.Path(), fb.LogBucket), fb.NextOffset, err), Cause: err}
 		}
@@ -335,15 +345,41 @@ func (s *Scanner) newPlan(ctx context.Context, t *meta.Table, columns []int) (*p
 		seen[c] = true
 		p.want = append(p.want, cur.Columns[c])
 	}
-	// Fluss projects by position of the current schema; push down only
-	// while every batch has that schema (the table's first one).
-	if format == logArrow && t.Info.SchemaID <= 1 {
+	if format == logArrow && s.pushable(ctx, t, columns) {
 		for _, c := range columns {
 			p.pushdown = append(p.pushdown, int32(c))
 		}
 		slices.Sort(p.pushdown)
 	}
 	return p, nil
+}
+
+// pushable reports whether the projection can be pushed to the tablet
+// servers. They project each batch by position within the batch's own
+// schema (apache/fluss v0.9.1 fluss-common FileLogProjection), and refuse
+// a position the batch's schema does not have (error 34,
+// INVALID_COLUMN_PROJECTION, "Projected fields [0, 3] is out of bound for
+// schema with 3 fields", seen on 0.9.1). Columns are only ever added last
+// (apache/fluss SchemaUpdate: ADD COLUMN ... LAST is the only column
+// change, 0.9.1 and 1.0), so a position names the same column in every
+// schema that has it, and every schema has the positions of the table's
+// first schema (id 1): the projection is pushed when it stays within
+// those. Otherwise the servers send whole rows, decoded by each batch's
+// schema and projected here.
+func (s *Scanner) pushable(ctx context.Context, t *meta.Table, columns []int) bool {
+	if t.Info.SchemaID <= 1 {
+		return true
+	}
+	first, err := s.md.Schema(ctx, t, 1)
+	if err != nil {
+		return false
+	}
+	for _, c := range columns {
+		if c >= len(first.Columns) {
+			return false
+		}
+	}
+	return true
 }
 
 // project maps a decoded row onto the requested columns.
@@ -364,12 +400,20 @@ func (p *plan) decoder(ctx context.Context, s *Scanner, t *meta.Table, schemaID 
 		return d, nil
 	}
 	var src domain.Schema
-	if schemaID == t.Info.SchemaID {
+	switch {
+	case schemaID == t.Info.SchemaID:
 		src = p.current
-	} else {
-		if p.pushdown != nil {
-			return nil, fmt.Errorf("a projected batch of schema %d while the table has schema %d", schemaID, t.Info.SchemaID)
+	case schemaID > t.Info.SchemaID:
+		// Written after the schema this read was planned with (a column
+		// was added since the metadata was cached): the wanted columns
+		// may miss a new one. Reload the table, and let the caller plan
+		// again with the new schema.
+		if _, err := s.md.Reload(ctx, t.Path()); err != nil {
+			return nil, meta.DomainError(err, fmt.Sprintf("table `%s`", t.Path()))
 		}
+		return nil, domain.NewStaleDefinition(&domain.StaleDefinitionError{Table: t.Path(),
+			UsedTableID: t.ID(), TableID: t.ID(), UsedSchemaID: t.Info.SchemaID, SchemaID: schemaID})
+	default:
 		var err error
 		if src, err = s.md.Schema(ctx, t, schemaID); err != nil {
 			return nil, err
@@ -377,9 +421,17 @@ func (p *plan) decoder(ctx context.Context, s *Scanner, t *meta.Table, schemaID 
 	}
 	cols := src.Columns
 	if p.pushdown != nil {
-		cols = make([]domain.Column, len(p.pushdown))
-		for i, c := range p.pushdown {
-			cols[i] = src.Columns[c]
+		// The tablet server projects each batch by the pushed positions
+		// within the batch's own schema, keeping those it has, in
+		// ascending order (apache/fluss v0.9.1 fluss-common
+		// FileLogProjection#createProjectionInfo): a batch of an older
+		// schema lacks the columns added since. Columns are matched to
+		// the wanted ones by id below.
+		cols = make([]domain.Column, 0, len(p.pushdown))
+		for _, c := range p.pushdown {
+			if int(c) < len(src.Columns) {
+				cols = append(cols, src.Columns[c])
+			}
 		}
 	}
 	d, err := newBatchDecoder(p.format, cols, s.opts.MaxBufferSize)

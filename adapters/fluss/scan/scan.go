@@ -14,19 +14,9 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
 )
 
-// Metadata is what the scanner needs from the table metadata cache;
-// *meta.Cache implements it.
-type Metadata interface {
-	Table(ctx context.Context, path domain.TablePath) (*meta.Table, error)
-	Reload(ctx context.Context, path domain.TablePath) (*meta.Table, error)
-	Schema(ctx context.Context, t *meta.Table, schemaID int32) (domain.Schema, error)
-	Partition(ctx context.Context, t *meta.Table, name string, create bool) (int64, error)
-	Leader(tableID, partitionID int64, bucket int32) (meta.ServerNode, bool)
-	RefreshLeaders(ctx context.Context, tableID, partitionID int64) error
-	InvalidateLeaders(tableID, partitionID int64)
-}
-
-var _ Metadata = (*meta.Cache)(nil)
+// Metadata is what the package needs from the table metadata cache
+// (meta.Source, shared with the other read path); *meta.Cache implements it.
+type Metadata = meta.Source
 
 // Defaults of Options.
 const (

@@ -384,8 +384,11 @@ func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 	}
 	kept := make([]*rec, 0, len(bt.recs))
 	var row []domain.Datum
+	rows := 0
 	for _, r := range bt.recs {
-		if enc != nil {
+		if r.req.chunks != nil {
+			err = appendChunk(ab, r) // columnar.go
+		} else if enc != nil {
 			err = enc.AppendEncoded(r.value())
 		} else if row, err = c.rowDec.DecodeRow(row, r.value()); err == nil {
 			err = ab.Append(row)
@@ -396,6 +399,7 @@ func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 			continue
 		}
 		kept = append(kept, r)
+		rows += r.rows()
 	}
 	out.kept = kept
 	if len(kept) == 0 {
@@ -408,7 +412,7 @@ func (w *Writer) buildArrow(c *codec, bt *batch, out *builtBatch) {
 		return
 	}
 	out.data = data
-	out.count = int32(len(kept))
+	out.count = int32(rows)
 }
 
 // finishBuildLocked installs the output of build into bt. It reports false
@@ -486,8 +490,11 @@ func (w *Writer) failRecsLocked(recs []*rec, err error) {
 }
 
 // completeBatchLocked resolves a batch the server accepted (or reported as a
-// duplicate of one it accepted).
-func (w *Writer) completeBatchLocked(bt *batch) {
+// duplicate of one it accepted). at is the offset the answer gave, when it
+// gave one (at.Known): the batch's base offset for a log batch, the
+// changelog's end offset after it for a KV batch; each row's verdict
+// carries its own position from it (domain.WrittenAt).
+func (w *Writer) completeBatchLocked(bt *batch, at domain.WrittenAt) {
 	b := bt.b
 	w.removeInflightLocked(bt)
 	if !w.opts.DisableIdempotence && bt.writerID == b.writerID && bt.writerID == w.writerID {
@@ -495,9 +502,19 @@ func (w *Writer) completeBatchLocked(bt *batch) {
 			b.lastAcked = bt.seq
 		}
 	}
-	for _, r := range bt.recs {
+	for i, r := range bt.recs {
 		if r.state == recBatched && r.batch == bt {
-			w.resolveLocked(r, domain.EntryResult{})
+			var res domain.EntryResult
+			if at.Known {
+				// bt.recs are the batch's records in order (build keeps
+				// only those it wrote), so i is the row's index in it.
+				res.At = domain.WrittenAt{Known: true, Partition: r.enc.partName, Bucket: b.key.bucket,
+					Offset: at.Offset, Exact: bt.log}
+				if bt.log {
+					res.At.Offset += int64(i)
+				}
+			}
+			w.resolveLocked(r, res)
 		}
 	}
 	w.releaseBatch(bt)

@@ -50,18 +50,18 @@ var codeNames = map[wire.ErrorCode]string{
 // already needs no entry; an unknown one counts as `unavailable` when the
 // entry is retryable and `backend` otherwise (domain.EntryResult.Official).
 var entryKinds = map[string]domain.EntryKind{
-	"record_too_large":        "limit_exceeded",
-	"corrupt_record":          "invalid_argument",
-	"invalid_record":          "invalid_argument",
-	"invalid_target_column":   "invalid_argument",
-	"not_primary_key_table":   "invalid_argument",
-	"deletion_disabled":       "failed_precondition",
-	"schema_not_found":        "unavailable",
-	"unknown_table_or_bucket": "unavailable",
-	"leader_not_available":    "unavailable",
-	"not_leader_or_follower":  "unavailable",
-	"not_enough_replicas":     "unavailable",
-	"network":                 "unavailable",
+	"record_too_large":        domain.EntryLimitExceeded,
+	"corrupt_record":          domain.EntryInvalidArgument,
+	"invalid_record":          domain.EntryInvalidArgument,
+	"invalid_target_column":   domain.EntryInvalidArgument,
+	"not_primary_key_table":   domain.EntryInvalidArgument,
+	"deletion_disabled":       domain.EntryFailedPrecondition,
+	"schema_not_found":        domain.EntryUnavailable,
+	"unknown_table_or_bucket": domain.EntryUnavailable,
+	"leader_not_available":    domain.EntryUnavailable,
+	"not_leader_or_follower":  domain.EntryUnavailable,
+	"not_enough_replicas":     domain.EntryUnavailable,
+	"network":                 domain.EntryUnavailable,
 }
 
 // withKinds gives every failed verdict its official kind (entryKinds, then

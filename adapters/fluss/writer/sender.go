@@ -310,7 +310,7 @@ func (w *Writer) dispatchLocked(ready []drained, now time.Time) []*sendReq {
 		}
 		sr.batches = append(sr.batches, bt)
 		sr.bytes += len(bt.data)
-		sr.rows += len(bt.recs)
+		sr.rows += int(bt.count)
 	}
 	return out
 }
@@ -379,6 +379,9 @@ func (w *Writer) send(ctx context.Context, sr *sendReq) {
 		code     *int32
 		message  string
 		pressure float32
+		// offset: ProduceLog's base_offset, PutKv's log_end_offset (nil when
+		// the answer has none).
+		offset *int64
 	}
 	var resps []bucketResp
 	var err error
@@ -396,7 +399,7 @@ func (w *Writer) send(ctx context.Context, sr *sendReq) {
 		var resp flusspb.PutKvResponse
 		if err = w.call.Call(ctx, dest, wire.KeyPutKv, req, &resp); err == nil {
 			for _, r := range resp.GetBucketsResp() {
-				resps = append(resps, bucketResp{r.PartitionId, r.GetBucketId(), r.ErrorCode, r.GetErrorMessage(), r.GetPressure()})
+				resps = append(resps, bucketResp{r.PartitionId, r.GetBucketId(), r.ErrorCode, r.GetErrorMessage(), r.GetPressure(), r.LogEndOffset})
 			}
 		}
 	} else {
@@ -412,7 +415,7 @@ func (w *Writer) send(ctx context.Context, sr *sendReq) {
 		var resp flusspb.ProduceLogResponse
 		if err = w.call.Call(ctx, dest, wire.KeyProduceLog, req, &resp); err == nil {
 			for _, r := range resp.GetBucketsResp() {
-				resps = append(resps, bucketResp{r.PartitionId, r.GetBucketId(), r.ErrorCode, r.GetErrorMessage(), 0})
+				resps = append(resps, bucketResp{r.PartitionId, r.GetBucketId(), r.ErrorCode, r.GetErrorMessage(), 0, r.BaseOffset})
 			}
 		}
 	}
@@ -458,7 +461,11 @@ func (w *Writer) send(ctx context.Context, sr *sendReq) {
 				}
 			default:
 				if bt.state == batchInAir {
-					w.completeBatchLocked(bt)
+					var at domain.WrittenAt
+					if o := resps[i].offset; o != nil && *o >= 0 {
+						at = domain.WrittenAt{Known: true, Offset: *o}
+					}
+					w.completeBatchLocked(bt, at)
 				}
 			}
 			// The pressure field (Fluss 1.0) throttles the bucket whatever
@@ -576,7 +583,7 @@ func (w *Writer) batchFailedLocked(bt *batch, code wire.ErrorCode, msg string, a
 	bt.lastCode, bt.lastMsg = code, msg
 	idem := !w.opts.DisableIdempotence
 	if code == wire.CodeDuplicateSequenceException {
-		w.completeBatchLocked(bt)
+		w.completeBatchLocked(bt, domain.WrittenAt{}) // the answer gives no offset for a duplicate
 		return
 	}
 	canRetry := retriable ||

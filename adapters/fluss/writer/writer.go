@@ -26,8 +26,7 @@ type Writer struct {
 	meta *meta.Cache
 	buf  *bufferPool
 
-	codecMu sync.Mutex
-	codecs  map[codecKey]*codec
+	codecs *meta.PerTable[*codec] // of the tables w.meta holds
 
 	// mu guards everything below and the state of requests, records,
 	// buckets and batches.
@@ -64,11 +63,6 @@ type Writer struct {
 
 var _ domain.RowWriter = (*Writer)(nil)
 
-type codecKey struct {
-	tableID  int64
-	schemaID int32
-}
-
 // physKey identifies a physical table: a table or one of its partitions.
 type physKey struct {
 	table int64
@@ -90,7 +84,7 @@ func New(call meta.Caller, cache *meta.Cache, opts Options) *Writer {
 		call:       call,
 		meta:       cache,
 		buf:        newBufferPool(o.BufferMemory),
-		codecs:     make(map[codecKey]*codec),
+		codecs:     meta.NewPerTable[*codec](cache, 4096),
 		buckets:    make(map[bucketKey]*bucket),
 		active:     make(map[*bucket]struct{}),
 		sticky:     make(map[physKey]int32),
@@ -146,6 +140,9 @@ type request struct {
 
 	// urgent: the batch asked to be sent without linger (WriteBatch.Urgent).
 	urgent bool
+	// Columnar writes (columnar.go): the rows, and the rows of each record.
+	cols   *domain.ColumnarRows
+	chunks []columnChunk
 	// Timeline (only when the caller asked for one, tl != nil): the Write
 	// call's start, when its rows were queued, the batch that resolved its
 	// rows last and how many batches did, and that batch's answer time.
@@ -197,6 +194,9 @@ func (r *rec) value() []byte {
 // re-created with another id, unknown schema, writer closed. Every other
 // failure is a per-entry verdict.
 func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.EntryResult, error) {
+	if wb.Columns != nil {
+		return w.writeColumns(ctx, wb) // columnar.go
+	}
 	n := len(wb.Entries)
 	results := make([]domain.EntryResult, n)
 	if n == 0 {
@@ -406,12 +406,34 @@ func estimateArena(wb *domain.WriteBatch) int {
 	// request of wide strings grew the arena by append many times over
 	// (Go grows large slices by 1.25x), allocating about five times the
 	// rows' size (issue 21).
-	n := len(wb.Entries) * 16 * len(wb.Entries[0].Row)
-	for i := range wb.Entries {
-		n += variableBytes(wb.Entries[i].Row)
+	//
+	// The variable bytes of a large request are estimated from a sample of
+	// arenaSample rows, plus an eighth: summing every row read
+	// each row's Datums once more before encoding read them again (1.7 %
+	// of the gateway's CPU at 500 × 16 PK upserts). Rows that differ from
+	// the sample only make append grow the arena.
+	entries := len(wb.Entries)
+	n := entries * 16 * len(wb.Entries[0].Row)
+	if entries <= arenaSample {
+		for i := range wb.Entries {
+			n += variableBytes(wb.Entries[i].Row)
+		}
+		return n
 	}
-	return n
+	// One row from each of arenaSample equal strides, at an offset that
+	// moves from stride to stride (so rows that repeat with the stride's
+	// period are not the only ones read).
+	stride := entries / arenaSample
+	v := 0
+	for j := range arenaSample {
+		v += variableBytes(wb.Entries[j*stride+(j*7919)%stride].Row)
+	}
+	v = v * entries / arenaSample
+	return n + v + v/8
 }
+
+// arenaSample is the number of rows estimateArena reads of a large request.
+const arenaSample = 64
 
 // variableBytes sums the byte lengths of the values of row (nested
 // included).
@@ -455,10 +477,7 @@ func (w *Writer) codecFor(ctx context.Context, wb *domain.WriteBatch) (*codec, e
 	if schemaID <= 0 && wb.TableID == 0 {
 		schemaID = t.Info.SchemaID
 	}
-	key := codecKey{t.ID(), schemaID}
-	w.codecMu.Lock()
-	c, ok := w.codecs[key]
-	w.codecMu.Unlock()
+	c, ok := w.codecs.Get(t.ID(), schemaID)
 	if ok && c.table == t {
 		return c, nil
 	}
@@ -469,12 +488,7 @@ func (w *Writer) codecFor(ctx context.Context, wb *domain.WriteBatch) (*codec, e
 	if c, err = newCodec(t, schemaID, schema, w.opts.Arrow); err != nil {
 		return nil, err
 	}
-	w.codecMu.Lock()
-	if len(w.codecs) > 4096 {
-		clear(w.codecs)
-	}
-	w.codecs[key] = c
-	w.codecMu.Unlock()
+	w.codecs.Put(t.ID(), schemaID, c)
 	return c, nil
 }
 
@@ -634,7 +648,7 @@ func (w *Writer) resolveLocked(r *rec, res domain.EntryResult) {
 	if req.finished {
 		return
 	}
-	req.results[r.idx] = res
+	req.setResults(r, res)
 	req.pending--
 	if req.pending == 0 && !req.expiring {
 		w.finishLocked(req)
@@ -664,7 +678,7 @@ func (w *Writer) fillTimelineLocked(req *request) {
 	tl.Queue = max(0, bt.created.Sub(req.enqAt))
 	tl.Slot = min(bt.slotWait, tl.Queue) // the bucket may have waited before these rows came
 	tl.Attempts = bt.attempts
-	tl.BatchRows = len(bt.recs)
+	tl.BatchRows = int(bt.count)
 	tl.InFlight = bt.inflightAtSend
 	if !bt.callAt.IsZero() {
 		tl.Build = bt.callAt.Sub(bt.created)

@@ -113,18 +113,23 @@ type Cluster struct {
 	nextWriter int64
 	calls      map[wire.APIKey]int
 	batches    []Batch
-	state      map[BucketRef]map[int64][]int32 // accepted sequences per writer (last 5)
+	sequences  Sequences[BucketRef]
 	inflight   map[BucketRef]int
 	maxInfl    map[BucketRef]int
 	nextPartID int64
+	// logEnd is each bucket's log end offset: a log batch takes the next
+	// RecordCount offsets, a KV batch one changelog record per KV record
+	// (the real server writes one or two per upsert, none for a delete of
+	// a missing key).
+	logEnd map[BucketRef]int64
 }
 
 // New returns a fake with tablet servers 1..n and coordinator 0.
 func New(n int) *Cluster {
 	c := &Cluster{
 		tables: make(map[domain.TablePath]*Table), calls: make(map[wire.APIKey]int),
-		state: make(map[BucketRef]map[int64][]int32), inflight: make(map[BucketRef]int),
-		maxInfl: make(map[BucketRef]int), nextWriter: 1000, nextPartID: 500,
+		inflight: make(map[BucketRef]int),
+		maxInfl:  make(map[BucketRef]int), nextWriter: 1000, nextPartID: 500,
 	}
 	for i := 1; i <= n; i++ {
 		c.Nodes = append(c.Nodes, int32(i))
@@ -404,8 +409,9 @@ func (c *Cluster) write(ctx context.Context, to meta.Dest, key wire.APIKey, req,
 		}
 	}
 	type answer struct {
-		code wire.ErrorCode
-		msg  string
+		code   wire.ErrorCode
+		msg    string
+		offset *int64 // base_offset (ProduceLog) or log_end_offset (PutKv)
 	}
 	answers := make([]answer, len(reqs))
 	for i, br := range reqs {
@@ -424,24 +430,34 @@ func (c *Cluster) write(ctx context.Context, to meta.Dest, key wire.APIKey, req,
 			}
 		}
 		if err != nil {
-			answers[i] = answer{wire.CodeCorruptRecordException, err.Error()}
+			answers[i] = answer{code: wire.CodeCorruptRecordException, msg: err.Error()}
 		} else if c.BucketError != nil {
 			if code := c.BucketError(to.Node, refs[i], b.Seq); code != 0 {
-				answers[i] = answer{code, "injected"}
+				answers[i] = answer{code: code, msg: "injected"}
 			}
 		}
 		c.mu.Lock()
 		if answers[i].code == 0 {
 			if t := c.tableByID(tableID); t == nil {
-				answers[i] = answer{wire.CodeUnknownTableOrBucketException, "unknown table"}
+				answers[i] = answer{code: wire.CodeUnknownTableOrBucketException, msg: "unknown table"}
 			} else if l := t.Leaders; int(br.bucket) >= len(l) || l[br.bucket] != to.Node {
-				answers[i] = answer{wire.CodeNotLeaderOrFollower, "not the leader"}
+				answers[i] = answer{code: wire.CodeNotLeaderOrFollower, msg: "not the leader"}
 			}
 		}
-		if answers[i].code == 0 && b.WriterID != record.NoWriterID {
-			answers[i].code, b.Appended = c.sequenceLocked(refs[i], b.WriterID, b.Seq)
-		} else if answers[i].code == 0 {
-			b.Appended = true
+		if answers[i].code == 0 {
+			answers[i].code, b.Appended = c.sequences.Check(refs[i], b.WriterID, b.Seq)
+		}
+		if b.Appended {
+			if c.logEnd == nil {
+				c.logEnd = make(map[BucketRef]int64)
+			}
+			if key == wire.KeyPutKv {
+				c.logEnd[refs[i]] += int64(len(b.KV))
+				answers[i].offset = proto.Int64(c.logEnd[refs[i]])
+			} else {
+				answers[i].offset = proto.Int64(c.logEnd[refs[i]])
+				c.logEnd[refs[i]] += int64(b.Log.RecordCount)
+			}
 		}
 		b.Outcome = answers[i].code
 		c.batches = append(c.batches, b)
@@ -468,11 +484,12 @@ func (c *Cluster) write(ctx context.Context, to meta.Dest, key wire.APIKey, req,
 				}
 			}
 			r.BucketsResp = append(r.BucketsResp, &flusspb.PbPutKvRespForBucket{
-				PartitionId: br.part, BucketId: proto.Int32(br.bucket), ErrorCode: code, ErrorMessage: msg, Pressure: pressure})
+				PartitionId: br.part, BucketId: proto.Int32(br.bucket), ErrorCode: code, ErrorMessage: msg, Pressure: pressure,
+				LogEndOffset: a.offset})
 		} else {
 			r := resp.(*flusspb.ProduceLogResponse)
 			r.BucketsResp = append(r.BucketsResp, &flusspb.PbProduceLogRespForBucket{
-				PartitionId: br.part, BucketId: proto.Int32(br.bucket), ErrorCode: code, ErrorMessage: msg})
+				PartitionId: br.part, BucketId: proto.Int32(br.bucket), ErrorCode: code, ErrorMessage: msg, BaseOffset: a.offset})
 		}
 	}
 	return nil
@@ -485,34 +502,6 @@ func (c *Cluster) tableByID(id int64) *Table {
 		}
 	}
 	return nil
-}
-
-// sequenceLocked applies the 0.9.1 leader's rule for one batch.
-func (c *Cluster) sequenceLocked(b BucketRef, writer int64, seq int32) (wire.ErrorCode, bool) {
-	ws, ok := c.state[b]
-	if !ok {
-		ws = make(map[int64][]int32)
-		c.state[b] = ws
-	}
-	seqs := ws[writer]
-	for _, s := range seqs {
-		if s == seq {
-			return 0, false // duplicate of a recent batch: success, not applied again
-		}
-	}
-	last := int32(-1)
-	if len(seqs) > 0 {
-		last = seqs[len(seqs)-1]
-	}
-	if seq != last+1 {
-		return wire.CodeOutOfOrderSequenceException, false
-	}
-	seqs = append(seqs, seq)
-	if len(seqs) > 5 {
-		seqs = seqs[1:]
-	}
-	ws[writer] = seqs
-	return 0, true
 }
 
 // ErrLost is what AfterWrite hooks return for a lost response.

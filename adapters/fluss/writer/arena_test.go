@@ -1,0 +1,88 @@
+package writer
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta/metatest"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// TestEstimateArena: the sampled arena estimate of a large request stays
+// close to the estimate from every row (16 bytes per value plus every
+// variable byte), above it by at most its margin for uniform rows and within
+// a bounded error for uneven ones; small requests read every row. The
+// encoded size is logged next to it.
+func TestEstimateArena(t *testing.T) {
+	fake := metatest.New(1)
+	fake.AddTable(benchTable())
+	cache := meta.New(fake, meta.Options{})
+	tb, err := cache.Table(context.Background(), domain.TablePath{Database: "db", Table: "bench"})
+	require.NoError(t, err)
+	c, err := newCodec(tb, tb.Info.SchemaID, tb.Info.Descriptor.Schema, nil)
+	require.NoError(t, err)
+	exact := func(wb *domain.WriteBatch) int {
+		n := len(wb.Entries) * 16 * len(wb.Entries[0].Row)
+		for i := range wb.Entries {
+			n += variableBytes(wb.Entries[i].Row)
+		}
+		return n
+	}
+	uneven := func(i int64) []domain.Datum {
+		r := benchRow(i)
+		r[1].Bytes = []byte(strings.Repeat("x", int(i%7)*40)) // 0..240 bytes, cycling
+		return r
+	}
+	tests := []struct {
+		name     string
+		rows     int
+		row      func(int64) []domain.Datum
+		min, max float64 // bounds of estimate / exact
+	}{
+		{"one row", 1, benchRow, 1, 1},
+		{"small, every row read", arenaSample, uneven, 1, 1},
+		{"500 uniform rows, sampled", 500, benchRow, 1, 1.125},
+		{"500 uneven rows, sampled", 500, uneven, 0.9, 1.25},
+		{"10,000 uneven rows, sampled", 10_000, uneven, 0.9, 1.25},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wb := &domain.WriteBatch{Entries: make([]domain.WriteEntry, tc.rows)}
+			for i := range wb.Entries {
+				wb.Entries[i] = domain.WriteEntry{Op: domain.OpUpsert, Row: tc.row(int64(i))}
+			}
+			est := estimateArena(wb)
+			var arena []byte
+			for i := range wb.Entries {
+				arena, _, _, err = c.encode(arena, &wb.Entries[i], nil)
+				require.NoError(t, err)
+			}
+			ref := exact(wb)
+			assert.GreaterOrEqual(t, float64(est), tc.min*float64(ref), "estimate %d, from every row %d", est, ref)
+			assert.LessOrEqual(t, float64(est), tc.max*float64(ref), "estimate %d, from every row %d", est, ref)
+			t.Logf("estimate %d bytes, from every row %d, encoded %d", est, ref, len(arena))
+		})
+	}
+}
+
+// BenchmarkEstimateArena measures the arena estimate of a 500-row request
+// (the benchmark's request size), per row.
+func BenchmarkEstimateArena(b *testing.B) {
+	wb := &domain.WriteBatch{Entries: make([]domain.WriteEntry, 500)}
+	for i := range wb.Entries {
+		wb.Entries[i] = domain.WriteEntry{Op: domain.OpUpsert, Row: benchRow(int64(i))}
+	}
+	n := 0
+	for b.Loop() {
+		n += estimateArena(wb)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(wb.Entries)), "ns/row")
+	if n == 0 {
+		b.Fatal("no estimate")
+	}
+}

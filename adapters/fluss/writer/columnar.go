@@ -1,0 +1,235 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// Columnar appends (WriteBatch.Columns): the rows of a log table arrive column
+// by column in the table's Arrow layout (an Arrow IPC record batch a client
+// sent, domain.ColumnarRows) and reach the ARROW log batch without a Datum or
+// an encoded row per row. The write is cut into chunks of consecutive rows of
+// about a batch size each; a chunk is one queued record of the request (one
+// rec), so everything the writer does with records applies to a chunk as a
+// whole, and its verdict is given to each of its rows:
+//
+//   - Bucket: a table without a bucket key has no per-row bucket, so a chunk
+//     goes to the sticky bucket as one record (the Java client's
+//     StickyBucketAssigner gives a whole batch's worth of rows to one bucket
+//     too); rows of other requests and chunks share batches as usual.
+//   - Build: the sender copies a chunk's columns into the batch's Arrow
+//     builder (arrowlog.Builder.AppendColumns: a copy per column, bitmaps
+//     shifted, offsets rebased) and compresses with the table's codec.
+//   - Verdicts, deadline, retries, idempotence, memory: as for any record;
+//     a chunk's rows share its verdict (the rows of a batch always do).
+//
+// Only log tables in the ARROW format (the default) without ARRAY, MAP or
+// ROW columns, without partitions and without a bucket key take columnar
+// rows (domain.ColumnarAppendable); Write refuses others as a whole (unsupported), and
+// callers send such rows as entries.
+
+// columnChunk is the rows [from, to) of a columnar write: the record of
+// request.recs with the same index.
+type columnChunk struct{ from, to int }
+
+// columnAppender is implemented by Arrow builders that take columnar rows
+// (arrowlog.Builder for flat schemas).
+type columnAppender interface {
+	AppendColumns(cols *domain.ColumnarRows, from, to int) error
+}
+
+// columnarCodecErr says why rows of codec c cannot be written as columns.
+func columnarCodecErr(c *codec) error {
+	switch {
+	case c.pk:
+		return fmt.Errorf("table `%s` has a primary key", c.path)
+	case c.logFmt != logArrow:
+		return fmt.Errorf("table `%s` is not in the ARROW log format", c.path)
+	case c.arrowErr != nil:
+		return c.arrowErr
+	case c.arrowEnc == nil:
+		return fmt.Errorf("table `%s` has nested columns", c.path)
+	case len(c.partPos) > 0:
+		return fmt.Errorf("table `%s` is partitioned", c.path)
+	case !c.noBucketKey:
+		return fmt.Errorf("table `%s` has a bucket key", c.path)
+	}
+	return nil
+}
+
+// writeColumns is Write for a batch of columnar rows (wb.Columns).
+func (w *Writer) writeColumns(ctx context.Context, wb *domain.WriteBatch) ([]domain.EntryResult, error) {
+	cols := wb.Columns
+	n := cols.Rows
+	if n < 0 {
+		return nil, domain.InvalidArgument("columnar rows: %d rows", n)
+	}
+	results := make([]domain.EntryResult, n)
+	if n == 0 {
+		return results, nil
+	}
+	if wb.PartialUpdateColumns != nil || len(wb.Entries) > 0 {
+		return nil, domain.InvalidArgument("columnar rows take no entries and no partial_update_columns")
+	}
+	w.mu.Lock()
+	closed := w.closing
+	w.mu.Unlock()
+	if closed {
+		return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Message: "the writer is closed"}
+	}
+	c, err := w.codecFor(ctx, wb)
+	if err != nil {
+		return nil, err
+	}
+	if err := columnarCodecErr(c); err != nil {
+		var de *domain.Error
+		if errors.As(err, &de) {
+			return nil, err
+		}
+		return nil, &domain.Error{Kind: domain.KindUnsupported, Message: "columnar appends: " + err.Error()}
+	}
+	if err := c.arrowEnc.CheckColumns(cols); err != nil {
+		return nil, err
+	}
+	req := &request{ctx: ctx, codec: c, results: results, cols: cols, done: make(chan struct{})}
+	if req.tl = domain.WriteTimelineFrom(ctx); req.tl != nil {
+		req.start = w.opts.Now()
+	}
+	req.deadline, req.hasDeadline = ctx.Deadline()
+	req.urgent = wb.Urgent
+	req.compat = compatKey(c.schemaID, nil)
+	defer func() {
+		withKinds(results)
+		w.report(c.path, results)
+	}()
+
+	// Chunks of about a batch size (at least one row each).
+	total := c.arrowEnc.ColumnsSize(cols, 0, n)
+	per := n
+	if total > w.opts.BatchSize {
+		per = max(1, int(int64(n)*int64(w.opts.BatchSize)/int64(total)))
+	}
+	count := (n + per - 1) / per
+	req.chunks = make([]columnChunk, 0, count)
+	req.recs = make([]rec, count)
+	for i := range req.recs {
+		from := i * per
+		to := min(from+per, n)
+		req.chunks = append(req.chunks, columnChunk{from, to})
+		r := &req.recs[i]
+		r.req, r.idx = req, int32(i)
+		r.enc.bucket = -1
+		r.part = meta.NoPartition
+		r.size = int32(min(c.arrowEnc.ColumnsSize(cols, from, to), 1<<30))
+		r.state = recQueued
+		req.pending++
+	}
+
+	// The columns stay with the caller; the reservation covers the copy
+	// the batches make of them.
+	req.reserved = int64(total) + int64(count)*recOverhead
+	if err := w.buf.acquire(ctx, req.reserved); err != nil {
+		msg, retryable := "no buffer space for the request's rows before its deadline", true
+		if errors.Is(err, errTooLarge) {
+			msg = fmt.Sprintf("the request's rows need %d bytes, more than the writer's whole buffer (%d); split the request",
+				req.reserved, w.opts.BufferMemory)
+			retryable = false
+		}
+		res := domain.EntryResult{Code: CodeResourceExhausted, Message: msg, Retryable: retryable, Applied: domain.AppliedNo}
+		for i := range results {
+			results[i] = res
+		}
+		return results, nil
+	}
+	used, _ := w.buf.stats()
+	w.opts.Metrics.BufferUsage(used, w.opts.BufferMemory)
+
+	w.mu.Lock()
+	if w.closing {
+		w.mu.Unlock()
+		w.buf.release(req.reserved)
+		return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Message: "the writer is closed"}
+	}
+	var waitDone func(WaitOutcome)
+	if wt, ok := w.opts.Tracer.(WaitTracer); ok {
+		req.ctx, waitDone = wt.StartWait(ctx, c.path, n)
+	}
+	now := w.opts.Now()
+	req.enqAt = now
+	var ec enqueueCache
+	var wo WaitOutcome
+	for i := range req.recs {
+		if r := &req.recs[i]; r.state == recQueued {
+			w.enqueueLocked(r, now, &ec)
+			if waitDone != nil && r.b != nil {
+				wo.AddBucket(r.b.key.bucket)
+			}
+		}
+	}
+	w.mu.Unlock()
+	w.kick()
+
+	select {
+	case <-req.done:
+	case <-ctx.Done():
+		w.expire(req, ctx.Err())
+		wo.Expired = true
+	}
+	if waitDone != nil {
+		for _, res := range results {
+			switch res.Applied {
+			case domain.AppliedNo:
+				wo.Failed++
+			case domain.AppliedUnknown:
+				wo.Unknown++
+			default:
+				wo.OK++
+			}
+		}
+		waitDone(wo)
+	}
+	if tl := req.tl; tl != nil {
+		tl.Encode = req.enqAt.Sub(req.start)
+		if !req.tlAnswered.IsZero() {
+			tl.Resolve = w.opts.Now().Sub(req.tlAnswered)
+		}
+	}
+	return results, nil
+}
+
+// setResults gives res to the entries of record r: its own, or its chunk's
+// rows for a columnar write.
+func (req *request) setResults(r *rec, res domain.EntryResult) {
+	if req.chunks == nil {
+		req.results[r.idx] = res
+		return
+	}
+	ch := req.chunks[r.idx]
+	for i := ch.from; i < ch.to; i++ {
+		req.results[i] = res
+	}
+}
+
+// rows returns the entries record r stands for.
+func (r *rec) rows() int {
+	if r.req.chunks == nil {
+		return 1
+	}
+	ch := r.req.chunks[r.idx]
+	return ch.to - ch.from
+}
+
+// appendChunk adds the rows of the columnar record r to the Arrow builder
+// ab.
+func appendChunk(ab ArrowBuilder, r *rec) error {
+	ca, ok := ab.(columnAppender)
+	if !ok {
+		return &domain.Error{Kind: domain.KindInternal, Message: "the Arrow builder takes no columnar rows"}
+	}
+	ch := r.req.chunks[r.idx]
+	return ca.AppendColumns(r.req.cols, ch.from, ch.to)
+}

@@ -1,0 +1,180 @@
+package writer
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta/metatest"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record/arrowlog"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// logColumns returns n rows of logTable's columns (id BIGINT, s STRING) as
+// columnar rows: id = base+i, s = "s<id>", every seventh s null.
+func logColumns(base, n int) *domain.ColumnarRows {
+	ids := make([]byte, 0, 8*n)
+	offs := binary.LittleEndian.AppendUint32(nil, 0)
+	var data []byte
+	valid := make([]byte, (n+7)/8)
+	for i := range n {
+		ids = binary.LittleEndian.AppendUint64(ids, uint64(base+i))
+		if i%7 != 6 {
+			valid[i/8] |= 1 << (i % 8)
+			data = fmt.Appendf(data, "s%d", base+i)
+		}
+		offs = binary.LittleEndian.AppendUint32(offs, uint32(len(data)))
+	}
+	return &domain.ColumnarRows{Rows: n, Columns: []domain.ColumnValues{
+		{Values: ids}, {Validity: valid, Offsets: offs, Data: data},
+	}}
+}
+
+// appendedLogRows decodes the ARROW batches the fake applied: id -> s
+// ("<null>" for null) and how often each id landed.
+func appendedLogRows(t *testing.T, fake *metatest.Cluster, tb *metatest.Table) (map[int64]string, map[int64]int) {
+	t.Helper()
+	rd, err := arrowlog.NewReader(tb.Desc.Schema.Columns)
+	require.NoError(t, err)
+	vals, seen := map[int64]string{}, map[int64]int{}
+	for _, b := range fake.Batches() {
+		if !b.Appended {
+			continue
+		}
+		_, rows, err := rd.ReadRecords(b.Log.Records)
+		require.NoError(t, err)
+		require.Len(t, rows, int(b.Log.RecordCount))
+		for _, r := range rows {
+			id := r[0].I64
+			seen[id]++
+			if r[1].Null {
+				vals[id] = "<null>"
+			} else {
+				vals[id] = string(r[1].Bytes)
+			}
+		}
+	}
+	return vals, seen
+}
+
+// TestColumnarAppends: columnar rows cut into chunks (a small batch size),
+// written concurrently with row entries to the same table, all land once
+// with their values, in sticky buckets, with one verdict per row.
+func TestColumnarAppends(t *testing.T) {
+	t.Parallel()
+	tb := logTable(30, 3)
+	e := newEnv(t, Options{Linger: time.Millisecond, BatchSize: 4 << 10}, tb)
+	ctx := ctxTimeout(t, 10*time.Second)
+	var wg sync.WaitGroup
+	const writes, rows = 4, 3000
+	for k := range writes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.w.Write(ctx, &domain.WriteBatch{Table: tb.Path, Columns: logColumns(k*rows, rows)})
+			assert.NoError(t, err)
+			assert.Len(t, res, rows)
+			for i, r := range res {
+				assert.True(t, r.OK(), "write %d row %d: %+v", k, i, r)
+			}
+		}()
+	}
+	var entries []domain.WriteEntry
+	for i := range 50 {
+		entries = append(entries, domain.WriteEntry{Op: domain.OpAppend, Row: []domain.Datum{{I64: int64(1_000_000 + i)}, {Bytes: []byte("e")}}})
+	}
+	for _, r := range e.write(t, ctx, tb.Path, entries...) {
+		assert.True(t, r.OK(), "%+v", r)
+	}
+	wg.Wait()
+	vals, seen := appendedLogRows(t, e.fake, tb)
+	require.Len(t, seen, writes*rows+50)
+	for id, n := range seen {
+		require.Equal(t, 1, n, "id %d landed %d times", id, n)
+	}
+	for i := range writes * rows {
+		want := fmt.Sprintf("s%d", i)
+		if (i%rows)%7 == 6 {
+			want = "<null>"
+		}
+		require.Equal(t, want, vals[int64(i)], "id %d", i)
+	}
+	assert.Equal(t, "e", vals[1_000_000])
+	assert.Greater(t, len(e.fake.Batches()), writes, "the batch size cut the writes into chunks")
+}
+
+// TestColumnarAppendVerdicts: deadline and refusal verdicts reach every row
+// of a columnar write, as for entries.
+func TestColumnarAppendVerdicts(t *testing.T) {
+	t.Parallel()
+	t.Run("no leader: every row times out, never sent", func(t *testing.T) {
+		t.Parallel()
+		tb := logTable(31, 2)
+		tb.Leaders = []int32{meta.NoLeader, meta.NoLeader}
+		e := newEnv(t, Options{Linger: time.Millisecond, BatchSize: 1 << 10}, tb)
+		res, err := e.w.Write(ctxTimeout(t, 100*time.Millisecond), &domain.WriteBatch{Table: tb.Path, Columns: logColumns(0, 500)})
+		require.NoError(t, err)
+		require.Len(t, res, 500)
+		for _, r := range res {
+			assert.Equal(t, CodeTimeout, r.Code)
+			assert.Equal(t, domain.AppliedNo, r.Applied)
+		}
+		e.fake.SetLeaders(tb.Path, 1, 1)
+		res, err = e.w.Write(ctxTimeout(t, 5*time.Second), &domain.WriteBatch{Table: tb.Path, Columns: logColumns(1000, 10)})
+		require.NoError(t, err)
+		assert.True(t, res[9].OK(), "%+v", res[9])
+		time.Sleep(50 * time.Millisecond)
+		_, seen := appendedLogRows(t, e.fake, tb)
+		assert.Len(t, seen, 10, "the expired rows were never sent")
+	})
+	t.Run("sent, unanswered: every row unknown", func(t *testing.T) {
+		t.Parallel()
+		tb := logTable(32, 1)
+		e := newEnv(t, Options{Linger: time.Millisecond}, tb)
+		release := make(chan struct{})
+		e.fake.AfterWrite = func(ctx context.Context, _ int32) error {
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return &metatest.Error{Outcome: "ambiguous", Retry: true, Message: "timeout", Wrapped: ctx.Err()}
+			}
+		}
+		res, err := e.w.Write(ctxTimeout(t, 150*time.Millisecond), &domain.WriteBatch{Table: tb.Path, Columns: logColumns(0, 20)})
+		require.NoError(t, err)
+		for _, r := range res {
+			assert.Equal(t, CodeTimeout, r.Code)
+			assert.Equal(t, domain.AppliedUnknown, r.Applied)
+		}
+		close(release)
+	})
+	for _, tc := range []struct {
+		name string
+		tb   *metatest.Table
+		cols *domain.ColumnarRows
+		kind domain.Kind
+		msg  string
+	}{
+		{"a bucket key", logTable(33, 2, "id"), logColumns(0, 3), domain.KindUnsupported, "has a bucket key"},
+		{"a primary key", pkTable(34, 1), logColumns(0, 3), domain.KindUnsupported, "has a primary key"},
+		{"short buffers", logTable(35, 1), &domain.ColumnarRows{Rows: 3, Columns: logColumns(0, 2).Columns}, domain.KindInvalidArgument, "column 0: 16 value bytes for 3 rows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, Options{Linger: time.Millisecond}, tc.tb)
+			_, err := e.w.Write(ctxTimeout(t, 5*time.Second), &domain.WriteBatch{Table: tc.tb.Path, Columns: tc.cols})
+			de := domain.AsError(err)
+			require.NotNil(t, de, "%v", err)
+			assert.Equal(t, tc.kind, de.Kind)
+			assert.Contains(t, de.Message, tc.msg)
+			assert.Empty(t, e.fake.Batches())
+		})
+	}
+}
