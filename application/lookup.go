@@ -34,30 +34,9 @@ type LookupResult struct {
 // and column.
 func (s *RecordService) Lookup(ctx context.Context, scope Scope, path domain.TablePath, dec KeyDecoder) (LookupResult, error) {
 	start := s.now()
-	res, err := s.lookup(ctx, scope, path, dec)
+	res, err := s.uc.lookup(ctx, scope, path, dec)
 	err = s.explainNotFound(ctx, scope, path, err)
-	if m, ok := s.opts.Metrics.(lookupMetrics); ok && err == nil && res.Response != nil {
-		var found, missed, failed int
-		for _, r := range res.Response.Results {
-			switch {
-			case r.Err != nil:
-				failed++
-			case r.Row != nil:
-				found++
-			default:
-				missed++
-			}
-		}
-		m.RecordLookups(ctx, path, "lookup", found, missed, failed)
-	}
 	return res, explainTimeout(ctx, start, err, "a lookup writes nothing")
-}
-
-// lookupMetrics is implemented by RecordOptions.Metrics that count lookup
-// keys by outcome (telemetry.GatewayMetrics): kind "lookup" or
-// "prefix_lookup"; found, missed (no row) and failed keys or prefixes.
-type lookupMetrics interface {
-	RecordLookups(ctx context.Context, table domain.TablePath, kind string, found, missed, failed int)
 }
 
 func (s *RecordService) lookup(ctx context.Context, scope Scope, path domain.TablePath, dec KeyDecoder) (LookupResult, error) {

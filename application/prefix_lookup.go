@@ -44,22 +44,8 @@ type PagedPrefixDecoder interface {
 // partition columns) equals it, at most PrefixLookupMaxRowsPerPrefix each.
 func (s *RecordService) PrefixLookup(ctx context.Context, scope Scope, path domain.TablePath, dec PrefixDecoder) (PrefixLookupResult, error) {
 	start := s.now()
-	res, err := s.prefixLookup(ctx, scope, path, dec)
+	res, err := s.uc.prefixLookup(ctx, scope, path, dec)
 	err = s.explainNotFound(ctx, scope, path, err)
-	if m, ok := s.opts.Metrics.(lookupMetrics); ok && err == nil && res.Response != nil {
-		var found, missed, failed int
-		for _, r := range res.Response.Results {
-			switch {
-			case r.Err != nil:
-				failed++
-			case len(r.Rows) > 0:
-				found++
-			default:
-				missed++
-			}
-		}
-		m.RecordLookups(ctx, path, "prefix_lookup", found, missed, failed)
-	}
 	return res, explainTimeout(ctx, start, err, "a prefix lookup writes nothing")
 }
 

@@ -86,10 +86,9 @@ type RecordOptions struct {
 	// Tokens seals prefix-lookup continuations (the one *sealed.Sealer of
 	// bootstrap/sealer.go); nil: a random key of this process.
 	Tokens *sealed.Sealer
-	// Metrics counts the verdicts of every write; nil: none.
-	Metrics interface {
-		RecordEntries(ctx context.Context, table domain.TablePath, results []domain.EntryResult)
-	}
+	// Metrics counts the outcomes of the use cases (a decorator around
+	// them, metrics.go); nil: none.
+	Metrics RecordMetrics
 }
 
 // DefaultSchemaRefetchInterval is the default RecordOptions.SchemaRefetchInterval.
@@ -115,6 +114,9 @@ type RecordService struct {
 	refetch  time.Duration
 	now      func() time.Time
 	tokens   *sealed.Sealer
+	// uc runs the use cases: the service's own (write, lookup,
+	// prefixLookup), wrapped in the metrics decorator when Metrics is set.
+	uc useCases
 }
 
 // NewRecordService returns the data-plane use cases over clusters.
@@ -137,6 +139,10 @@ func NewRecordService(clusters domain.Clusters, opts RecordOptions) *RecordServi
 	}
 	if s.refetch <= 0 {
 		s.refetch = DefaultSchemaRefetchInterval
+	}
+	s.uc = s
+	if opts.Metrics != nil {
+		s.uc = metered{next: s, m: opts.Metrics}
 	}
 	return s
 }

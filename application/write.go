@@ -113,7 +113,10 @@ type WriteSummary struct {
 // or a deadline that passed before anything was submitted (KindTimeout).
 func (s *RecordService) Write(ctx context.Context, scope Scope, cmd WriteCommand) (WriteResult, error) {
 	start := s.now()
-	res, err := s.write(ctx, scope, cmd, start)
+	res, err := s.uc.write(ctx, scope, cmd, start)
+	if err != nil {
+		res = WriteResult{} // a throttled write's verdicts are for the metrics only
+	}
 	err = s.explainNotFound(ctx, scope, cmd.Path, err)
 	return res, explainTimeout(ctx, start, err, "nothing was written: the deadline passed before any entry was submitted")
 }
@@ -214,13 +217,10 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 	}
 	res := WriteResult{Table: t, IDs: ids, Results: results, Summary: summarize(results)}
 	res.Summary.Delivery = s.now().Sub(sent)
-	if s.opts.Metrics != nil {
-		s.opts.Metrics.RecordEntries(ctx, cmd.Path, results)
-	}
-	if err := throttled(results); err != nil {
-		return WriteResult{}, err
-	}
-	return res, nil
+	// A write none of whose entries got past storage backpressure answers
+	// an error; its verdicts still come back, for the metrics (Write drops
+	// them).
+	return res, throttled(results)
 }
 
 // EntryCodeStorageBackpressure is the entry code of a row the tablet server's
