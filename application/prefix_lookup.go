@@ -19,7 +19,17 @@ type PrefixDecoder interface {
 	// DecodePrefixes decodes the prefix column names and the prefixes,
 	// one Datum per prefix column; more than maxPrefixes is
 	// KindLimitExceeded.
-	DecodePrefixes(t *Table, maxPrefixes int) (columns []string, prefixes [][]domain.Datum, err error)
+	DecodePrefixes(t *Table, maxPrefixes int) (DecodedPrefixes, error)
+}
+
+// DecodedPrefixes is what a PrefixDecoder makes of a request.
+type DecodedPrefixes struct {
+	Columns  []string
+	Prefixes [][]domain.Datum
+	// PageToken is the `page_token` extension of the body, "" for a first
+	// page: it continues a truncated prefix lookup, and is only valid for
+	// the one prefix it was issued for, on the same table.
+	PageToken string
 }
 
 // PrefixLookupResult is the outcome of a prefix lookup.
@@ -27,17 +37,8 @@ type PrefixLookupResult struct {
 	Table    *Table
 	Response *domain.PrefixLookupResponse
 	// NextPageTokens has, per prefix, the token that continues a truncated
-	// answer ("" when it is complete); see PagedPrefixDecoder.
+	// answer ("" when it is complete); see DecodedPrefixes.PageToken.
 	NextPageTokens []string
-}
-
-// PagedPrefixDecoder is a PrefixDecoder whose request may continue a
-// truncated prefix lookup: PageToken (after DecodePrefixes) is the
-// `page_token` extension of the body, "" for a first page. A token is only
-// valid for the one prefix it was issued for, on the same table.
-type PagedPrefixDecoder interface {
-	PrefixDecoder
-	PageToken() string
 }
 
 // PrefixLookup returns, for each prefix, the rows whose bucket key (plus
@@ -70,7 +71,8 @@ func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path doma
 		if len(t.Info.Descriptor.Schema.PrimaryKey) == 0 {
 			return nil, nil, domain.InvalidArgument("table `%s` has no primary key; prefix lookups need a primary-key table", path)
 		}
-		cols, prefixes, err := dec.DecodePrefixes(t, s.limits.PrefixLookupMaxPrefixes)
+		dp, err := dec.DecodePrefixes(t, s.limits.PrefixLookupMaxPrefixes)
+		cols, prefixes := dp.Columns, dp.Prefixes
 		if err != nil {
 			return nil, nil, err
 		}
@@ -85,11 +87,11 @@ func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path doma
 			return nil, nil, err
 		}
 		offset = 0
-		if pd, ok := dec.(PagedPrefixDecoder); ok && pd.PageToken() != "" {
+		if dp.PageToken != "" {
 			if len(prefixes) != 1 {
 				return nil, nil, domain.InvalidArgument("page_token: continues the answer of one prefix; the request has %d prefixes", len(prefixes))
 			}
-			if offset, err = openPrefixToken(s.tokens, prefixScope(scope, path, cols, prefixes[0]), pd.PageToken()); err != nil {
+			if offset, err = openPrefixToken(s.tokens, prefixScope(scope, path, cols, prefixes[0]), dp.PageToken); err != nil {
 				return nil, nil, err
 			}
 		}

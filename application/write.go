@@ -21,18 +21,19 @@ import (
 type WriteDecoder interface {
 	// DecodeWrite decodes every entry against t, or fails naming the entry
 	// and column (KindInvalidArgument), or with KindLimitExceeded when the
-	// request has more than maxRows entries. ids are the entry ids in input
-	// order, one per entry.
-	DecodeWrite(t *Table, maxRows int) (batch domain.WriteBatch, ids []string, err error)
+	// request has more than maxRows entries.
+	DecodeWrite(t *Table, maxRows int) (DecodedWrite, error)
 }
 
-// RejectingDecoder is a WriteDecoder that may answer invalid entries one by
-// one instead of failing the request (the `X-Fluss-Invalid-Entries: report`
-// extension): its DecodeWrite then returns the valid entries only, and
-// Rejected the invalid ones of its last DecodeWrite.
-type RejectingDecoder interface {
-	WriteDecoder
-	Rejected() []RejectedEntry
+// DecodedWrite is what a WriteDecoder makes of a request.
+type DecodedWrite struct {
+	Batch domain.WriteBatch
+	// IDs are the ids of Batch's entries, in input order, one per entry.
+	IDs []string
+	// Rejected are the invalid entries a decoder answers one by one instead
+	// of failing the request (the `X-Fluss-Invalid-Entries: report`
+	// extension), in input order; Batch then holds the valid entries only.
+	Rejected []RejectedEntry
 }
 
 // RejectedEntry is an invalid entry answered on its own: its position in the
@@ -134,8 +135,11 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		return WriteResult{}, unsupported(scope.Cluster, "writes")
 	}
 	key := keyOf(scope, cmd.Path)
+	var rejected []RejectedEntry // those of the last decode
 	decode := func(t *Table) (domain.WriteBatch, []string, error) {
-		batch, ids, err := cmd.Decoder.DecodeWrite(t, s.limits.WriteMaxRows)
+		dw, err := cmd.Decoder.DecodeWrite(t, s.limits.WriteMaxRows)
+		batch, ids := dw.Batch, dw.IDs
+		rejected = dw.Rejected
 		if err != nil {
 			return batch, nil, err
 		}
@@ -187,7 +191,7 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		lastIDs = ids
 		if err == nil && askRefresh {
 			askRefresh = false
-			if rd, ok := cmd.Decoder.(RejectingDecoder); ok && rejectedUnknownColumn(rd.Rejected()) {
+			if rejectedUnknownColumn(rejected) {
 				return batch, nil, errRejectedUnknownColumn
 			}
 		}
@@ -212,9 +216,7 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		}
 		return WriteResult{}, err
 	}
-	if rd, ok := cmd.Decoder.(RejectingDecoder); ok {
-		ids, results = mergeRejected(ids, results, rd.Rejected())
-	}
+	ids, results = mergeRejected(ids, results, rejected)
 	res := WriteResult{Table: t, IDs: ids, Results: results, Summary: summarize(results)}
 	res.Summary.Delivery = s.now().Sub(sent)
 	// A write none of whose entries got past storage backpressure answers
