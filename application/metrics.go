@@ -44,17 +44,7 @@ func (d metered) write(ctx context.Context, scope Scope, cmd WriteCommand, start
 func (d metered) lookup(ctx context.Context, scope Scope, path domain.TablePath, dec KeyDecoder) (LookupResult, error) {
 	res, err := d.next.lookup(ctx, scope, path, dec)
 	if err == nil && res.Response != nil {
-		var found, missed, failed int
-		for _, r := range res.Response.Results {
-			switch {
-			case r.Err != nil:
-				failed++
-			case r.Row != nil:
-				found++
-			default:
-				missed++
-			}
-		}
+		found, missed, failed := outcomes(res.Response.Results, func(r domain.LookupResult) (bool, bool) { return r.Err != nil, r.Row != nil })
 		d.m.RecordLookups(ctx, path, "lookup", found, missed, failed)
 	}
 	return res, err
@@ -63,18 +53,24 @@ func (d metered) lookup(ctx context.Context, scope Scope, path domain.TablePath,
 func (d metered) prefixLookup(ctx context.Context, scope Scope, path domain.TablePath, dec PrefixDecoder) (PrefixLookupResult, error) {
 	res, err := d.next.prefixLookup(ctx, scope, path, dec)
 	if err == nil && res.Response != nil {
-		var found, missed, failed int
-		for _, r := range res.Response.Results {
-			switch {
-			case r.Err != nil:
-				failed++
-			case len(r.Rows) > 0:
-				found++
-			default:
-				missed++
-			}
-		}
+		found, missed, failed := outcomes(res.Response.Results, func(r domain.PrefixLookupResult) (bool, bool) { return r.Err != nil, len(r.Rows) > 0 })
 		d.m.RecordLookups(ctx, path, "prefix_lookup", found, missed, failed)
 	}
 	return res, err
+}
+
+// outcomes counts results by what of tells of each: failed, else found (a
+// row), else missed.
+func outcomes[R any](results []R, of func(R) (failed, found bool)) (found, missed, failed int) {
+	for _, r := range results {
+		switch f, ok := of(r); {
+		case f:
+			failed++
+		case ok:
+			found++
+		default:
+			missed++
+		}
+	}
+	return found, missed, failed
 }
