@@ -390,7 +390,8 @@ func (w *IdempotentWrites) unknownAnswer(ctx context.Context, scope Scope, cmd W
 	if err != nil {
 		return recordedAnswer{}, err
 	}
-	_, ids, derr := cmd.Decoder.DecodeWrite(t, s.limits.WriteMaxRows)
+	dw, derr := cmd.Decoder.DecodeWrite(t, s.limits.WriteMaxRows)
+	ids := dw.IDs
 	if derr != nil {
 		return answerOf(WriteResult{}, derr), nil
 	}
@@ -400,9 +401,7 @@ func (w *IdempotentWrites) unknownAnswer(ctx context.Context, scope Scope, cmd W
 			Message: "an earlier request with this Idempotency-Key stopped (gateway failure or lease over) before recording its verdicts: " +
 				"this entry may or may not have been written; the gateway will not write it again under this key; read the table to reconcile, or send it with a new key"}
 	}
-	if rd, ok := cmd.Decoder.(RejectingDecoder); ok {
-		ids, results = mergeRejected(ids, results, rd.Rejected())
-	}
+	ids, results = mergeRejected(ids, results, dw.Rejected)
 	a := answerOf(WriteResult{IDs: ids, Results: results}, nil)
 	a.Unknown = true
 	return a, nil

@@ -97,12 +97,14 @@ type decoderFunc struct {
 	size     int
 }
 
-func (d decoderFunc) DecodeWrite(t *Table, maxRows int) (domain.WriteBatch, []string, error) {
-	return d.write(t, maxRows)
+func (d decoderFunc) DecodeWrite(t *Table, maxRows int) (DecodedWrite, error) {
+	batch, ids, err := d.write(t, maxRows)
+	return DecodedWrite{Batch: batch, IDs: ids}, err
 }
 func (d decoderFunc) DecodeKeys(t *Table, n int) ([][]domain.Datum, error) { return d.keys(t, n) }
-func (d decoderFunc) DecodePrefixes(t *Table, n int) ([]string, [][]domain.Datum, error) {
-	return d.prefixes(t, n)
+func (d decoderFunc) DecodePrefixes(t *Table, n int) (DecodedPrefixes, error) {
+	cols, prefixes, err := d.prefixes(t, n)
+	return DecodedPrefixes{Columns: cols, Prefixes: prefixes}, err
 }
 func (d decoderFunc) Size() int { return d.size }
 
@@ -399,19 +401,15 @@ func TestUnknownColumnRefreshesOnceBeforeRefusing(t *testing.T) {
 type rejectingDecoder struct {
 	decoderFunc
 	validFrom int32
-	rejected  []RejectedEntry
 }
 
-func (d *rejectingDecoder) DecodeWrite(t *Table, _ int) (domain.WriteBatch, []string, error) {
-	d.rejected = nil
+func (d *rejectingDecoder) DecodeWrite(t *Table, _ int) (DecodedWrite, error) {
 	if t.Info.SchemaID < d.validFrom {
-		d.rejected = []RejectedEntry{{Index: 1, ID: "b", Message: "entry `b`: column `note`: no such column", UnknownColumn: true}}
-		return domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpUpsert}}}, []string{"a"}, nil
+		return DecodedWrite{Batch: domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpUpsert}}}, IDs: []string{"a"},
+			Rejected: []RejectedEntry{{Index: 1, ID: "b", Message: "entry `b`: column `note`: no such column", UnknownColumn: true}}}, nil
 	}
-	return domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpUpsert}, {Op: domain.OpUpsert}}}, []string{"a", "b"}, nil
+	return DecodedWrite{Batch: domain.WriteBatch{Entries: []domain.WriteEntry{{Op: domain.OpUpsert}, {Op: domain.OpUpsert}}}, IDs: []string{"a", "b"}}, nil
 }
-
-func (d *rejectingDecoder) Rejected() []RejectedEntry { return d.rejected }
 
 // TestReportedUnknownColumnRefreshesOnce: with entries rejected one by one
 // (X-Fluss-Invalid-Entries: report), an entry naming a column added

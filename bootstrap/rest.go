@@ -194,7 +194,10 @@ func newRecordService(cfg *config.Config, clusters domain.Clusters, inst *teleme
 	})
 }
 
-var _ application.ScanMetrics = (*telemetry.GatewayMetrics)(nil)
+var (
+	_ application.ScanMetrics   = (*telemetry.GatewayMetrics)(nil)
+	_ application.RecordMetrics = (*telemetry.GatewayMetrics)(nil)
+)
 
 // newScanService provides the log scan use cases (issue 23), their cursors
 // sealed with the gateway's one sealer.

@@ -341,7 +341,12 @@ func (d *arrowDecoder) release() {
 }
 
 // DecodeWrite matches the batch's schema to t and converts its rows.
-func (d *arrowDecoder) DecodeWrite(t *application.Table, maxRows int) (batch domain.WriteBatch, ids []string, err error) {
+func (d *arrowDecoder) DecodeWrite(t *application.Table, maxRows int) (application.DecodedWrite, error) {
+	batch, ids, err := d.decodeWrite(t, maxRows)
+	return application.DecodedWrite{Batch: batch, IDs: ids}, err
+}
+
+func (d *arrowDecoder) decodeWrite(t *application.Table, maxRows int) (batch domain.WriteBatch, ids []string, err error) {
 	defer func() {
 		// Buffers shorter than the row count claims (arrow-go does not
 		// check them) fail a bounds check: the body is invalid.

@@ -336,8 +336,10 @@ func datumBytes(row []domain.Datum) int64 {
 // takes once fetched (an average over the table's recent lookups), so that
 // a lookup is charged for the rows it is about to fetch before it fetches
 // them: 64 concurrent 128-key lookups of 256 KiB rows each fetched 32 MiB
-// and were charged only afterwards (issue 21). The first lookup of a table
-// is charged after its fetch. It is safe for concurrent use.
+// and were charged only afterwards (issue 21). A table not looked up yet
+// is charged the most a lookup may take (the limit), so that a first burst
+// of lookups of a table of wide rows cannot fetch them all at once either.
+// It is safe for concurrent use.
 type lookupCosts struct {
 	mu sync.Mutex
 	m  map[string]float64 // table -> bytes per key
@@ -346,12 +348,15 @@ type lookupCosts struct {
 // maxLookupCostTables bounds the tables remembered (then all are forgotten).
 const maxLookupCostTables = 4096
 
-// estimate returns the bytes keys lookups of table are expected to fetch
-// (0 when the table was never looked up), at most limit.
+// estimate returns the bytes keys lookups of table are expected to fetch,
+// at most limit; limit when the table was never looked up.
 func (l *lookupCosts) estimate(table string, keys int, limit int64) int64 {
 	l.mu.Lock()
-	perKey := l.m[table]
+	perKey, ok := l.m[table]
 	l.mu.Unlock()
+	if !ok {
+		return limit
+	}
 	return min(int64(perKey*float64(keys)), limit)
 }
 

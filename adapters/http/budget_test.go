@@ -346,10 +346,11 @@ func TestRowBuffersKeepABoundedNumber(t *testing.T) {
 }
 
 // Finding of the resource benchmark (128-key lookups of 256 KiB rows × 64):
-// each lookup fetched its rows (32 MiB) before they were charged. Once a
-// table has been looked up, a lookup is charged for the rows it is about to
-// fetch, by the table's recent lookups, before it asks the cluster; what
-// does not fit is refused with 429 and nothing is fetched.
+// each lookup fetched its rows (32 MiB) before they were charged. A lookup
+// is now charged for the rows it is about to fetch, by the table's recent
+// lookups (the most a lookup may take for a table not looked up yet),
+// before it asks the cluster; what does not fit is refused with 429 and
+// nothing is fetched.
 func TestLookupRowsChargedBeforeTheFetch(t *testing.T) {
 	budget := membudget.New(1<<20, 20*time.Millisecond)
 	g := newGateway(t, withBudget(budget)).withTables()
@@ -406,14 +407,14 @@ func TestLookupRowsChargedBeforeTheFetch(t *testing.T) {
 
 func TestLookupCostsEstimate(t *testing.T) {
 	var l lookupCosts
-	assert.Zero(t, l.estimate("t", 10, 1<<30), "never looked up: no estimate")
+	assert.Equal(t, int64(1<<20), l.estimate("t", 10, 1<<20), "never looked up: the limit")
 	l.observe("t", 4, 4000)
 	assert.Equal(t, int64(10_000), l.estimate("t", 10, 1<<30))
 	assert.Equal(t, int64(5_000), l.estimate("t", 10, 5_000), "capped")
 	l.observe("t", 0, 1) // no keys: ignored
 	l.observe("t", 1, 2000)
 	assert.Equal(t, int64(1300*10), l.estimate("t", 10, 1<<30), "moving average")
-	assert.Zero(t, l.estimate("other", 10, 1<<30))
+	assert.Equal(t, int64(1<<30), l.estimate("other", 10, 1<<30))
 }
 
 // Issue 21: a charge of at least half the budget is released only after a
@@ -454,4 +455,26 @@ func TestLargeChargeReleasedAfterACollection(t *testing.T) {
 	}
 	assert.Zero(t, collectAt(nil), "no budget: never")
 	assert.Equal(t, int64(32<<20), collectAt(membudget.New(64<<20, 0)))
+}
+
+// A table not looked up yet is charged the most a lookup may take before
+// the fetch, so a first burst of lookups cannot fetch all at once.
+func TestFirstLookupOfATableChargedTheLimit(t *testing.T) {
+	budget := membudget.New(1<<20, 20*time.Millisecond)
+	g := newGateway(t, withBudget(budget)).withTables()
+	var fetches atomic.Int64
+	g.lookup.setLookup(func(_ context.Context, req *domain.LookupRequest) (*domain.LookupResponse, error) {
+		fetches.Add(1)
+		return &domain.LookupResponse{SchemaID: req.SchemaID, Results: make([]domain.LookupResult, len(req.Keys))}, nil
+	})
+	hold := budget.NewCharge()
+	require.NoError(t, hold.Acquire(context.Background(), 1))
+	r := g.call("POST", usersLookup, `{"keys":[{"region":"eu","id":1}]}`)
+	require.Equal(t, 429, r.status, string(r.body))
+	assert.Contains(t, r.message(t), "the rows to fetch")
+	assert.Zero(t, fetches.Load(), "nothing fetched")
+	hold.Release()
+	r = g.call("POST", usersLookup, `{"keys":[{"region":"eu","id":1}]}`)
+	require.Equal(t, 200, r.status, string(r.body))
+	assert.Equal(t, int64(1), fetches.Load())
 }

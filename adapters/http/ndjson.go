@@ -116,8 +116,8 @@ func (ch *ndjsonChunk) line(i int) []byte { return ch.doc[ch.spans[2*i]:ch.spans
 
 func (ch *ndjsonChunk) markDecoded() { ch.once.Do(func() { close(ch.decoded) }) }
 
-// ndjsonDecoder decodes one chunk for the write use case
-// (application.RejectingDecoder).
+// ndjsonDecoder decodes one chunk for the write use case, answering invalid
+// lines one by one (DecodedWrite.Rejected).
 type ndjsonDecoder struct {
 	ch       *ndjsonChunk
 	buf      *rowjson.Buffer
@@ -125,13 +125,16 @@ type ndjsonDecoder struct {
 	one      []byte
 }
 
-func (d *ndjsonDecoder) Rejected() []application.RejectedEntry { return d.rejected }
-
 // DecodeWrite decodes the chunk's lines as one entries array; when that
 // fails as a whole (a line that is not JSON, an invalid entry without a
 // usable id, a duplicate id) it decodes line by line, answering each
 // invalid line on its own and stopping at the first line that is not JSON.
-func (d *ndjsonDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.WriteBatch, []string, error) {
+func (d *ndjsonDecoder) DecodeWrite(t *application.Table, maxRows int) (application.DecodedWrite, error) {
+	batch, ids, err := d.decodeWrite(t, maxRows)
+	return application.DecodedWrite{Batch: batch, IDs: ids, Rejected: d.rejected}, err
+}
+
+func (d *ndjsonDecoder) decodeWrite(t *application.Table, maxRows int) (domain.WriteBatch, []string, error) {
 	defer d.ch.markDecoded()
 	codec, err := codecOf(t)
 	if err != nil {

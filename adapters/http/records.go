@@ -567,12 +567,6 @@ func (d *bodyDecoder) returnCredit() {
 	}
 }
 
-// PageToken implements application.PagedPrefixDecoder.
-func (d *bodyDecoder) PageToken() string { return d.read.PageToken }
-
-// Rejected implements application.RejectingDecoder.
-func (d *bodyDecoder) Rejected() []application.RejectedEntry { return d.rejected }
-
 var (
 	_ application.WriteDecoder  = (*bodyDecoder)(nil)
 	_ application.KeyDecoder    = (*bodyDecoder)(nil)
@@ -582,8 +576,15 @@ var (
 // Size returns the body's length.
 func (d *bodyDecoder) Size() int { return len(d.body) }
 
-// DecodeWrite decodes the write body against t.
-func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (domain.WriteBatch, []string, error) {
+// DecodeWrite decodes the write body against t; with
+// `X-Fluss-Invalid-Entries: report` the invalid entries come back in
+// Rejected.
+func (d *bodyDecoder) DecodeWrite(t *application.Table, maxRows int) (application.DecodedWrite, error) {
+	batch, ids, err := d.decodeWrite(t, maxRows)
+	return application.DecodedWrite{Batch: batch, IDs: ids, Rejected: d.rejected}, err
+}
+
+func (d *bodyDecoder) decodeWrite(t *application.Table, maxRows int) (domain.WriteBatch, []string, error) {
 	codec, err := codecOf(t)
 	if err != nil {
 		return domain.WriteBatch{}, nil, err
@@ -691,15 +692,16 @@ func (d *bodyDecoder) DecodeKeys(t *application.Table, maxKeys int) ([][]domain.
 	return keys, err
 }
 
-// DecodePrefixes decodes the prefix-lookup body against t.
-func (d *bodyDecoder) DecodePrefixes(t *application.Table, maxPrefixes int) ([]string, [][]domain.Datum, error) {
+// DecodePrefixes decodes the prefix-lookup body against t, with its
+// page_token.
+func (d *bodyDecoder) DecodePrefixes(t *application.Table, maxPrefixes int) (application.DecodedPrefixes, error) {
 	codec, err := codecOf(t)
 	if err != nil {
-		return nil, nil, err
+		return application.DecodedPrefixes{}, err
 	}
 	cols, prefixes, ro, err := codec.DecodePrefixesWith(d.body, rowjson.Limits{MaxEntries: maxPrefixes})
 	d.read = ro
-	return cols, prefixes, err
+	return application.DecodedPrefixes{Columns: cols, Prefixes: prefixes, PageToken: ro.PageToken}, err
 }
 
 // codecOf returns the table definition's compiled rowjson codec, built

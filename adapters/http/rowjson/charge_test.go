@@ -193,3 +193,35 @@ func TestBufferResetDropsTheRowsOfTheLastBatch(t *testing.T) {
 		})
 	}
 }
+
+// Issue 21: the Datum chunks a Buffer keeps after Reset no longer point at
+// the last decode's values: a pooled Buffer kept every string of its last
+// batch alive (and the byte chunks Reset had dropped) until its next decode
+// reused those Datums.
+func TestBufferResetDropsTheValuesOfTheLastBatch(t *testing.T) {
+	t.Parallel()
+	c := chargeCodec(t)
+	tests := []struct {
+		name    string
+		entries int
+		width   int
+	}{
+		{name: "short strings", entries: 1000, width: 16},
+		{name: "wide strings, each its own allocation", entries: 40, width: 64 << 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf Buffer
+			_, _, err := c.DecodeWriteTo(&buf, chargeBody(tc.entries, tc.width), Limits{})
+			require.NoError(t, err)
+			buf.Reset()
+			require.NotEmpty(t, buf.slab.chunks)
+			for i, chunk := range buf.slab.chunks {
+				for j := range chunk {
+					require.Nil(t, chunk[j].Bytes, "chunk %d, Datum %d still points at a value", i, j)
+					require.Nil(t, chunk[j].Elems, "chunk %d, Datum %d still points at elements", i, j)
+				}
+			}
+		})
+	}
+}

@@ -210,7 +210,16 @@ func (s *slab) reset() {
 		total += len(c)
 	}
 	s.retained = total
-	s.dirty = len(s.chunks)
+	// Clear the kept chunks now rather than as they are handed out again:
+	// their Datums point at the last decode's strings and bytes (and
+	// through them at the byte chunks Reset dropped), which a pooled
+	// Buffer otherwise kept alive until its next decode reached them
+	// (issue 21: 25 MiB per pooled Buffer after a write of 64 KiB strings).
+	// At most maxRetained bytes are cleared.
+	for _, c := range s.chunks {
+		clear(c)
+	}
+	s.dirty = 0
 	s.ci, s.off = 0, 0
 }
 
