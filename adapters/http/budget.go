@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net"
 	"runtime"
 	"strings"
@@ -134,10 +135,20 @@ func (a *api) admitBody(c *fiber.Ctx, rows bool) error {
 		if credit = ch.Held() - held - size; credit > 0 {
 			c.Locals(localRowsCredit, credit)
 		}
-		body = make([]byte, size)
+		pooled := getBodyBuffer(int(size))
+		if pooled != nil {
+			body = (*pooled)[:size]
+		} else {
+			body = make([]byte, size)
+		}
 		if _, err := io.ReadFull(req.BodyStream(), body); err != nil {
+			putBodyBuffer(pooled)
 			c.Context().SetConnectionClose()
 			return bodyReadError(err)
+		}
+		if pooled != nil {
+			// Returned once the answer is written (releaseWritten).
+			c.Locals(localBodyBuffer, pooled)
 		}
 	} else {
 		var err error
@@ -156,6 +167,74 @@ func (a *api) admitBody(c *fiber.Ctx, rows bool) error {
 	}
 	req.SetBodyRaw(body)
 	return c.Next()
+}
+
+// localBodyBuffer holds the pooled buffer (*[]byte) admitBody read the
+// request body into, returned to its pool with the request's charge.
+const localBodyBuffer = "fluss-gateway.body-buffer"
+
+// Bodies of between minPooledBody and maxPooledBody bytes are read into
+// buffers kept in pools, one per power of two: a 500-row write body (about
+// 120 KiB) was a fresh allocation per request, zeroed and then overwritten
+// by the read, and a tenth of the gateway's allocated bytes. Smaller bodies
+// are cheap to allocate; larger ones are rare and would keep large idle
+// buffers outside the memory budget. A pooled buffer is idle memory the
+// budget does not count: at most the pools' contents, which the garbage
+// collector empties within two cycles.
+const (
+	minPooledBody = 16 << 10
+	maxPooledBody = 1 << 20
+)
+
+// bodyBuffers are the pools of body buffers, bodyBuffers[k] holding buffers
+// of minPooledBody<<k bytes (16 KiB to 1 MiB: seven pools).
+var bodyBuffers [bodyClasses]sync.Pool
+
+// bodyClasses is the number of pools: log2(maxPooledBody/minPooledBody)+1.
+const bodyClasses = 7
+
+// bodyClass is the pool of buffers that hold n bytes (-1: none).
+func bodyClass(n int) int {
+	if n < minPooledBody || n > maxPooledBody {
+		return -1
+	}
+	return bits.Len(uint((n - 1) / minPooledBody))
+}
+
+// getBodyBuffer returns a pooled buffer of at least n bytes, nil when
+// bodies of n bytes are not pooled.
+func getBodyBuffer(n int) *[]byte {
+	k := bodyClass(n)
+	if k < 0 {
+		return nil
+	}
+	if b, ok := bodyBuffers[k].Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, minPooledBody<<k)
+	return &b
+}
+
+// poisonBodyBuffers (tests) overwrites each buffer as it goes back to its
+// pool, so that a body read after its buffer was returned shows up as
+// garbage.
+var poisonBodyBuffers atomic.Bool
+
+// putBodyBuffer returns b (nil: nothing) to its pool. Nothing may read the
+// body it held afterwards.
+func putBodyBuffer(b *[]byte) {
+	if b == nil {
+		return
+	}
+	if k := bodyClass(cap(*b)); k >= 0 && minPooledBody<<k == cap(*b) {
+		*b = (*b)[:cap(*b)]
+		if poisonBodyBuffers.Load() {
+			for i := range *b {
+				(*b)[i] = '!'
+			}
+		}
+		bodyBuffers[k].Put(b)
+	}
 }
 
 // identityEncoded reports whether the request body has no content coding.
@@ -199,7 +278,7 @@ func requestBodySize(c *fiber.Ctx) int {
 // written (the connection turns idle) or the connection ends.
 type pendingCharges struct {
 	mu sync.Mutex
-	m  map[net.Conn]*membudget.Charge
+	m  map[net.Conn]pendingCharge
 	// collectAt (0: never): a charge of at least this many bytes is
 	// released only after a garbage collection (see collectAt).
 	collectAt int64
@@ -222,24 +301,38 @@ func collectAt(b *membudget.Budget) int64 {
 	return max(b.Capacity()/2, 1)
 }
 
-// hold registers ch for release once conn's answer is written; a charge
-// still pending on conn (never the case: fasthttp answers one request at a
-// time per connection) is released first.
-func (p *pendingCharges) hold(conn net.Conn, ch *membudget.Charge) {
+// pendingCharge is the charge of an answer being written and the pooled
+// buffer (nil: none) the request's body was read into.
+type pendingCharge struct {
+	ch   *membudget.Charge
+	body *[]byte
+}
+
+// release releases the charge and returns the body buffer to its pool.
+func (p pendingCharge) release() {
+	p.ch.Release()
+	putBodyBuffer(p.body)
+}
+
+// hold registers ch (and the body buffer) for release once conn's answer is
+// written; a charge still pending on conn (never the case: fasthttp answers
+// one request at a time per connection) is released first.
+func (p *pendingCharges) hold(conn net.Conn, ch *membudget.Charge, body *[]byte) {
 	p.mu.Lock()
-	prev := p.m[conn]
+	prev, had := p.m[conn]
 	if p.m == nil {
-		p.m = map[net.Conn]*membudget.Charge{}
+		p.m = map[net.Conn]pendingCharge{}
 	}
-	p.m[conn] = ch
+	p.m[conn] = pendingCharge{ch: ch, body: body}
 	p.mu.Unlock()
-	if prev != nil && prev != ch {
-		prev.Release()
+	if had && prev.ch != ch {
+		prev.release()
 	}
 }
 
 // connState is fasthttp's ConnState hook: an idle connection has written its
-// answer; a closed or hijacked one will write nothing more.
+// answer (it is serialized; the handler has returned); a closed or hijacked
+// one will write nothing more.
 func (p *pendingCharges) connState(conn net.Conn, state fasthttp.ConnState) {
 	switch state {
 	case fasthttp.StateIdle, fasthttp.StateClosed, fasthttp.StateHijacked:
@@ -247,31 +340,38 @@ func (p *pendingCharges) connState(conn net.Conn, state fasthttp.ConnState) {
 		return
 	}
 	p.mu.Lock()
-	ch := p.m[conn]
+	pc, ok := p.m[conn]
 	delete(p.m, conn)
 	p.mu.Unlock()
-	if p.collectAt > 0 && ch.Held() >= p.collectAt {
+	if !ok {
+		return
+	}
+	if p.collectAt > 0 && pc.ch.Held() >= p.collectAt {
 		// The request's memory is garbage now (its answer is written):
 		// reclaim it before its charge lets the next large request in.
 		runtime.GC()
 		p.collections.Add(1)
 	}
-	ch.Release()
+	pc.release()
 }
 
-// releaseWritten hands the request's charge to the connection-state hook so
-// it is released when the answer has been written; without a connection
-// (tests) it is released at once.
+// releaseWritten hands the request's charge (and its pooled body buffer) to
+// the connection-state hook so they are released when the answer has been
+// written; without a connection (tests) they are released at once.
 func (a *api) releaseWritten(c *fiber.Ctx) {
 	ch, ok := c.Locals(localCharge).(*membudget.Charge)
-	if !ok || ch.Held() == 0 {
+	if !ok {
+		return
+	}
+	body, _ := c.Locals(localBodyBuffer).(*[]byte)
+	if ch.Held() == 0 && body == nil {
 		return
 	}
 	if conn := c.Context().Conn(); conn != nil {
-		a.pending.hold(conn, ch)
+		a.pending.hold(conn, ch, body)
 		return
 	}
-	ch.Release()
+	pendingCharge{ch: ch, body: body}.release()
 }
 
 // answerBudget charges a lookup answer as it is rendered and holds it to

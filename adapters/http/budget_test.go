@@ -6,10 +6,12 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	nethttp "net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -443,7 +445,7 @@ func TestLargeChargeReleasedAfterACollection(t *testing.T) {
 			conn, peer := net.Pipe()
 			defer conn.Close()
 			defer peer.Close()
-			p.hold(conn, ch)
+			p.hold(conn, ch, nil)
 			p.connState(conn, tc.state)
 			assert.Equal(t, tc.collections, p.collections.Load())
 			if tc.state == fasthttp.StateActive {
@@ -477,4 +479,125 @@ func TestFirstLookupOfATableChargedTheLimit(t *testing.T) {
 	r = g.call("POST", usersLookup, `{"keys":[{"region":"eu","id":1}]}`)
 	require.Equal(t, 200, r.status, string(r.body))
 	assert.Equal(t, int64(1), fetches.Load())
+}
+
+// TestBodyBufferClasses: bodies of 16 KiB to 1 MiB are read into pooled
+// buffers of the next power of two, others are not pooled, and only a
+// buffer of a pool's exact size goes back to it.
+func TestBodyBufferClasses(t *testing.T) {
+	tests := []struct {
+		n     int
+		class int
+	}{
+		{0, -1}, {minPooledBody - 1, -1}, {minPooledBody, 0}, {minPooledBody + 1, 1},
+		{120 << 10, 3}, {128 << 10, 3}, {128<<10 + 1, 4}, {maxPooledBody, bodyClasses - 1}, {maxPooledBody + 1, -1},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			assert.Equal(t, tc.class, bodyClass(tc.n))
+			b := getBodyBuffer(tc.n)
+			if tc.class < 0 {
+				assert.Nil(t, b)
+				return
+			}
+			require.NotNil(t, b)
+			assert.GreaterOrEqual(t, len(*b), tc.n)
+			assert.Equal(t, minPooledBody<<tc.class, cap(*b))
+			putBodyBuffer(b)
+		})
+	}
+	odd := make([]byte, 100<<10) // not a pool's size: dropped, not pooled
+	putBodyBuffer(&odd)
+	putBodyBuffer(nil)
+}
+
+// TestPendingBodyBuffer: a request's pooled body buffer is held with its
+// charge until its connection turns idle or closes (the answer is written),
+// never while the connection is still active.
+func TestPendingBodyBuffer(t *testing.T) {
+	for _, state := range []fasthttp.ConnState{fasthttp.StateActive, fasthttp.StateIdle, fasthttp.StateClosed, fasthttp.StateHijacked} {
+		t.Run(state.String(), func(t *testing.T) {
+			budget := membudget.New(1<<20, 10*time.Millisecond)
+			p := &pendingCharges{}
+			ch := budget.NewCharge()
+			require.NoError(t, ch.Acquire(context.Background(), 64<<10))
+			body := getBodyBuffer(64 << 10)
+			conn, peer := net.Pipe()
+			defer conn.Close()
+			defer peer.Close()
+			p.hold(conn, ch, body)
+			p.connState(conn, state)
+			p.mu.Lock()
+			pc, held := p.m[conn]
+			p.mu.Unlock()
+			if state == fasthttp.StateActive {
+				require.True(t, held, "still writing: held")
+				assert.Same(t, body, pc.body)
+				assert.Equal(t, int64(64<<10), budget.Stats().InUse)
+				return
+			}
+			assert.False(t, held, "released")
+			assert.Zero(t, budget.Stats().InUse)
+		})
+	}
+}
+
+// TestPooledBodiesKeepAlive: write bodies read into pooled buffers over
+// keep-alive connections (where the buffers go back to the pool when the
+// connection turns idle) are each decoded as sent. Buffers are overwritten
+// as they go back to the pool (poisonBodyBuffers): a body returned before
+// its rows were decoded would answer 400.
+func TestPooledBodiesKeepAlive(t *testing.T) {
+	poisonBodyBuffers.Store(true)
+	t.Cleanup(func() { poisonBodyBuffers.Store(false) })
+	g := newGateway(t, func(o *Options, _ *Deps) { o.MaxRequestBytes = 1 << 20 })
+	g.mustCreateDatabase("d")
+	g.mustCreateTable("d", benchTable)
+	w := &benchRowsWriter{}
+	g.data.writer = w
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = g.app.Listener(ln) }()
+	t.Cleanup(func() { _ = g.app.Shutdown() })
+	client := &nethttp.Client{Transport: &nethttp.Transport{MaxIdleConnsPerHost: 4}}
+	defer client.CloseIdleConnections()
+	url := "http://" + ln.Addr().String() + db + "/d/tables/bench/records"
+	var wg sync.WaitGroup
+	for c := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range 5 {
+				rows := 100 + 50*c + 10*r // bodies of 20-60 KiB, several pools
+				parts := make([]string, rows)
+				for i := range parts {
+					parts[i] = benchEntry(i)
+				}
+				resp, err := client.Post(url, "application/json", strings.NewReader(entries(parts...)))
+				if !assert.NoError(t, err) {
+					return
+				}
+				out, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				assert.Equal(t, 200, resp.StatusCode, "%.300s", out)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int64(4*5), w.batches.Load())
+	assert.Zero(t, w.wrong.Load(), "rows that differ from what was sent")
+}
+
+// benchRowsWriter checks that entry j of every batch is benchEntry(j)'s row
+// (its id and name).
+type benchRowsWriter struct{ batches, wrong atomic.Int64 }
+
+func (w *benchRowsWriter) Write(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+	w.batches.Add(1)
+	for j, e := range b.Entries {
+		if e.Row[0].I64 != int64(j) || string(e.Row[1].Bytes) != fmt.Sprintf("user-%08d", j) {
+			w.wrong.Add(1)
+		}
+	}
+	return make([]domain.EntryResult, b.Len()), nil
 }

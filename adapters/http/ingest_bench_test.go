@@ -123,8 +123,8 @@ func cpuTime() time.Duration {
 
 // BenchmarkWriteBodies compares the gateway-side cost (HTTP, decoding, the
 // use case; the writer is a fake that keeps nothing) of the same 10-column
-// rows as JSON documents (10,000 entries each), one NDJSON body and one
-// Arrow IPC stream (10,000-row batches). End-to-end figures against a
+// rows as JSON documents (10,000 entries each, and 500 each: json-500), one
+// NDJSON body and one Arrow IPC stream (10,000-row batches). End-to-end figures against a
 // cluster: tests/integration TestGatewayIngestRelativeThroughput.
 //
 //	go test ./adapters/http/ -run '^$' -bench BenchmarkWriteBodies -benchtime 5x
@@ -140,6 +140,15 @@ func BenchmarkWriteBodies(b *testing.B) {
 		}
 		docs = append(docs, []byte(entries(parts...)))
 	}
+	// The benchmark's everyday request: 500 entries (about 120 KiB).
+	var small [][]byte
+	for start := 0; start < rows; start += 500 {
+		var parts []string
+		for i := start; i < start+500; i++ {
+			parts = append(parts, benchEntry(i))
+		}
+		small = append(small, []byte(entries(parts...)))
+	}
 	arrowBody := benchArrow(b, rows, per)
 	path := db + "/d/tables/bench/records"
 	for _, tc := range []struct {
@@ -148,6 +157,12 @@ func BenchmarkWriteBodies(b *testing.B) {
 	}{
 		{"json", func(g *gateway) {
 			for _, d := range docs {
+				r := g.postRaw(path, d, "Content-Type", "application/json")
+				require.Equal(b, 200, r.status, "%.300s", r.body)
+			}
+		}},
+		{"json-500", func(g *gateway) {
+			for _, d := range small {
 				r := g.postRaw(path, d, "Content-Type", "application/json")
 				require.Equal(b, 200, r.status, "%.300s", r.body)
 			}

@@ -194,6 +194,9 @@ type Instrumentation struct {
 	databases  *labelCap
 	flussName  func(int32) string
 
+	// opts caches the attribute sets recorded per request (optcache.go).
+	opts optionCache
+
 	restRequests metric.Int64Counter
 	restDuration metric.Float64Histogram
 	writeEntries metric.Int64Counter

@@ -28,7 +28,7 @@ type harness struct {
 	reader *sdkmetric.ManualReader
 }
 
-func newHarness(t *testing.T, opts InstrumentationOptions) *harness {
+func newHarness(t testing.TB, opts InstrumentationOptions) *harness {
 	t.Helper()
 	h := &harness{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
 	h.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.spans))

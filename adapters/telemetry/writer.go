@@ -39,6 +39,24 @@ func (w *WriterHooks) attrs(table domain.TablePath, extra ...attribute.KeyValue)
 	return metric.WithAttributes(w.in.tableAttr(attrs, table)...)
 }
 
+// outcomeAttrs is attrs(table, outcome, code) from the cache: the writer
+// records it for every write call.
+func (w *WriterHooks) outcomeAttrs(table domain.TablePath, outcome, code string) metric.MeasurementOption {
+	k := optKey{family: famWriter, s0: w.cluster.Value.AsString(), s1: outcome, s2: code, table: w.in.labelled(table)}
+	return w.in.opts.get(k, func() []attribute.KeyValue {
+		return w.in.tableAttr([]attribute.KeyValue{w.cluster, AttrOutcome.String(outcome), AttrCode.String(code)}, table)
+	})
+}
+
+// tableAttrs is attrs(table) from the cache: the writer records it for
+// every send.
+func (w *WriterHooks) tableAttrs(table domain.TablePath) metric.MeasurementOption {
+	k := optKey{family: famWriter, s0: w.cluster.Value.AsString(), table: w.in.labelled(table)}
+	return w.in.opts.get(k, func() []attribute.KeyValue {
+		return w.in.tableAttr([]attribute.KeyValue{w.cluster}, table)
+	})
+}
+
 // BatchesSent counts one PutKv or ProduceLog request: its record batches,
 // rows and record bytes (fluss_gateway_backend_write_rows_total,
 // fluss_gateway_backend_write_bytes_total, fluss_client_writer_batches_total)
@@ -47,7 +65,7 @@ func (w *WriterHooks) attrs(table domain.TablePath, extra ...attribute.KeyValue)
 // batch of the request's mean size; counts and sums are exact.
 func (w *WriterHooks) BatchesSent(table domain.TablePath, batches, rows, bytes int) {
 	ctx := context.Background()
-	opt := w.attrs(table)
+	opt := w.tableAttrs(table)
 	w.in.backendRows.Add(ctx, int64(rows), opt)
 	w.in.backendBytes.Add(ctx, int64(bytes), opt)
 	if batches <= 0 {
@@ -84,7 +102,7 @@ func (w *WriterHooks) EntriesDoneApplied(table domain.TablePath, ok int, failed,
 	w.EntriesDone(table, ok, failed)
 	for code, n := range unknown {
 		if n > 0 {
-			w.in.writerEntries.Add(ctx, int64(n), w.attrs(table, AttrOutcome.String(OutcomeUnknown), AttrCode.String(code)))
+			w.in.writerEntries.Add(ctx, int64(n), w.outcomeAttrs(table, OutcomeUnknown, code))
 		}
 	}
 }
@@ -96,11 +114,11 @@ func (w *WriterHooks) EntriesDoneApplied(table domain.TablePath, ok int, failed,
 func (w *WriterHooks) EntriesDone(table domain.TablePath, ok int, failed map[string]int) {
 	ctx := context.Background()
 	if ok > 0 {
-		w.in.writerEntries.Add(ctx, int64(ok), w.attrs(table, AttrOutcome.String(OutcomeSuccess), AttrCode.String(CodeOK)))
+		w.in.writerEntries.Add(ctx, int64(ok), w.outcomeAttrs(table, OutcomeSuccess, CodeOK))
 	}
 	for code, n := range failed {
 		if n > 0 {
-			w.in.writerEntries.Add(ctx, int64(n), w.attrs(table, AttrOutcome.String(OutcomeFailed), AttrCode.String(code)))
+			w.in.writerEntries.Add(ctx, int64(n), w.outcomeAttrs(table, OutcomeFailed, code))
 		}
 	}
 }

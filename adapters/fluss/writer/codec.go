@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
@@ -36,6 +37,11 @@ const (
 // records: encoders are built once per (table id, schema id) and shared by
 // all requests (they are immutable and safe for concurrent use).
 type codec struct {
+	// fixedPerRow is the arena bytes per row besides the variable bytes
+	// in the table's last request (learnFixed; 0: none yet), which sizes
+	// the next request's arena (estimateArena).
+	fixedPerRow atomic.Int32
+
 	table    *meta.Table
 	path     domain.TablePath
 	tableID  int64
@@ -311,4 +317,20 @@ func (c *codec) recordSize(keyLen, valLen int) int {
 		return record.KvRecordSize(keyLen, max(valLen, 0))
 	}
 	return 5 + valLen // row-based log framing; an estimate for ARROW
+}
+
+// learnFixed records, from a request of rows rows of values values each
+// that took arena bytes of which variable were variable-length (as
+// estimateArena counted them), the fixed part of a row for the next
+// request's estimate. It is bounded by the 16 bytes per value
+// estimateArena uses without it.
+func (c *codec) learnFixed(arena, variable, rows, values int) {
+	if rows <= 0 || arena <= 0 {
+		return
+	}
+	fixed := max((arena-variable+rows-1)/rows, 1)
+	fixed = min(fixed, 16*values)
+	if int(c.fixedPerRow.Load()) != fixed {
+		c.fixedPerRow.Store(int32(fixed))
+	}
 }

@@ -239,7 +239,8 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 	req.compat = compatKey(c.schemaID, req.targetCols)
 
 	// Encode every entry into the arena.
-	req.arena = make([]byte, 0, estimateArena(wb))
+	est, variable := estimateArena(wb, int(c.fixedPerRow.Load()))
+	req.arena = make([]byte, 0, est)
 	var scratch []domain.Datum
 	var parts map[string]int64
 	var partErr map[string]error
@@ -317,6 +318,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 		r.state = recQueued
 		req.pending++
 	}
+	c.learnFixed(len(req.arena), variable, n, len(wb.Entries[0].Row))
 	if req.pending == 0 {
 		return results, nil
 	}
@@ -398,27 +400,43 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 // recOverhead is the accounted per-record memory besides its bytes.
 const recOverhead = 64
 
-func estimateArena(wb *domain.WriteBatch) int {
+// estimateArena returns the capacity to give a request's arena and the
+// variable-length bytes (strings, bytes, wide decimals, nested values) it
+// counted or estimated for the rows. fixed is what the table's rows were
+// seen to take besides their variable bytes (codec.fixedPerRow; 0: not yet
+// seen, when the bound of 16 bytes per value is used).
+func estimateArena(wb *domain.WriteBatch, fixed int) (capacity, variable int) {
 	if len(wb.Entries) == 0 {
-		return 0
+		return 0, 0
 	}
-	// 16 bytes per value plus the variable-length bytes: without them a
-	// request of wide strings grew the arena by append many times over
-	// (Go grows large slices by 1.25x), allocating about five times the
-	// rows' size (issue 21).
+	// The fixed part: 16 bytes per value bound a value's encoding (a
+	// 10-byte varint and its length), but the benchmark's rows take about
+	// a third of that (6.5 bytes per value), so once rows of the table
+	// were encoded their fixed part (learnFixed) is used, plus an eighth:
+	// the bound made the arena three times what the rows encode to, and
+	// each 500-row request allocated and zeroed 65 KB that nothing used.
+	// Rows whose fixed part is longer than the last request's only make
+	// append grow the arena (once: the margin is per row).
 	//
-	// The variable bytes of a large request are estimated from a sample of
-	// arenaSample rows, plus an eighth: summing every row read
-	// each row's Datums once more before encoding read them again (1.7 %
-	// of the gateway's CPU at 500 × 16 PK upserts). Rows that differ from
-	// the sample only make append grow the arena.
+	// The variable bytes are counted, not learned: without them a request
+	// of wide strings grew the arena by append many times over (Go grows
+	// large slices by 1.25x), allocating about five times the rows' size
+	// (issue 21). Those of a large request are estimated from a sample of
+	// arenaSample rows, plus an eighth: summing every row read each row's
+	// Datums once more before encoding read them again (1.7 % of the
+	// gateway's CPU at 500 × 16 PK upserts).
 	entries := len(wb.Entries)
-	n := entries * 16 * len(wb.Entries[0].Row)
+	perRow := 16 * len(wb.Entries[0].Row)
+	if fixed > 0 && fixed < perRow {
+		perRow = fixed + fixed/8 + 1
+	}
+	n := entries * perRow
 	if entries <= arenaSample {
+		v := 0
 		for i := range wb.Entries {
-			n += variableBytes(wb.Entries[i].Row)
+			v += variableBytes(wb.Entries[i].Row)
 		}
-		return n
+		return n + v, v
 	}
 	// One row from each of arenaSample equal strides, at an offset that
 	// moves from stride to stride (so rows that repeat with the stride's
@@ -429,7 +447,7 @@ func estimateArena(wb *domain.WriteBatch) int {
 		v += variableBytes(wb.Entries[j*stride+(j*7919)%stride].Row)
 	}
 	v = v * entries / arenaSample
-	return n + v + v/8
+	return n + v + v/8, v
 }
 
 // arenaSample is the number of rows estimateArena reads of a large request.
