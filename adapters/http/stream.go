@@ -16,8 +16,8 @@ package http
 // (admit) and the memory-budget charge (requestContext). requestContext,
 // the outermost middleware, then gives fasthttp the body as a stream
 // writer (fasthttp.Response.SetBodyStreamWriter), which runs after the
-// chain has returned, on fasthttp's goroutine, while the response is sent
-// chunked. When the body function returns (or the client goes away: a
+// chain has returned, on its own goroutine, while the response is sent
+// chunked (lazyStream). When the body function returns (or the client goes away: a
 // write fails, which cancels the body's context) the handed-over
 // resources are released, the access line is written with the bytes
 // actually sent, and a "stream" span (child of the request's span) ends.
@@ -31,6 +31,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 	"go.opentelemetry.io/otel/attribute"
@@ -155,7 +157,7 @@ func (a *api) startStream(c *fiber.Ctx, s *streamedAnswer) {
 	if sc, ok := c.Locals(localSpanCtx).(context.Context); ok {
 		spanCtx = sc
 	}
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+	c.Context().SetBodyStream(newLazyStream(func(w *bufio.Writer) {
 		tracer := trace.SpanFromContext(spanCtx).TracerProvider().Tracer("github.com/fluss-gateway/fluss-gateway-go/adapters/http")
 		_, span := tracer.Start(spanCtx, "stream "+entry.route)
 		// The chain's contexts end when it returns (otelfiber cancels its
@@ -189,8 +191,60 @@ func (a *api) startStream(c *fiber.Ctx, s *streamedAnswer) {
 		span.End()
 		entry.attrs = append(entry.attrs, out.attrs...)
 		entry.emit(a, spanCtx, out.n, f)
+	}), -1)
+}
+
+// lazyStream is the body fasthttp sends for a streamed answer: write runs
+// on its own goroutine from fasthttp's first Read (not when the handler
+// returns, as with fasthttp's SetBodyStreamWriter: fasthttp still inspects
+// the request's body stream between the two, which write may be reading)
+// and writes through a pipe. Close, which fasthttp calls once the answer is
+// sent or cannot be, ends the pipe (a write still running fails, cancelling
+// it) and waits for write to return, so nothing reads the request after
+// fasthttp takes it back.
+type lazyStream struct {
+	once  sync.Once
+	write func(w *bufio.Writer)
+	pr    *io.PipeReader
+	pw    *io.PipeWriter
+	done  chan struct{}
+}
+
+func newLazyStream(write func(w *bufio.Writer)) *lazyStream {
+	pr, pw := io.Pipe()
+	return &lazyStream{write: write, pr: pr, pw: pw, done: make(chan struct{})}
+}
+
+func (l *lazyStream) start() {
+	l.once.Do(func() {
+		go func() {
+			defer close(l.done)
+			bw := bufio.NewWriterSize(l.pw, 4<<10)
+			l.write(bw)
+			_ = bw.Flush()
+			_ = l.pw.Close()
+		}()
 	})
 }
+
+// Read starts the writer and reads what it wrote.
+func (l *lazyStream) Read(p []byte) (int, error) {
+	l.start()
+	return l.pr.Read(p)
+}
+
+// Close ends the stream and waits for its writer (started now if it never
+// was, so that it releases what the request held).
+func (l *lazyStream) Close() error {
+	_ = l.pr.CloseWithError(errAnswerAbandoned)
+	l.start()
+	<-l.done
+	return nil
+}
+
+// errAnswerAbandoned is what a streamed answer's writes fail with once
+// fasthttp stopped sending it.
+var errAnswerAbandoned = errors.New("the answer is no longer being sent")
 
 // runStreamBody runs body, turning a panic into an internal error.
 func runStreamBody(ctx context.Context, body streamBody, out *streamOut) (err error) {
