@@ -157,6 +157,13 @@ func (a *api) startStream(c *fiber.Ctx, s *streamedAnswer) {
 	if sc, ok := c.Locals(localSpanCtx).(context.Context); ok {
 		spanCtx = sc
 	}
+	if dl, ok := s.ctx.Deadline(); ok && a.opts.WriteTimeout > 0 {
+		// gateway.rest.response-write-timeout bounds writing a whole
+		// answer; a stream is written until its deadline, so it may take
+		// until then plus that timeout (a client that stops reading is
+		// still cut then). fasthttp keeps a deadline the handler set.
+		_ = c.Context().SetWriteDeadline(dl.Add(a.opts.WriteTimeout))
+	}
 	c.Context().SetBodyStream(newLazyStream(func(w *bufio.Writer) {
 		tracer := trace.SpanFromContext(spanCtx).TracerProvider().Tracer("github.com/fluss-gateway/fluss-gateway-go/adapters/http")
 		_, span := tracer.Start(spanCtx, "stream "+entry.route)
