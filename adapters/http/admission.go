@@ -110,7 +110,15 @@ func (a *api) admit(class admissionClass) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		defer release()
-		return c.Next()
+		handed := false
+		defer func() {
+			if !handed {
+				release()
+			}
+		}()
+		err = c.Next()
+		// A streamed answer holds the slot until its stream ends.
+		handed = err == nil && handOver(c, release)
+		return err
 	}
 }

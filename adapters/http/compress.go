@@ -59,6 +59,9 @@ func newZstdEncoder(concurrency int) *zstd.Encoder {
 // left alone.
 func compressResponse(c *fiber.Ctx) error {
 	err := c.Next()
+	if streamOf(c) != nil {
+		return err // a streamed answer is sent as it is written, never encoded whole
+	}
 	resp := c.Response()
 	status := resp.StatusCode()
 	if c.Method() == fiber.MethodHead || status == fiber.StatusNoContent || status == fiber.StatusNotModified ||

@@ -90,7 +90,14 @@ func (a *api) requestContext(c *fiber.Ctx) error {
 	err := c.Next()
 	if err != nil {
 		// Inner middleware answers every error itself; this is a backstop.
+		dropStream(c)
 		a.writeError(c, err)
+	}
+	if s := streamOf(c); s != nil {
+		// The answer is written after the chain returns (stream.go),
+		// which then logs it and releases the request's charge.
+		a.startStream(c, s)
+		return nil
 	}
 	a.accessLog(c)
 	a.releaseWritten(c)
@@ -133,6 +140,32 @@ func (a *api) accessLog(c *fiber.Ctx) {
 	if c.Locals(localLogged) != nil {
 		return
 	}
+	ctx := c.UserContext()
+	if sc, ok := c.Locals(localSpanCtx).(context.Context); ok {
+		ctx = sc
+	}
+	var f *failure
+	if v, ok := c.Locals(localFailure).(failure); ok {
+		f = &v
+	}
+	a.accessEntry(c).emit(a, ctx, int64(len(c.Response().Body())), f)
+}
+
+// accessRecord is what the access line of a request says beside its
+// duration, its answer's size and its failure: taken from the fiber context
+// before the chain returns, so that a streamed answer (stream.go) can log
+// it when its stream ends.
+type accessRecord struct {
+	matched, route, method string
+	status                 int
+	started                time.Time
+	attrs                  []any
+	entryCodes             map[string]int
+	table                  domain.TablePath
+}
+
+// accessEntry takes c's access record and marks c as logged.
+func (a *api) accessEntry(c *fiber.Ctx) *accessRecord {
 	c.Locals(localLogged, true)
 	route, _ := c.Locals(localRoute).(string)
 	if route == "" {
@@ -140,51 +173,63 @@ func (a *api) accessLog(c *fiber.Ctx) {
 		// to the route its method and path fit.
 		route = a.routes.template(c.Method(), c.Path())
 	}
-	matched := route
+	r := &accessRecord{matched: route, route: route, method: c.Method(), status: c.Response().StatusCode()}
 	if route == "" {
-		route = "<unmatched>"
+		r.route = "<unmatched>"
 	}
-	var elapsed time.Duration
-	if started, ok := c.Locals(localStarted).(time.Time); ok {
-		elapsed = time.Since(started)
-	}
-	attrs := []any{
+	r.started, _ = c.Locals(localStarted).(time.Time)
+	r.attrs = []any{
 		"request_id", requestID(c),
-		"method", c.Method(),
-		"route", route,
+		"method", r.method,
+		"route", r.route,
 		"path", c.Path(),
-		"status", c.Response().StatusCode(),
-		"duration_ms", float64(elapsed.Microseconds()) / 1000,
+		"status", r.status,
+		"duration_ms", 0.0, // set by emit
 		"bytes_in", bytesIn(c),
-		"bytes_out", len(c.Response().Body()),
+		"bytes_out", int64(0), // set by emit
 		"remote", c.IP(),
 	}
 	if q := c.Request().URI().QueryString(); len(q) > 0 {
-		attrs = append(attrs, "query", quoteLog(string(q))) // ?cascade=true matters (issue 27)
+		r.attrs = append(r.attrs, "query", quoteLog(string(q))) // ?cascade=true matters (issue 27)
 	}
 	if extra, ok := c.Locals(localLogAttrs).([]any); ok {
-		attrs = append(attrs, extra...)
+		r.attrs = append(r.attrs, extra...)
 	}
-	var f *failure
-	if v, ok := c.Locals(localFailure).(failure); ok {
-		f = &v
-		attrs = append(attrs, "error_code", v.code, "error", v.message)
-	}
-	var entryCodes map[string]int
 	if sum, ok := c.Locals(localWriteSummary).(application.WriteSummary); ok {
-		entryCodes = sum.FailedByCode
+		r.entryCodes = sum.FailedByCode
 	}
-	ctx := c.UserContext()
-	if sc, ok := c.Locals(localSpanCtx).(context.Context); ok {
-		ctx = sc
+	r.table = metricTable(route, c)
+	return r
+}
+
+// accessAttrDuration and accessAttrBytesOut are the indexes of the values
+// of duration_ms and bytes_out in accessRecord.attrs.
+const (
+	accessAttrDuration = 11
+	accessAttrBytesOut = 15
+)
+
+// emit writes the access line and the request's metrics: bytesOut is the
+// size of the answer's body (for a stream, the bytes sent), f the failure
+// it was answered with (a stream's error line included).
+func (r *accessRecord) emit(a *api, ctx context.Context, bytesOut int64, f *failure) {
+	var elapsed time.Duration
+	if !r.started.IsZero() {
+		elapsed = time.Since(r.started)
 	}
-	a.log.Log(ctx, probeLevel(matched, accessLevel(c.Response().StatusCode(), f, entryCodes)), "request", attrs...)
+	r.attrs[accessAttrDuration] = float64(elapsed.Microseconds()) / 1000
+	r.attrs[accessAttrBytesOut] = bytesOut
+	attrs := r.attrs
+	if f != nil {
+		attrs = append(attrs, "error_code", f.code, "error", f.message)
+	}
+	a.log.Log(ctx, probeLevel(r.matched, accessLevel(r.status, f, r.entryCodes)), "request", attrs...)
 	if a.opts.Observer != nil {
 		code := ""
 		if f != nil {
 			code = f.code
 		}
-		a.opts.Observer.ObserveRequestDetail(ctx, c.Method(), matched, c.Response().StatusCode(), code, metricTable(matched, c), elapsed)
+		a.opts.Observer.ObserveRequestDetail(ctx, r.method, r.matched, r.status, code, r.table, elapsed)
 	}
 }
 
@@ -199,16 +244,22 @@ func addLogAttrs(c *fiber.Ctx, kv ...any) {
 // included) and turns a panic into 500 internal without leaking its value.
 func (a *api) errorsAndPanics(c *fiber.Ctx) (err error) {
 	c.Locals(localSpanCtx, c.UserContext())
-	defer dropUnreadBody(c)
+	defer func() {
+		if streamOf(c) == nil {
+			dropUnreadBody(c) // a streamed answer may still read it
+		}
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			a.log.ErrorContext(c.UserContext(), "handler panicked", "request_id", requestID(c), "panic", fmt.Sprint(p))
+			dropStream(c)
 			c.Response().ResetBody()
 			a.writeError(c, fmt.Errorf("panic: %v", p))
 			err = nil
 		}
 	}()
 	if err := c.Next(); err != nil {
+		dropStream(c)
 		a.writeError(c, err)
 	}
 	return nil
@@ -238,15 +289,23 @@ func (a *api) deadline(c *fiber.Ctx) error {
 		}
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), timeout)
-	defer cancel()
+	handed := false
+	defer func() {
+		if !handed {
+			cancel()
+		}
+	}()
 	c.SetUserContext(ctx)
 	err := c.Next()
 	if err == nil && ctx.Err() == context.DeadlineExceeded && c.Response().StatusCode() < 400 && c.Locals(localVerdicts) == nil {
 		// The handler finished after its deadline without noticing; its
 		// result may be stale, so report the timeout the caller is owed.
+		dropStream(c)
 		c.Response().ResetBody()
 		return context.DeadlineExceeded
 	}
+	// A streamed answer keeps the deadline until its stream ends.
+	handed = err == nil && handOver(c, cancel)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -300,6 +301,20 @@ type verdictSink struct {
 	fail      []byte // JSON body: the failures' elements
 	out       []byte // NDJSON: the verdict lines
 	firstFail []string
+	// stream, when set, receives the NDJSON verdict lines as they are
+	// folded in (a streamed answer, stream.go) instead of out holding them
+	// all.
+	stream *streamOut
+}
+
+// flush sends the verdict lines rendered so far to a streamed answer.
+func (s *verdictSink) flush() {
+	if s.stream == nil || len(s.out) == 0 {
+		return
+	}
+	_, _ = s.stream.Write(s.out)
+	_ = s.stream.Flush() // a failure cancels the stream's context, which stops the pipeline
+	s.out = s.out[:0]
 }
 
 func (s *verdictSink) add(line int, id string, r domain.EntryResult) {
@@ -310,6 +325,9 @@ func (s *verdictSink) add(line int, id string, r domain.EntryResult) {
 		s.firstFail = append(s.firstFail, fmt.Sprintf("line %d (id %q)", line, id))
 	}
 	if s.ndjson {
+		if s.stream != nil && len(s.out) >= 32<<10 {
+			s.flush()
+		}
 		s.out = append(s.out, `{"line":`...)
 		s.out = strconv.AppendInt(s.out, int64(line), 10)
 		s.out = append(s.out, `,"id":`...)
@@ -451,6 +469,10 @@ func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.Tab
 	}
 	ctx := c.UserContext()
 	sink := &verdictSink{ndjson: acceptsNDJSON(c.Get(fiber.HeaderAccept))}
+	if sink.ndjson {
+		a.streamNDJSONVerdicts(c, scope, path, body, sink)
+		return nil
+	}
 	p := &ndjsonPipeline{a: a, ctx: ctx, charge: a.streamCharger(c), scope: scope, path: path, sink: sink}
 	err = p.run(body)
 	p.drain()
@@ -476,8 +498,98 @@ func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.Tab
 	return sink.send(c)
 }
 
+// streamNDJSONVerdicts answers an NDJSON body with its verdict lines
+// streamed as the verdicts arrive (Accept: application/x-ndjson, a streamed
+// answer: stream.go): the body is read, written and answered after the
+// handler returns. The answer is 200 with the verdict lines in input order;
+// an error that ends the request (a line that is not JSON, a limit, the
+// deadline, a chunk the cluster refused) comes after the verdicts of every
+// entry written before it as a last line holding the error envelope, whose
+// message says what was written.
+func (a *api) streamNDJSONVerdicts(c *fiber.Ctx, scope application.Scope, path domain.TablePath, body *bodyReader, sink *verdictSink) {
+	charge := a.streamCharger(c)
+	if c.Request().IsBodyStream() {
+		// Take the body stream off the request: the stream reads it (body
+		// holds it; fasthttp keeps its buffered bytes and drains what is
+		// left after the answer), and no middleware may drain it first
+		// (otelfiber measures c.Request().Body(), which reads a stream
+		// whole).
+		c.Request().ResetBody()
+	}
+	c.Locals(localVerdicts, true)
+	addLogAttrs(c, "content_type", MIMEApplicationNDJSON, "table", path.String())
+	observer, _ := a.opts.Observer.(IngestObserver)
+	streamAnswer(c, MIMEApplicationNDJSON, func(ctx context.Context, out *streamOut) error {
+		sink.stream = out
+		p := &ndjsonPipeline{a: a, ctx: ctx, charge: charge, scope: scope, path: path, sink: sink,
+			kick: make(chan struct{}, 1), quit: make(chan struct{}), emitted: make(chan struct{})}
+		go p.emit()
+		err := p.run(body)
+		p.drain()
+		close(p.quit)
+		<-p.emitted
+		if p.stopErr != nil {
+			err = streamStop(p.stopErr, sink, p.stopWhat)
+		}
+		sink.flush()
+		if observer != nil {
+			observer.ObserveIngest(ctx, MIMEApplicationNDJSON, path, int64(sink.rows), body.n)
+		}
+		out.logAttrs("bytes_in_read", body.n, "rows", sink.rows, "rows_failed", sink.rows-sink.ok)
+		return err
+	})
+}
+
+// emit folds the chunks whose verdicts are in as they arrive (a streamed
+// answer: the fold sends their verdict lines), until quit is closed.
+func (p *ndjsonPipeline) emit() {
+	defer close(p.emitted)
+	for {
+		select {
+		case <-p.kick:
+			p.settle(math.MaxInt) // folds the chunks that are done, in order, without waiting
+		case <-p.quit:
+			return
+		}
+	}
+}
+
+// poke tells the emitter (if any) that a chunk is done.
+func (p *ndjsonPipeline) poke() {
+	if p.kick != nil {
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// stopped reports whether a chunk error ended the request.
+func (p *ndjsonPipeline) stopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopErr != nil
+}
+
+// idle reports, folding the chunks that are done, whether no chunk is in
+// flight.
+func (p *ndjsonPipeline) idle() bool {
+	p.settle(math.MaxInt)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.pending) == 0
+}
+
 // ndjsonPipeline reads, dispatches and folds the chunks of one NDJSON body.
 type ndjsonPipeline struct {
+	// mu guards pending, the sink and the stop error: with a streamed
+	// answer the emitter folds chunks while run reads.
+	mu sync.Mutex
+	// kick, quit and emitted drive the emitter of a streamed answer (nil
+	// otherwise).
+	kick       chan struct{}
+	quit       chan struct{}
+	emitted    chan struct{}
 	a          *api
 	ctx        context.Context
 	charge     func(ctx context.Context, n int) error // chargeStreamed
@@ -503,7 +615,7 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 	cur := newNDJSONChunk()
 	var long []byte
 	lineNo, rows := 0, 0
-	for p.stopErr == nil {
+	for !p.stopped() {
 		frag, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(long)+len(frag) > maxLine {
@@ -548,7 +660,11 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 				cur.bytes += n
 			}
 		}
-		if len(cur.lines) >= chunkRows || len(cur.doc) >= ndjsonChunkBytes || (errors.Is(err, io.EOF) && len(cur.lines) > 0) {
+		// A streamed answer also sends the lines read so far when the next
+		// read would wait for the client and nothing is in flight, so a
+		// slow body gets its verdicts as it goes.
+		if len(cur.lines) >= chunkRows || len(cur.doc) >= ndjsonChunkBytes || (errors.Is(err, io.EOF) && len(cur.lines) > 0) ||
+			(p.kick != nil && len(cur.lines) > 0 && br.Buffered() == 0 && p.idle()) {
 			if derr := p.dispatch(cur); derr != nil {
 				return derr
 			}
@@ -577,6 +693,8 @@ func (p *ndjsonPipeline) flush(cur *ndjsonChunk) error {
 // for them.
 func (p *ndjsonPipeline) settled() string {
 	p.drain()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.sink.written()
 }
 
@@ -587,11 +705,16 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 	if err := p.charge(p.ctx, ch.bytes); err != nil {
 		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
 	}
-	if p.stopErr != nil {
+	if p.stopped() {
 		return nil
 	}
+	p.mu.Lock()
+	var prev *ndjsonChunk
 	if n := len(p.pending); n > 0 {
-		prev := p.pending[n-1]
+		prev = p.pending[n-1]
+	}
+	p.mu.Unlock()
+	if prev != nil {
 		select {
 		case <-prev.decoded:
 		case <-prev.done:
@@ -609,6 +732,7 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 	}
 	p.dispatched = true
 	go func() {
+		defer p.poke() // after done is closed
 		defer close(ch.done)
 		defer ch.markDecoded()
 		defer release()
@@ -619,13 +743,17 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 		})
 		ch.recycle()
 	}()
+	p.mu.Lock()
 	p.pending = append(p.pending, ch)
+	p.mu.Unlock()
 	return nil
 }
 
 // settle folds the chunks that are done, in order, and waits for the
 // oldest until at most n are in flight.
 func (p *ndjsonPipeline) settle(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.pending = settleInOrder(p.pending, n, func(x *ndjsonChunk) <-chan struct{} { return x.done }, p.fold)
 }
 
@@ -636,6 +764,8 @@ func (p *ndjsonPipeline) settledSink() *verdictSink {
 
 // drain waits for and folds every dispatched chunk.
 func (p *ndjsonPipeline) drain() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, ch := range p.pending {
 		<-ch.done
 		p.fold(ch)
@@ -659,6 +789,7 @@ func (p *ndjsonPipeline) fold(ch *ndjsonChunk) {
 		p.stopErr = domain.InvalidArgument("%s", ch.badMsg)
 		p.stopWhat = fmt.Sprintf("line %d", ch.lines[ch.badLine])
 	}
+	p.sink.flush()
 }
 
 // settleInOrder folds, in input order, the chunks of a streamed write whose

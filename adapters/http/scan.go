@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -185,6 +186,9 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 		return err
 	}
 	ndjson := acceptsNDJSON(c.Get(fiber.HeaderAccept))
+	if ndjson {
+		return a.streamScan(c, path, &res)
+	}
 	out, n, err := a.renderScan(c, &res, ndjson)
 	if err != nil {
 		return err
@@ -271,6 +275,95 @@ func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool)
 	}
 	out, err = ab.add(out, part)
 	return out, n, err
+}
+
+// streamScan answers a scan with Accept: application/x-ndjson as a
+// streamed answer (stream.go): one record per line, rendered and sent as it
+// goes (the answer is never held whole), then the line
+// {"cursor":…,"caught_up":…}. The decoded records are charged to the memory
+// budget first (429 when they do not fit) and held until the stream ends.
+// The answer-size cap (gateway.rest.lookup.max-response-bytes) still
+// bounds the answer: it ends after the last record that fits, with the
+// cursor that resumes after it and caught_up false; a first record larger
+// than the cap ends the stream with an error line (413 limit_exceeded's
+// envelope). A stream the client leaves stops rendering.
+func (a *api) streamScan(c *fiber.Ctx, path domain.TablePath, res *application.ScanResult) error {
+	ab := a.newAnswerBudget(c)
+	var decoded int64
+	for i := range res.Records {
+		decoded += datumBytes(res.Records[i].Row) + scanRecordOverhead
+	}
+	if err := ab.ch.Acquire(ab.ctx, decoded); err != nil {
+		return budgetError(err, "the records read")
+	}
+	addLogAttrs(c, "table", path.String())
+	limit := ab.limit
+	streamAnswer(c, MIMEApplicationNDJSON, func(ctx context.Context, out *streamOut) error {
+		n, err := writeScanLines(ctx, out, res, limit)
+		out.logAttrs("records", n, "caught_up", res.CaughtUp && n == len(res.Records))
+		return err
+	})
+	return nil
+}
+
+// scanFlushBytes is how many rendered bytes of a streamed scan are sent at
+// a time (the first record is sent at once).
+const scanFlushBytes = 32 << 10
+
+// scanLineSent, when set (tests), is called after each send of a streamed
+// scan with the number of records sent so far.
+var scanLineSent func(n int)
+
+// writeScanLines writes a scan's NDJSON records and its cursor line to out,
+// at most limit bytes; it returns the number of records written.
+func writeScanLines(ctx context.Context, out *streamOut, res *application.ScanResult, limit int) (int, error) {
+	tail := len(res.Cursor) + 64 // a cursor cut short is no longer than the full one
+	room := max(limit-tail, 0)
+	n := len(res.Records)
+	var line []byte
+	written, unsent := 0, 0
+	for i := range res.Records {
+		if i%256 == 0 && ctx.Err() != nil {
+			return i, ctx.Err()
+		}
+		line = appendScanRecord(line[:0], res.Columns, &res.Records[i])
+		line = append(line, '\n')
+		if written+len(line) > room {
+			if i == 0 {
+				return 0, &domain.Error{Kind: domain.KindLimitExceeded, Message: fmt.Sprintf(
+					"the answer would exceed %d bytes (gateway.rest.lookup.max-response-bytes); ask for fewer keys or columns", limit)}
+			}
+			n = i // cut at the cap: the cursor resumes after record i-1
+			break
+		}
+		if _, err := out.Write(line); err != nil {
+			return i, err
+		}
+		written += len(line)
+		unsent += len(line)
+		if i == 0 || unsent >= scanFlushBytes {
+			if err := out.Flush(); err != nil {
+				return i, err
+			}
+			unsent = 0
+			if scanLineSent != nil {
+				scanLineSent(i + 1)
+			}
+		}
+	}
+	cursor, caughtUp := res.Cursor, res.CaughtUp
+	if n < len(res.Records) {
+		cursor, caughtUp = res.CursorAfter(n), false
+	}
+	line = append(line[:0], `{"cursor":`...)
+	line = appendJSONString(line, cursor)
+	line = append(line, `,"caught_up":`...)
+	line = strconv.AppendBool(line, caughtUp)
+	line = append(line, "}\n"...)
+	if _, err := out.Write(line); err != nil {
+		return n, err
+	}
+	return n, out.Flush()
 }
 
 // scanRecordOverhead is the memory of a decoded record beside its row's
