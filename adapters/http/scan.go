@@ -321,12 +321,13 @@ func writeScanLines(ctx context.Context, out *streamOut, res *application.ScanRe
 	room := max(limit-tail, 0)
 	n := len(res.Records)
 	var line []byte
+	render := newScanRenderer(res.Columns)
 	written, unsent := 0, 0
 	for i := range res.Records {
 		if i%256 == 0 && ctx.Err() != nil {
 			return i, ctx.Err()
 		}
-		line = appendScanRecord(line[:0], res.Columns, &res.Records[i])
+		line = render.appendRecord(line[:0], &res.Records[i])
 		line = append(line, '\n')
 		if written+len(line) > room {
 			if i == 0 {
