@@ -688,7 +688,7 @@ func ledgerError(path domain.TablePath, what string, err error) error {
 	out := *de
 	out.Message = fmt.Sprintf("Idempotency-Key: cannot %s the idempotency ledger table `%s` (gateway.idempotency.database/table): %s", what, path, de.Error())
 	if de.Kind == domain.KindUnauthorized {
-		out.Message += "; create it ahead with a principal that may (README: Idempotency-Key) and grant this principal READ and WRITE on it"
+		out.Message += "; create it ahead with a principal that may (docs/idempotency.md) and grant this principal READ and WRITE on it"
 	}
 	out.Cause = err
 	return &out

@@ -14,7 +14,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 )
 
-// The Idempotency-Key extension of POST .../records (README "Idempotency-Key"):
+// The Idempotency-Key extension of POST .../records (docs/idempotency.md):
 // a write carrying the header lands at most once; a retry with the same key
 // and body gets the recorded answer with `Idempotent-Replayed: true`.
 

@@ -12,7 +12,7 @@ import (
 )
 
 // BrowserGuard protects the API from web pages in a browser (gateway-go
-// extension; README "Threat model"). The zero value checks nothing and
+// extension; docs/security.md). The zero value checks nothing and
 // sends no CORS headers.
 type BrowserGuard struct {
 	// AllowedHosts, when not empty, are the Host header values (host name or

@@ -4,8 +4,7 @@ import (
 	"time"
 )
 
-// Idempotency-Key extension keys (gateway-go extensions, README
-// "Idempotency-Key").
+// Idempotency-Key extension keys (gateway-go extensions, docs/idempotency.md).
 const (
 	KeyIdempotencyEnabled  = "gateway.idempotency.enabled"
 	KeyIdempotencyDatabase = "gateway.idempotency.database"

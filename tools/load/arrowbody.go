@@ -14,7 +14,7 @@ import (
 
 // Arrow IPC bodies (-body arrow): the rows benchRow renders as JSON, as one
 // Arrow IPC stream per request (one record batch of -rows rows), with the
-// Arrow types the gateway maps to the bench10 columns (README "Streamed
+// Arrow types the gateway maps to the bench10 columns (docs/streaming.md, "Streamed
 // write bodies"): k int64, name utf8, amount decimal128(18, 2), qty int32,
 // price float64, flag bool, day date32, ts timestamp[ms, UTC], note utf8,
 // raw binary. Appends to log tables only.
