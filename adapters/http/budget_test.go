@@ -601,3 +601,33 @@ func (w *benchRowsWriter) Write(_ context.Context, b *domain.WriteBatch) ([]doma
 	}
 	return make([]domain.EntryResult, b.Len()), nil
 }
+
+// TestFirstLookupReturnsItsUnusedEstimate: a table's first lookup is
+// charged the most a lookup may take (twice the answer cap) and gives back
+// what its rows did not use once they are fetched, so its answer can grow
+// while another request holds the rest of the budget; before, it kept the
+// whole estimate while waiting for room for its answer (two first lookups
+// of a table filled the default budget and waited for each other until
+// 429).
+func TestFirstLookupReturnsItsUnusedEstimate(t *testing.T) {
+	budget := membudget.New(4<<20, 300*time.Millisecond)
+	g := newGateway(t, withBudget(budget), func(o *Options, _ *Deps) { o.MaxLookupResponseBytes = 1 << 20 }).withTables()
+	g.lookup.setLookup(func(_ context.Context, req *domain.LookupRequest) (*domain.LookupResponse, error) {
+		out := &domain.LookupResponse{SchemaID: req.SchemaID}
+		for range req.Keys {
+			out.Results = append(out.Results, domain.LookupResult{Row: []domain.Datum{
+				{Bytes: []byte("eu")}, {I64: 1}, {Bytes: []byte("ann")}, {I64: 7}, {Bytes: bytes.Repeat([]byte{7}, 64<<10)}, {Null: true},
+			}})
+		}
+		return out, nil
+	})
+	other := budget.NewCharge() // another request's share: the estimate fits exactly
+	require.NoError(t, other.Acquire(context.Background(), 2<<20-64<<10))
+	defer other.Release()
+	keys := make([]string, 8)
+	for i := range keys {
+		keys[i] = fmt.Sprintf(`{"region":"eu","id":%d}`, i)
+	}
+	r := g.call("POST", usersLookup, `{"keys":[`+strings.Join(keys, ",")+`]}`)
+	assert.Equal(t, 200, r.status, string(r.body))
+}

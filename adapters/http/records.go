@@ -358,8 +358,14 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 		fetched += datumBytes(r.Row)
 	}
 	a.lookupCosts.observe(costKey, len(res.Response.Results), fetched)
-	// What the estimate charged before the fetch counts towards it.
-	if err := ab.ch.Acquire(ab.ctx, fetched-dec.precharged); err != nil {
+	// What the estimate charged before the fetch counts towards it; what
+	// it charged beyond the rows fetched is given back now, before the
+	// answer grows (a table's first lookups are charged the most a lookup
+	// may take: held until the answer is written, two of them filled the
+	// default budget and every other request waited for them).
+	if fetched < dec.precharged {
+		ab.ch.Return(dec.precharged - fetched)
+	} else if err := ab.ch.Acquire(ab.ctx, fetched-dec.precharged); err != nil {
 		return budgetError(err, "the rows fetched")
 	}
 	out := make([]byte, 0, 256+len(res.Response.Results)*64)
