@@ -154,51 +154,7 @@ func (w *Writer) writeColumns(ctx context.Context, wb *domain.WriteBatch) ([]dom
 		w.buf.release(req.reserved)
 		return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Message: "the writer is closed"}
 	}
-	var waitDone func(WaitOutcome)
-	if wt, ok := w.opts.Tracer.(WaitTracer); ok {
-		req.ctx, waitDone = wt.StartWait(ctx, c.path, n)
-	}
-	now := w.opts.Now()
-	req.enqAt = now
-	var ec enqueueCache
-	var wo WaitOutcome
-	for i := range req.recs {
-		if r := &req.recs[i]; r.state == recQueued {
-			w.enqueueLocked(r, now, &ec)
-			if waitDone != nil && r.b != nil {
-				wo.AddBucket(r.b.key.bucket)
-			}
-		}
-	}
-	w.mu.Unlock()
-	w.kick()
-
-	select {
-	case <-req.done:
-	case <-ctx.Done():
-		w.expire(req, ctx.Err())
-		wo.Expired = true
-	}
-	if waitDone != nil {
-		for _, res := range results {
-			switch res.Applied {
-			case domain.AppliedNo:
-				wo.Failed++
-			case domain.AppliedUnknown:
-				wo.Unknown++
-			default:
-				wo.OK++
-			}
-		}
-		waitDone(wo)
-	}
-	if tl := req.tl; tl != nil {
-		tl.Encode = req.enqAt.Sub(req.start)
-		if !req.tlAnswered.IsZero() {
-			tl.Resolve = w.opts.Now().Sub(req.tlAnswered)
-		}
-	}
-	return results, nil
+	return w.enqueueAndWait(ctx, req, c.path, n, results), nil
 }
 
 // setResults gives res to the entries of record r: its own, or its chunk's

@@ -348,53 +348,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 		w.buf.release(req.reserved)
 		return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Message: "the writer is closed"}
 	}
-	var waitDone func(WaitOutcome)
-	if wt, ok := w.opts.Tracer.(WaitTracer); ok {
-		req.ctx, waitDone = wt.StartWait(ctx, c.path, req.pending)
-	}
-	now := w.opts.Now()
-	req.enqAt = now
-	var ec enqueueCache
-	var wo WaitOutcome
-	for i := range req.recs {
-		if r := &req.recs[i]; r.state == recQueued {
-			w.enqueueLocked(r, now, &ec)
-			if waitDone != nil && r.b != nil {
-				wo.AddBucket(r.b.key.bucket)
-			}
-		}
-	}
-	w.mu.Unlock()
-	w.kick()
-
-	select {
-	case <-req.done:
-	case <-ctx.Done():
-		w.expire(req, ctx.Err())
-		wo.Expired = true
-	}
-	if waitDone != nil {
-		for _, res := range results {
-			switch res.Applied {
-			case domain.AppliedNo:
-				wo.Failed++
-			case domain.AppliedUnknown:
-				wo.Unknown++
-			default:
-				wo.OK++
-			}
-		}
-		waitDone(wo)
-	}
-	if tl := req.tl; tl != nil {
-		// Written by finishLocked before done was closed (or by expire on
-		// this goroutine); the writer no longer touches req.
-		tl.Encode = req.enqAt.Sub(req.start)
-		if !req.tlAnswered.IsZero() {
-			tl.Resolve = w.opts.Now().Sub(req.tlAnswered)
-		}
-	}
-	return results, nil
+	return w.enqueueAndWait(ctx, req, c.path, req.pending, results), nil
 }
 
 // recOverhead is the accounted per-record memory besides its bytes.
@@ -926,4 +880,59 @@ func autoPartitionRule(auto domain.AutoPartition, name string, del bool, now tim
 	}
 	(*memo)[name] = nil
 	return nil
+}
+
+// enqueueAndWait queues req's records (w.mu held; it unlocks it), wakes the
+// sender and waits for every verdict or ctx's end (then the records not yet
+// sent are expired). It reports the wait (rows: the rows of the call) to a
+// WaitTracer and fills the request's timeline; it returns results, filled in
+// by then. Write and the columnar path share it.
+func (w *Writer) enqueueAndWait(ctx context.Context, req *request, path domain.TablePath, rows int, results []domain.EntryResult) []domain.EntryResult {
+	var waitDone func(WaitOutcome)
+	if wt, ok := w.opts.Tracer.(WaitTracer); ok {
+		req.ctx, waitDone = wt.StartWait(ctx, path, rows)
+	}
+	now := w.opts.Now()
+	req.enqAt = now
+	var ec enqueueCache
+	var wo WaitOutcome
+	for i := range req.recs {
+		if r := &req.recs[i]; r.state == recQueued {
+			w.enqueueLocked(r, now, &ec)
+			if waitDone != nil && r.b != nil {
+				wo.AddBucket(r.b.key.bucket)
+			}
+		}
+	}
+	w.mu.Unlock()
+	w.kick()
+
+	select {
+	case <-req.done:
+	case <-ctx.Done():
+		w.expire(req, ctx.Err())
+		wo.Expired = true
+	}
+	if waitDone != nil {
+		for _, res := range results {
+			switch res.Applied {
+			case domain.AppliedNo:
+				wo.Failed++
+			case domain.AppliedUnknown:
+				wo.Unknown++
+			default:
+				wo.OK++
+			}
+		}
+		waitDone(wo)
+	}
+	if tl := req.tl; tl != nil {
+		// Written by finishLocked before done was closed (or by expire on
+		// this goroutine); the writer no longer touches req.
+		tl.Encode = req.enqAt.Sub(req.start)
+		if !req.tlAnswered.IsZero() {
+			tl.Resolve = w.opts.Now().Sub(req.tlAnswered)
+		}
+	}
+	return results
 }
