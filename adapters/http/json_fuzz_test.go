@@ -1,8 +1,11 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -19,7 +22,7 @@ type fuzzRequest struct {
 	Keys    []string          `json:"keys"`
 	Columns []struct {
 		Name     string          `json:"name"`
-		DataType json.RawMessage `json:"data_type"`
+		DataType jsontext.Value `json:"data_type"`
 		Comment  *string         `json:"comment"`
 	} `json:"columns"`
 	Nested *struct {
@@ -73,6 +76,51 @@ func FuzzDecodeStrict(f *testing.F) {
 		// bytes (plus quoting); the rest of a message is short.
 		if limit := 4096 + maxJSONDepth*(4*maxPathKeyInMessage+16); len(de.Message) > limit {
 			t.Fatalf("message of %d bytes", len(de.Message))
+		}
+	})
+}
+
+// jsonEdgeSeeds are documents where JSON parsers tend to differ: escapes,
+// surrogates, invalid UTF-8, duplicate names, numbers, whitespace and
+// trailing data.
+var jsonEdgeSeeds = []string{
+	`{"a":1}`, " {\"a\" : [ 1 , 2.5e-3 , -0 ] }\n", `{"a":1,"a":2}`, `"\ud800"`, `"\udc00\ud800"`, "\"\xff\xfe\"",
+	`"\u00e9\/\b"`, `[1,2,]`, `{"a":1} {"b":2}`, `{"a":1}x`, `01`, `1.`, `-`, `1e400`, `"\u2028<>&"`, "\"\u2028\"", ``, ` `,
+	`[[[[]]]]`, `{"":null}`, `nul`, `true false`, "\"a\x00\"", `{"a":"b"` + "\t}",
+}
+
+// FuzzValidJSON holds validJSON (jsontext) to the acceptance of
+// encoding/json's Valid, which keyed NDJSON bodies were checked with before.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range append(jsonEdgeSeeds, requestJSONSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, encoding/json's Valid %v", b, got, want)
+		}
+	})
+}
+
+// FuzzFingerprintCompact holds the idempotency fingerprint (jsontext's
+// Compact) to encoding/json's Compact, which the fingerprints already in
+// ledgers were computed with: the same digest for every body.
+func FuzzFingerprintCompact(f *testing.F) {
+	for _, s := range append(jsonEdgeSeeds, requestJSONSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var buf bytes.Buffer
+		want := body
+		if json.Compact(&buf, body) == nil {
+			want = buf.Bytes()
+		}
+		got := jsontext.Value(bytes.Clone(body))
+		if got.Compact() != nil {
+			got = body
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("compact(%q) = %q, encoding/json %q", body, got, want)
 		}
 	})
 }
