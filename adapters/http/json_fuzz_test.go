@@ -21,9 +21,9 @@ type fuzzRequest struct {
 	Props   map[string]string `json:"props"`
 	Keys    []string          `json:"keys"`
 	Columns []struct {
-		Name     string          `json:"name"`
+		Name     string         `json:"name"`
 		DataType jsontext.Value `json:"data_type"`
-		Comment  *string         `json:"comment"`
+		Comment  *string        `json:"comment"`
 	} `json:"columns"`
 	Nested *struct {
 		Values [][]int          `json:"values"`
