@@ -74,7 +74,7 @@ func fingerprint(body []byte, report bool) string {
 	h := sha256.New()
 	// jsontext's Compact keeps strings and numbers as they are spelled and
 	// accepts duplicate names and invalid UTF-8, as encoding/json's did:
-	// the fingerprints the ledger holds stay valid (FuzzFingerprintCompact).
+	// the fingerprints the ledger holds stay valid (FuzzJSONCompat).
 	compact := jsontext.Value(bytes.Clone(body))
 	if compact.Compact() == nil {
 		h.Write(compact)

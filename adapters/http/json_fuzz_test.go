@@ -89,27 +89,20 @@ var jsonEdgeSeeds = []string{
 	`[[[[]]]]`, `{"":null}`, `nul`, `true false`, "\"a\x00\"", `{"a":"b"` + "\t}",
 }
 
-// FuzzValidJSON holds validJSON (jsontext) to the acceptance of
-// encoding/json's Valid, which keyed NDJSON bodies were checked with before.
-func FuzzValidJSON(f *testing.F) {
-	for _, s := range append(jsonEdgeSeeds, requestJSONSeeds...) {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, encoding/json's Valid %v", b, got, want)
-		}
-	})
-}
-
-// FuzzFingerprintCompact holds the idempotency fingerprint (jsontext's
-// Compact) to encoding/json's Compact, which the fingerprints already in
-// ledgers were computed with: the same digest for every body.
-func FuzzFingerprintCompact(f *testing.F) {
+// FuzzJSONCompat holds the two places where jsontext replaced
+// encoding/json on request bodies to encoding/json's results: validJSON
+// (the keyed NDJSON line check) accepts exactly what encoding/json's Valid
+// accepted, and the idempotency fingerprint compacts every body to the
+// bytes encoding/json's Compact gave, so the fingerprints already in
+// ledgers stay valid.
+func FuzzJSONCompat(f *testing.F) {
 	for _, s := range append(jsonEdgeSeeds, requestJSONSeeds...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		if got, want := validJSON(body), json.Valid(body); got != want {
+			t.Fatalf("validJSON(%q) = %v, encoding/json's Valid %v", body, got, want)
+		}
 		var buf bytes.Buffer
 		want := body
 		if json.Compact(&buf, body) == nil {
