@@ -108,12 +108,13 @@ func FuzzJSONCompat(f *testing.F) {
 		if json.Compact(&buf, body) == nil {
 			want = buf.Bytes()
 		}
-		got := jsontext.Value(bytes.Clone(body))
-		if got.Compact() != nil {
-			got = body
+		var got bytes.Buffer
+		if !validJSON(body) || compactTo(&got, body) != nil {
+			got.Reset()
+			got.Write(body)
 		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("compact(%q) = %q, encoding/json %q", body, got, want)
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("compact(%q) = %q, encoding/json %q", body, got.Bytes(), want)
 		}
 	})
 }
