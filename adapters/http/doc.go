@@ -33,8 +33,9 @@
 // with json.Unmarshal; data type documents are parsed from jsontext tokens
 // (datatype_tree.go). Everything is linear in the body's size. Responses
 // are written by rowjson (rows) and by encoding/json (catalog answers and
-// error envelopes), whose spelling (HTML-safe escapes, nil as null, sorted
-// maps) clients already see.
+// error envelopes): clients see its spelling byte for byte, which JSON v2
+// does not reproduce even with its v1 options (invalid UTF-8 becomes a raw
+// U+FFFD instead of \ufffd; TestAppendWriteResponseMatchesEncodingJSON).
 //
 // Each request runs under a
 // deadline passed to the use cases through the context

@@ -223,9 +223,8 @@ func checkJSONMediaType(contentType string) error {
 // documents (datatype_tree.go) all read tokens with jsontext.Decoder.
 // requestJSONOptions are the tokenizer options of the catalog and scan
 // bodies: duplicate names are found by the shape check, which names their
-// path, and invalid UTF-8 is replaced with U+FFFD as encoding/json did
-// before (apache/fluss's gateway has no catalog rule about it; rowjson, the
-// row codec, refuses it).
+// path, and invalid UTF-8 is replaced with U+FFFD, as encoding/json did
+// before (rowjson, the row codec, refuses it).
 var requestJSONOptions = []jsontext.Options{
 	jsontext.AllowDuplicateNames(true),
 	jsontext.AllowInvalidUTF8(true),
@@ -373,11 +372,8 @@ func (s *shapeChecker) errorf(format string, args ...any) error {
 }
 
 // syntax turns a tokenizer error into a malformed-JSON message naming the
-// byte offset; a deadline error passes through.
+// byte offset.
 func (s *shapeChecker) syntax(err error) error {
-	if de := domain.AsError(err); de != nil {
-		return err
-	}
 	return syntaxError(err, s.dec.InputOffset())
 }
 
