@@ -47,11 +47,8 @@ func TestGatewayDropCreateCycles(t *testing.T) {
 	createDatabase(t, g, db)
 	tables := "/databases/" + db + "/tables"
 	table := map[string]any{
-		"table_name": "cycle",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "STRING"}},
-		},
+		"table_name":   "cycle",
+		"columns":      columns("id INTEGER", "v STRING"),
 		"primary_key":  []any{"id"},
 		"distribution": map[string]any{"bucket_count": 8},
 	}

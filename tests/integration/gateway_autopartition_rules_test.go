@@ -18,18 +18,11 @@ import (
 // partitioned by dt with Fluss auto-partitioning in unit with retention.
 func autoTable(t *testing.T, g *gateway, db, table, unit, retention string) {
 	t.Helper()
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": table,
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "dt", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "STRING"}},
-		},
+	createTable(t, g.base, db, table, columns("id BIGINT", "dt STRING", "v STRING"), map[string]any{
 		"primary_key": []any{"id", "dt"}, "partitioned_by": []any{"dt"},
 		"configs": map[string]any{"table.auto-partition.enabled": "true", "table.auto-partition.time-unit": unit,
 			"table.auto-partition.num-retention": retention, "table.auto-partition.time-zone": "UTC"},
 	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
 }
 
 func partitionNames(t *testing.T, g *gateway, db, table string) []string {

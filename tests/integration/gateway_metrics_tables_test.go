@@ -57,16 +57,11 @@ func TestGatewayMetricsTableCardinality(t *testing.T) {
 	g := &gateway{t: t, base: base}
 	db := gwName("gw_metrics")
 	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name":  "real",
-		"columns":     []any{map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}}},
-		"primary_key": []any{"id"},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/real/records", map[string]any{"entries": []any{
+	records := createTable(t, base, db, "real", columns("id BIGINT"), map[string]any{"primary_key": []any{"id"}})
+	status, body := g.do(http.MethodPost, records, map[string]any{"entries": []any{
 		map[string]any{"id": "a", "upsert": map[string]any{"id": 1}}}})
 	require.Equal(t, http.StatusOK, status, "%v", body)
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/real/records/lookup", map[string]any{
+	status, body = g.do(http.MethodPost, records+"/lookup", map[string]any{
 		"keys": []any{map[string]any{"id": 1}, map[string]any{"id": 2}}})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 

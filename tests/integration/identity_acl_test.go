@@ -16,11 +16,8 @@ import (
 // kvTable is the definition of the primary-key tables of the ACL tests.
 func kvTable(name string) map[string]any {
 	return map[string]any{
-		"table_name": name,
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "STRING"}},
-		},
+		"table_name":   name,
+		"columns":      columns("id INTEGER", "v STRING"),
 		"primary_key":  []string{"id"},
 		"distribution": map[string]any{"bucket_count": 1},
 	}

@@ -116,20 +116,11 @@ func checkOrder(t *testing.T, recs []scanRecord) {
 
 func createLogTable(t *testing.T, g *gateway, db, table string, buckets int, extra map[string]any) {
 	t.Helper()
-	body := map[string]any{
-		"table_name": table,
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "msg", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "amount", "data_type": map[string]any{"type": "DECIMAL", "precision": 10, "scale": 2}},
-		},
-		"distribution": map[string]any{"bucket_count": buckets},
-	}
+	fields := map[string]any{"distribution": map[string]any{"bucket_count": buckets}}
 	for k, v := range extra {
-		body[k] = v
+		fields[k] = v
 	}
-	status, resp := g.do(http.MethodPost, "/databases/"+db+"/tables", body)
-	require.Equal(t, http.StatusCreated, status, "%v", resp)
+	createTable(t, g.base, db, table, columns("id BIGINT", "msg STRING", "amount DECIMAL(10,2)"), fields)
 }
 
 // TestScanLogTableAcrossReplicas: rows appended by the peer client (pyfluss)
@@ -327,16 +318,8 @@ func TestScanChangelog(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
 	db := gwName("gw_changelog")
 	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "kv",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}, "nullable": false},
-			map[string]any{"name": "name", "data_type": map[string]any{"type": "STRING"}},
-		},
-		"primary_key":  []any{"id"},
-		"distribution": map[string]any{"bucket_count": 1},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	createTable(t, g.base, db, "kv", columns("id INTEGER NOT NULL", "name STRING"),
+		map[string]any{"primary_key": []any{"id"}, "distribution": map[string]any{"bucket_count": 1}})
 	write := func(entries ...any) {
 		t.Helper()
 		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/kv/records", map[string]any{"entries": entries})
@@ -386,18 +369,10 @@ func TestScanPartitions(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
 	db := gwName("gw_scanpart")
 	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "clicks",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}},
-			map[string]any{"name": "day", "data_type": map[string]any{"type": "STRING"}},
-		},
-		"partitioned_by": []any{"day"},
-		"distribution":   map[string]any{"bucket_count": 2},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	createTable(t, g.base, db, "clicks", columns("id INTEGER", "day STRING"),
+		map[string]any{"partitioned_by": []any{"day"}, "distribution": map[string]any{"bucket_count": 2}})
 	for _, day := range []string{"d1", "d2"} {
-		status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/clicks/partitions", map[string]any{"partition": map[string]any{"day": day}})
+		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/clicks/partitions", map[string]any{"partition": map[string]any{"day": day}})
 		require.Equal(t, http.StatusCreated, status, "%v", body)
 	}
 	var rows []map[string]any
@@ -406,7 +381,7 @@ func TestScanPartitions(t *testing.T) {
 	}
 	appendRows(t, g, db, "clicks", rows...)
 
-	status, body = g.do(http.MethodGet, "/databases/"+db+"/tables/clicks/offsets?position=latest", nil)
+	status, body := g.do(http.MethodGet, "/databases/"+db+"/tables/clicks/offsets?position=latest", nil)
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	offs := body["offsets"].([]any)
 	require.Len(t, offs, 4, "2 partitions x 2 buckets: %v", body)
