@@ -43,8 +43,7 @@ func TestGatewayDropCreateCycles(t *testing.T) {
 		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS": wrBootstrap(t),
 	})
 	g := &gateway{t: t, base: sg.base + "/v1/clusters/default"}
-	db := gwName("gw_recreate")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_recreate")
 	tables := "/databases/" + db + "/tables"
 	table := map[string]any{
 		"table_name":   "cycle",

@@ -28,8 +28,7 @@ func TestGatewayAutoCreatePartitions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// No readiness grace: the cleanup stop need not wait for probes.
 			g := startGateway(t, append(tc.env, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")...)
-			db := gwName("gw_autopart")
-			createDatabase(t, g, db)
+			db := newDatabase(t, g, "gw_autopart")
 			createTable(t, g.base, db, "events", columns("id BIGINT", "region STRING"),
 				map[string]any{"primary_key": []any{"id", "region"}, "partitioned_by": []any{"region"}})
 			status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/partitions",

@@ -25,8 +25,7 @@ var rpcName = regexp.MustCompile(`\b[A-Z]{2,}(_[A-Z]+)+\b`)
 // application.MinWorkableDeadline.
 func TestGatewayDeadlineMessages(t *testing.T) {
 	setup := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_deadline")
-	createDatabase(t, setup, db)
+	db := newDatabase(t, setup, "gw_deadline")
 	createTable(t, setup.base, db, "t", columns("id BIGINT"), map[string]any{"primary_key": []any{"id"}})
 
 	var firstOK time.Duration

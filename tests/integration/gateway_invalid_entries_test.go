@@ -18,8 +18,7 @@ import (
 // verdicts and the valid one is written (checked with the peer client).
 func TestGatewayInvalidEntries(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_invalid")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_invalid")
 	createTable(t, g.base, db, "t", columns("id BIGINT", "amount DECIMAL(10,2)"), map[string]any{"primary_key": []any{"id"}})
 	req := map[string]any{"entries": []any{
 		map[string]any{"id": "a", "upsert": map[string]any{"id": 1, "amount": "1.50"}},
@@ -64,8 +63,7 @@ func TestGatewayInvalidEntries(t *testing.T) {
 // a JSON number; the JSON number is written.
 func TestGatewayEpochMillisString(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_ltz")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_ltz")
 	createTable(t, g.base, db, "t", columns("id BIGINT", "ts TIMESTAMP_WITH_LOCAL_TIME_ZONE(3)"), map[string]any{"primary_key": []any{"id"}})
 	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/t/records", map[string]any{"entries": []any{
 		map[string]any{"id": "a", "upsert": map[string]any{"id": 1, "ts": "1764576000000"}}}})

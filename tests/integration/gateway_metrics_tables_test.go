@@ -55,8 +55,7 @@ func TestGatewayMetricsTableCardinality(t *testing.T) {
 	})
 	base := "http://" + rest.Addr().String() + "/v1/clusters/default"
 	g := &gateway{t: t, base: base}
-	db := gwName("gw_metrics")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_metrics")
 	records := createTable(t, base, db, "real", columns("id BIGINT"), map[string]any{"primary_key": []any{"id"}})
 	status, body := g.do(http.MethodPost, records, map[string]any{"entries": []any{
 		map[string]any{"id": "a", "upsert": map[string]any{"id": 1}}}})

@@ -18,8 +18,7 @@ import (
 // rows, nested columns included.
 func TestGatewayNestedTypesRoundTrip(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_nested")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_nested")
 	cols := allTypeColumns()
 	createTable(t, g.base, db, "pk", cols, map[string]any{"primary_key": []any{"id"}, "distribution": map[string]any{"bucket_count": 2}})
 	logCols := append([]any{}, cols...)

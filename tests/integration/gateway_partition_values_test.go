@@ -17,8 +17,7 @@ import (
 // reaches the caller.
 func TestGatewayInvalidPartitionValues(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_pvals")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_pvals")
 	records := createTable(t, g.base, db, "orders", columns("id BIGINT", "region STRING", "v INTEGER"),
 		map[string]any{"primary_key": []any{"id", "region"}, "partitioned_by": []any{"region"}})
 
@@ -52,8 +51,7 @@ func TestGatewayInvalidPartitionValues(t *testing.T) {
 // others written); nothing is written, no partition is created.
 func TestGatewayNullPartitionValueInAppend(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_pnull")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_pnull")
 	records := createTable(t, g.base, db, "clicks", columns("region STRING", "dt STRING", "v INTEGER"),
 		map[string]any{"partitioned_by": []any{"region", "dt"}})
 	for _, bad := range []map[string]any{

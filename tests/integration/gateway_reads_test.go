@@ -21,8 +21,7 @@ import (
 // the named columns, for prefix lookups and lookups.
 func TestGatewayPrefixPagesAndProjection(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_reads")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_reads")
 	createTable(t, g.base, db, "items", columns("region STRING", "id BIGINT", "blob STRING"), map[string]any{
 		"primary_key":  []any{"region", "id"},
 		"distribution": map[string]any{"bucket_count": 1, "bucket_keys": []any{"region"}},
@@ -100,8 +99,7 @@ func TestGatewayPrefixPagesAndProjection(t *testing.T) {
 // partitioned, auto-partitioned table it describes.
 func TestGatewayReadmePrefixExample(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_readme")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_readme")
 	createTable(t, g.base, db, "orders", columns("customer BIGINT", "id BIGINT", "dt STRING"), map[string]any{
 		"primary_key": []any{"customer", "id", "dt"}, "partitioned_by": []any{"dt"},
 		"distribution": map[string]any{"bucket_count": 2, "bucket_keys": []any{"customer"}},

@@ -34,8 +34,7 @@ func peerScan(t *testing.T, db, table string) []map[string]any {
 // and through the independent peer client's lookup, value by value.
 func TestGatewayRecordsPrimaryKey(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_rec")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_rec")
 	records := createTable(t, g.base, db, "users", columns("id BIGINT", "name STRING", "score INTEGER", "amount DECIMAL(12,2)",
 		"at TIMESTAMP_WITH_LOCAL_TIME_ZONE(3)", "day DATE", "blob BYTES", "ok BOOLEAN"),
 		map[string]any{"primary_key": []any{"id"}, "distribution": map[string]any{"bucket_count": 4}})
@@ -115,8 +114,7 @@ func TestGatewayRecordsPrimaryKey(t *testing.T) {
 // back with the independent peer client.
 func TestGatewayRecordsLogTable(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_log")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_log")
 	createTable(t, g.base, db, "events", columns("device STRING", "seq INTEGER", "v DOUBLE"),
 		map[string]any{"distribution": map[string]any{"bucket_count": 3, "bucket_keys": []any{"device"}}})
 	var entries []any

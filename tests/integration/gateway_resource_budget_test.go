@@ -27,8 +27,7 @@ import (
 func TestGatewayMemoryBudget(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__REST__MEMORY_BUDGET_BYTES=2MiB",
 		"FLUSS_GATEWAY__REST__LOOKUP__MAX_RESPONSE_BYTES=64KiB")
-	db := gwName("gw_budget")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_budget")
 	url := g.base + createTable(t, g.base, db, "t", columns("k BIGINT NOT NULL", "v STRING"),
 		map[string]any{"primary_key": []any{"k"}, "distribution": map[string]any{"bucket_count": 2}})
 

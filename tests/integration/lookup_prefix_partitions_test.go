@@ -21,8 +21,7 @@ import (
 // partition only.
 func TestGatewayPrefixAcrossPartitions(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__REST__PREFIX_LOOKUP__MAX_ROWS_PER_PREFIX=5")
-	db := gwName("gw_pfx_parts")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_pfx_parts")
 	createTable(t, g.base, db, "orders", columns("dt STRING NOT NULL", "cust INTEGER NOT NULL", "n INTEGER NOT NULL", "v STRING"), map[string]any{
 		"primary_key":    []any{"dt", "cust", "n"},
 		"partitioned_by": []any{"dt"},

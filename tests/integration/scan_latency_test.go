@@ -31,8 +31,7 @@ func TestScanLongPollLatency(t *testing.T) {
 		limit = time.Duration(ms) * time.Millisecond
 	}
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_scanlat")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_scanlat")
 	createLogTable(t, g, db, "ev", 2, nil)
 	cursor := g.scan(t, db, "ev", map[string]any{"start": map[string]any{"position": "latest"}}).Cursor
 

@@ -47,8 +47,7 @@ func (g *gateway) writeWithPositions(t *testing.T, db, table string, entries []a
 // latest offsets and the peer's changelog agree with.
 func TestWritePositionsReadBack(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_wpos")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_wpos")
 	createLogTable(t, g, db, "ev", 2, nil)
 
 	type pos struct {

@@ -132,8 +132,7 @@ func createLogTable(t *testing.T, g *gateway, db, table string, buckets int, ext
 func TestScanLogTableAcrossReplicas(t *testing.T) {
 	g1 := startGateway(t, scanTokenKey)
 	g2 := startGateway(t, scanTokenKey)
-	db := gwName("gw_scan")
-	createDatabase(t, g1, db)
+	db := newDatabase(t, g1, "gw_scan")
 	createLogTable(t, g1, db, "events", 3, nil)
 	// 30 rows by the peer, 20 by the gateway.
 	var lines []string
@@ -272,8 +271,7 @@ func TestScanLogTableAcrossReplicas(t *testing.T) {
 func TestScanCursorRefusals(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
 	other := startGateway(t, "FLUSS_GATEWAY__SECURITY__TOKEN_KEY=another-key-0123456789abcdef0123456789")
-	db := gwName("gw_scanref")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_scanref")
 	createLogTable(t, g, db, "a", 1, nil)
 	createLogTable(t, g, db, "b", 1, nil)
 	a := g.scan(t, db, "a", map[string]any{"start": map[string]any{"position": "earliest"}})
@@ -316,8 +314,7 @@ func TestScanCursorRefusals(t *testing.T) {
 // in offset order, the same records the peer's log scanner reads.
 func TestScanChangelog(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_changelog")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_changelog")
 	createTable(t, g.base, db, "kv", columns("id INTEGER NOT NULL", "name STRING"),
 		map[string]any{"primary_key": []any{"id"}, "distribution": map[string]any{"bucket_count": 1}})
 	write := func(entries ...any) {
@@ -367,8 +364,7 @@ func appendRows(t *testing.T, g *gateway, db, table string, rows ...map[string]a
 // restricts the scan; offsets list every partition's buckets.
 func TestScanPartitions(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_scanpart")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_scanpart")
 	createTable(t, g.base, db, "clicks", columns("id INTEGER", "day STRING"),
 		map[string]any{"partitioned_by": []any{"day"}, "distribution": map[string]any{"bucket_count": 2}})
 	for _, day := range []string{"d1", "d2"} {
@@ -420,8 +416,7 @@ func TestScanPartitions(t *testing.T) {
 // answers soon after a write, and an empty one when its wait ends.
 func TestScanTimestampAndLongPoll(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_scants")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_scants")
 	createLogTable(t, g, db, "ev", 2, nil)
 	appendRows(t, g, db, "ev", map[string]any{"id": 1, "msg": "old"}, map[string]any{"id": 2, "msg": "old"})
 	time.Sleep(1100 * time.Millisecond)

@@ -21,8 +21,7 @@ import (
 // every row back.
 func TestStickyKeylessLogSpread(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("sticky")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "sticky")
 	records := createTable(t, g.base, db, "events", columns("seq BIGINT", "device STRING", "v DOUBLE"),
 		map[string]any{"distribution": map[string]any{"bucket_count": 4}})
 
