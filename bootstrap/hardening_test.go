@@ -202,7 +202,7 @@ func TestExpectContinueAuthenticatesBeforeTheBody(t *testing.T) {
 	assert.Equal(t, `Bearer realm="fluss-gateway"`, res.responses[0].Header.Get("WWW-Authenticate"))
 	assert.Equal(t, "unauthenticated", envelopeCode(t, res.responses[0].Header, res.bodies[0]))
 	assert.True(t, res.closed)
-	lines := logs.lines(t, "request")
+	lines := logs.Records(t, "request")
 	require.NotEmpty(t, lines)
 	assert.Equal(t, float64(401), lines[len(lines)-1]["status"])
 
@@ -302,7 +302,7 @@ func TestUnknownMethodGetsTheEnvelope(t *testing.T) {
 	assert.Equal(t, "method_not_allowed", envelopeCode(t, res.responses[0].Header, res.bodies[0]))
 	assert.Equal(t, "GET", res.responses[0].Header.Get("Allow"))
 	var found bool
-	for _, l := range logs.lines(t, "request") {
+	for _, l := range logs.Records(t, "request") {
 		if l["method"] == "get" && l["status"] == float64(405) && l["request_id"] == res.responses[0].Header.Get("X-Request-Id") {
 			found = true
 		}

@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +27,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
+
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // testPKI is a throw-away CA with helpers to issue server and client
@@ -122,46 +123,11 @@ func (p *testPKI) client(clientCN string) *http.Client {
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: conf, DisableKeepAlives: true}}
 }
 
-// logBuffer collects JSON log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// lines returns the decoded log records whose msg is msg.
-func (l *logBuffer) lines(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(l.String(), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-		if m["msg"] == msg {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // startSecure starts the gateway (memory cluster) with env overrides and
 // returns its REST server and the log buffer.
-func startSecure(t *testing.T, env map[string]string) (*RESTServer, *logBuffer) {
+func startSecure(t *testing.T, env map[string]string) (*RESTServer, *testlog.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	env["FLUSS_GATEWAY__METRICS__ENABLED"] = "false"
 	var rest *RESTServer
@@ -232,7 +198,7 @@ func TestTLSListenerServesHTTPSAndReloadsItsCertificate(t *testing.T) {
 	require.Eventually(t, func() bool { return served() == "gateway-2" }, 5*time.Second, 20*time.Millisecond)
 	status, _, _ = send(t, client, "GET", base+"/health")
 	assert.Equal(t, 200, status)
-	assert.NotEmpty(t, logs.lines(t, "REST listener TLS certificate reloaded"))
+	assert.NotEmpty(t, logs.Records(t, "REST listener TLS certificate reloaded"))
 }
 
 func TestMTLSAuthenticatesTheClientCertificate(t *testing.T) {
@@ -277,7 +243,7 @@ func TestMTLSAuthenticatesTheClientCertificate(t *testing.T) {
 		assert.Error(t, err)
 
 		var principals []string
-		for _, l := range logs.lines(t, "request") {
+		for _, l := range logs.Records(t, "request") {
 			if p, ok := l["principal"].(string); ok {
 				principals = append(principals, p+"/"+l["auth_method"].(string)+"/"+stringOf(l["act_as"]))
 			}
@@ -327,7 +293,7 @@ func TestCallerAuthenticationMethods(t *testing.T) {
 
 		assert.NotContains(t, logs.String(), "s3cr3t-token-0123456789abcdef")
 		assert.NotContains(t, logs.String(), "wrong-token")
-		start := logs.lines(t, "caller authentication")
+		start := logs.Records(t, "caller authentication")
 		require.Len(t, start, 1)
 		assert.Equal(t, "token", start[0]["method"])
 	})
@@ -415,7 +381,7 @@ func TestQuotaAndAuditThroughTheGateway(t *testing.T) {
 	resp, err := c.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
-	audit := logs.lines(t, "audit")
+	audit := logs.Records(t, "audit")
 	require.Len(t, audit, 1)
 	assert.Equal(t, "audit", audit[0]["logger"])
 	assert.Equal(t, "bob", audit[0]["principal"])
@@ -476,7 +442,7 @@ func TestJWTThroughTheGateway(t *testing.T) {
 	assert.Equal(t, 200, status, body)
 
 	var principals []string
-	for _, l := range logs.lines(t, "request") {
+	for _, l := range logs.Records(t, "request") {
 		principals = append(principals, stringOf(l["principal"])+"/"+stringOf(l["auth_method"]))
 	}
 	assert.Contains(t, principals, "alice/jwt")

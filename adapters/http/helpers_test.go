@@ -7,7 +7,6 @@ import (
 	nethttp "net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/memory"
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // testMaxBody is the body limit of the component-test gateway.
@@ -30,7 +30,7 @@ type gateway struct {
 	app       *fiber.App
 	clusters  *memory.Clusters
 	readiness *Readiness
-	logs      *syncWriter
+	logs      *testlog.Buffer
 	writer    *fakeWriter
 	lookup    *fakeLookup
 	data      *dataClusters
@@ -63,7 +63,7 @@ func newDataGateway(t *testing.T, ro application.RecordOptions, opts ...gatewayO
 	data := &dataClusters{Clusters: clusters, writer: &fakeWriter{}, lookup: &fakeLookup{}}
 	readiness := NewReadiness()
 	readiness.SetServing()
-	logs := &syncWriter{}
+	logs := &testlog.Buffer{}
 	o := Options{
 		RequestTimeout:  5 * time.Second,
 		MaxRequestBytes: testMaxBody,
@@ -77,24 +77,6 @@ func newDataGateway(t *testing.T, ro application.RecordOptions, opts ...gatewayO
 	require.NoError(t, err)
 	return &gateway{t: t, app: app, clusters: clusters, readiness: readiness, logs: logs,
 		writer: data.writer.(*fakeWriter), lookup: data.lookup.(*fakeLookup), data: data}
-}
-
-// syncWriter lets the handler goroutine write the log while the test reads it.
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 // response is a decoded reply.

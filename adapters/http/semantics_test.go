@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // serveOnListener serves the gateway's app on a loopback listener for the
@@ -170,7 +171,7 @@ func TestAccessLogLevelFollowsTheFailure(t *testing.T) {
 			}
 			r := tc.call(g)
 			require.Equal(t, tc.status, r.status, string(r.body))
-			lines := logRecords(t, g.logs.String(), "request")
+			lines := testlog.Records(t, g.logs.String(), "request")
 			require.Len(t, lines, 1)
 			line := lines[0]
 			assert.Equal(t, tc.level, line["level"])

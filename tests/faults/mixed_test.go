@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-
 )
 
 // extended reports whether the extended fault form runs

@@ -73,7 +73,7 @@ func TestGatewayDropCreateCycles(t *testing.T) {
 		status, body = g.do(http.MethodDelete, tables+"/cycle", nil)
 		require.Less(t, status, 300, "cycle %d: drop: %v", i, body)
 	}
-	repaired := sg.logs.records(t, "fluss: new table got no bucket leaders; dropping and creating it again once (Fluss 0.9.1 lost its creation event)")
+	repaired := sg.logs.Records(t, "fluss: new table got no bucket leaders; dropping and creating it again once (Fluss 0.9.1 lost its creation event)")
 	t.Logf("%d drop+create cycles through the gateway in %s, %d failed, %d lost creations repaired",
 		cycles, time.Since(start).Round(time.Millisecond), len(failures), len(repaired))
 	assert.Empty(t, failures)

@@ -18,6 +18,7 @@ import (
 	gwboot "github.com/fluss-gateway/fluss-gateway-go/bootstrap"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // ddlGateway is one in-process gateway whose DDL the tests drive through the
@@ -42,7 +43,7 @@ func startDDLGateway(t *testing.T) *ddlGateway {
 	require.NoError(t, err)
 	var rest *gwboot.RESTServer
 	var cat *application.CatalogService
-	app := gwboot.New(cfg, slog.New(slog.NewTextHandler(&logSink{}, nil)), fx.Populate(&rest, &cat))
+	app := gwboot.New(cfg, slog.New(slog.NewTextHandler(&testlog.Buffer{}, nil)), fx.Populate(&rest, &cat))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	require.NoError(t, app.Start(ctx))

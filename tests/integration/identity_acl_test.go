@@ -162,7 +162,7 @@ func TestServiceAccountGrantsApply(t *testing.T) {
 	assert.Equal(t, 403, status, "%v", body)
 
 	// One audit record per write request, with the HTTP principal.
-	audit := g.logs.records(t, "audit")
+	audit := g.logs.Records(t, "audit")
 	var seen []string
 	for _, r := range audit {
 		seen = append(seen, fmt.Sprintf("%v %v %v", r["principal"], r["table"], r["status"]))

@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 
 	gwboot "github.com/fluss-gateway/fluss-gateway-go/bootstrap"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // aclCluster returns the addresses of the cluster with the authorizer on
@@ -46,43 +45,11 @@ func saslBootstrap(t *testing.T) string {
 	return addr
 }
 
-// logSink collects the gateway's JSON log lines.
-type logSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// records returns the decoded log records whose msg is msg.
-func (l *logSink) records(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	raw := l.b.String()
-	l.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(raw, "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-		if m["msg"] == msg {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // secureGateway is a gateway started with explicit FLUSS_GATEWAY__* settings.
 type secureGateway struct {
 	t    *testing.T
 	base string
-	logs *logSink
+	logs *testlog.Buffer
 }
 
 // startConfigured starts the whole gateway with env (FLUSS_GATEWAY__*
@@ -99,7 +66,7 @@ func startConfigured(t *testing.T, env map[string]string) *secureGateway {
 	}
 	cfg, err := config.Load(config.Options{Env: all})
 	require.NoError(t, err)
-	logs := &logSink{}
+	logs := &testlog.Buffer{}
 	var rest *gwboot.RESTServer
 	app := gwboot.New(cfg, slog.New(slog.NewJSONHandler(logs, nil)), fx.Populate(&rest))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
