@@ -4,7 +4,6 @@ package integration
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,18 +41,8 @@ func TestGatewayMetricsTableCardinality(t *testing.T) {
 		"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE":             "0s",
 	}})
 	require.NoError(t, err)
-	var rest *gwboot.RESTServer
 	var metrics *gwboot.MetricsServer
-	app := gwboot.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), fx.Populate(&rest, &metrics))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	require.NoError(t, app.Start(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = app.Stop(ctx)
-	})
-	base := "http://" + rest.Addr().String() + "/v1/clusters/default"
+	base := runGateway(t, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), fx.Populate(&metrics)) + "/v1/clusters/default"
 	g := &gateway{t: t, base: base}
 	db := newDatabase(t, g, "gw_metrics")
 	records := createTable(t, base, db, "real", columns("id BIGINT"), map[string]any{"primary_key": []any{"id"}})

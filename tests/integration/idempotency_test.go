@@ -25,7 +25,6 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/fluss-gateway/fluss-gateway-go/application"
-	gwboot "github.com/fluss-gateway/fluss-gateway-go/bootstrap"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -64,8 +63,7 @@ func startIdemGateway(t *testing.T, o idemOptions, extraEnv ...string) *idemGate
 	}
 	cfg, err := config.Load(config.Options{Env: env})
 	require.NoError(t, err)
-	var rest *gwboot.RESTServer
-	opts := []fx.Option{fx.Populate(&rest)}
+	var opts []fx.Option
 	if o.now != nil || o.afterWrite != nil {
 		opts = append(opts, fx.Decorate(func(r *application.RecordService) *application.IdempotentWrites {
 			return application.NewIdempotentWrites(r, application.IdempotencyOptions{
@@ -74,16 +72,8 @@ func startIdemGateway(t *testing.T, o idemOptions, extraEnv ...string) *idemGate
 			})
 		}))
 	}
-	app := gwboot.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	require.NoError(t, app.Start(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = app.Stop(ctx)
-	})
-	return &idemGateway{t: t, base: "http://" + rest.Addr().String() + "/v1/clusters/default"}
+	base := runGateway(t, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), opts...)
+	return &idemGateway{t: t, base: base + "/v1/clusters/default"}
 }
 
 // idemAnswer is one HTTP answer, its body kept as bytes.

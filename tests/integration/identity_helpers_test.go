@@ -67,8 +67,17 @@ func startConfigured(t *testing.T, env map[string]string) *secureGateway {
 	cfg, err := config.Load(config.Options{Env: all})
 	require.NoError(t, err)
 	logs := &testlog.Buffer{}
+	base := runGateway(t, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	return &secureGateway{t: t, base: base, logs: logs}
+}
+
+// runGateway starts the whole gateway (bootstrap.New with cfg, log and the
+// extra fx options), stops it at cleanup and returns the REST listener's
+// URL (http://host:port).
+func runGateway(t *testing.T, cfg *config.Config, log *slog.Logger, opts ...fx.Option) string {
+	t.Helper()
 	var rest *gwboot.RESTServer
-	app := gwboot.New(cfg, slog.New(slog.NewJSONHandler(logs, nil)), fx.Populate(&rest))
+	app := gwboot.New(cfg, log, append(opts, fx.Populate(&rest))...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	require.NoError(t, app.Start(ctx))
@@ -77,7 +86,7 @@ func startConfigured(t *testing.T, env map[string]string) *secureGateway {
 		defer cancel()
 		_ = app.Stop(ctx)
 	})
-	return &secureGateway{t: t, base: "http://" + rest.Addr().String(), logs: logs}
+	return "http://" + rest.Addr().String()
 }
 
 // call sends a request with an optional JSON body and header pairs and

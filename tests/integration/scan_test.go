@@ -447,25 +447,7 @@ func TestScanTimestampAndLongPoll(t *testing.T) {
 	assert.True(t, a.CaughtUp)
 
 	// A long poll answers soon after a write.
-	type result struct {
-		a   scanAnswer
-		at  time.Time
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		b, _ := json.Marshal(map[string]any{"cursor": a.Cursor, "max_wait_ms": 10000})
-		resp, err := http.Post(g.base+"/databases/"+db+"/tables/ev/records/scan", "application/json", bytes.NewReader(b))
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		var r result
-		r.err = json.NewDecoder(resp.Body).Decode(&r.a)
-		r.at = time.Now()
-		done <- r
-	}()
+	done := startLongPoll(g, db, "ev", a.Cursor)
 	time.Sleep(700 * time.Millisecond)
 	wrote := time.Now()
 	appendRows(t, g, db, "ev", map[string]any{"id": 5, "msg": "polled"})
@@ -476,4 +458,31 @@ func TestScanTimestampAndLongPoll(t *testing.T) {
 	latency := r.at.Sub(wrote)
 	t.Logf("long poll: answer %s after the write was sent", latency)
 	assert.Less(t, latency, time.Second)
+}
+
+// scanPoll is the answer to a long-polling scan and when it came.
+type scanPoll struct {
+	a   scanAnswer
+	at  time.Time
+	err error
+}
+
+// startLongPoll sends a scan of db.table from cursor with a 10 s long poll
+// (max_wait_ms) in the background; the channel delivers its answer.
+func startLongPoll(g *gateway, db, table, cursor string) <-chan scanPoll {
+	done := make(chan scanPoll, 1)
+	go func() {
+		b, _ := json.Marshal(map[string]any{"cursor": cursor, "max_wait_ms": 10000})
+		resp, err := http.Post(g.base+"/databases/"+db+"/tables/"+table+"/records/scan", "application/json", bytes.NewReader(b))
+		if err != nil {
+			done <- scanPoll{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		var r scanPoll
+		r.err = json.NewDecoder(resp.Body).Decode(&r.a)
+		r.at = time.Now()
+		done <- r
+	}()
+	return done
 }
