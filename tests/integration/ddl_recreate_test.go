@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/admin"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/tests/contract"
 )
 
 // recreateCycles is FLUSS_RECREATE_CYCLES (default 30): how many drop +
@@ -103,7 +104,7 @@ func TestFlussRecreateRaceRaw(t *testing.T) {
 	cache := meta.New(meta.RPCCaller{Client: client}, meta.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	db := uniqueName("gw_race")
+	db := contract.UniqueName("gw_race")
 	require.NoError(t, cat.CreateDatabase(ctx, db, domain.DatabaseDescriptor{}, false))
 	t.Cleanup(func() { _ = cat.DropDatabase(context.Background(), db, true, true) })
 	path := domain.TablePath{Database: db, Table: "cycle"}
