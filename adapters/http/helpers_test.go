@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	nethttp "net/http"
 	"net/http/httptest"
 	"strings"
@@ -164,3 +165,20 @@ const partitionedTable = `{
   "primary_key": ["id", "dt", "region"],
   "partitioned_by": ["dt", "region"]
 }`
+
+// serveOnListener serves g's app on a real loopback listener until cleanup
+// (limits enforced while a body is read, and streamed answers, are observed
+// only there) and returns its base URL (http://127.0.0.1:port). Cleanup
+// shuts the app down (5 s at most) and requires a clean end.
+func serveOnListener(t *testing.T, g *gateway) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- g.app.Listener(ln) }()
+	t.Cleanup(func() {
+		require.NoError(t, g.app.ShutdownWithTimeout(5*time.Second))
+		require.NoError(t, <-served)
+	})
+	return "http://" + ln.Addr().String()
+}
