@@ -9,6 +9,7 @@ import (
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
@@ -36,18 +37,10 @@ type ScanLimits struct {
 }
 
 func (l ScanLimits) withDefaults() ScanLimits {
-	if l.MaxRows <= 0 {
-		l.MaxRows = DefaultScanMaxRows
-	}
-	if l.DefaultRows <= 0 {
-		l.DefaultRows = min(DefaultScanDefaultRows, l.MaxRows)
-	}
-	if l.MaxWait <= 0 {
-		l.MaxWait = DefaultScanMaxWait
-	}
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultScanMaxBytes
-	}
+	l.MaxRows = defaults.Positive(l.MaxRows, DefaultScanMaxRows)
+	l.DefaultRows = defaults.Positive(l.DefaultRows, min(DefaultScanDefaultRows, l.MaxRows))
+	l.MaxWait = defaults.Positive(l.MaxWait, DefaultScanMaxWait)
+	l.MaxBytes = defaults.Positive(l.MaxBytes, DefaultScanMaxBytes)
 	return l
 }
 
