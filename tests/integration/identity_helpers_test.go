@@ -71,6 +71,29 @@ func startConfigured(t *testing.T, env map[string]string) *secureGateway {
 	return &secureGateway{t: t, base: base, logs: logs}
 }
 
+// startACLGateway starts a gateway on the authorizer cluster (its SASL
+// listener sasl, cluster id `acl`) whose callers authenticate with tokens:
+// Fluss sees the service account account (secret "<account>-secret", as
+// acl-cluster.sh creates them), the caller the principal caller, whose
+// Authorization header pair it returns (token "tok-<caller>-0123456789abcdef").
+// extra are more FLUSS_GATEWAY__* settings.
+func startACLGateway(t *testing.T, sasl, account, caller string, extra map[string]string) (*secureGateway, []string) {
+	t.Helper()
+	token := "tok-" + caller + "-0123456789abcdef"
+	env := map[string]string{
+		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":                   "token",
+		"FLUSS_GATEWAY__SECURITY__TOKENS":                           token + ":" + caller,
+		"FLUSS_GATEWAY__CLUSTERS":                                   "acl",
+		"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
+		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": account,
+		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  account + "-secret",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return startConfigured(t, env), []string{"Authorization", "Bearer " + token}
+}
+
 // runGateway starts the whole gateway (bootstrap.New with cfg, log and the
 // extra fx options), stops it at cleanup and returns the REST listener's
 // URL (http://host:port).
