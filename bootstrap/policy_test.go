@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"io"
 	"math/big"
@@ -113,23 +112,12 @@ func policyModes() []policyMode {
 			return "http://" + rest.Addr().String(), logs, h("alice"), h("bob"), h("root")
 		}},
 		{"jwt", func(t *testing.T, env map[string]string) (string, *testlog.Buffer, caller, caller, caller) {
-			key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-			require.NoError(t, err)
-			b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-			point, err := key.PublicKey.Bytes()
-			require.NoError(t, err)
-			jwks, err := json.Marshal(map[string]any{"keys": []any{map[string]any{
-				"kty": "EC", "crv": "P-256", "x": b64(point[1:33]), "y": b64(point[33:65]), "kid": "k1", "alg": "ES256", "use": "sig"}}})
-			require.NoError(t, err)
-			path := filepath.Join(t.TempDir(), "jwks.json")
-			require.NoError(t, os.WriteFile(path, jwks, 0o600))
+			idp := newJWTIssuer(t)
+			path := idp.jwksFile
 			sign := func(sub string, groups ...string) caller {
 				now := time.Now()
-				tok := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{"iss": "https://idp.test", "aud": "gw", "sub": sub,
+				s := idp.sign(t, jwt.MapClaims{"iss": "https://idp.test", "aud": "gw", "sub": sub,
 					"exp": now.Add(time.Hour).Unix(), "iat": now.Unix(), "groups": groups})
-				tok.Header["kid"] = "k1"
-				s, err := tok.SignedString(key)
-				require.NoError(t, err)
 				return headerCaller(plain, "Authorization", "Bearer "+s)
 			}
 			env["FLUSS_GATEWAY__SECURITY__AUTHENTICATION"] = "jwt"

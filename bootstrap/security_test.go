@@ -390,29 +390,49 @@ func TestQuotaAndAuditThroughTheGateway(t *testing.T) {
 	assert.Equal(t, float64(resp.StatusCode), audit[0]["status"])
 }
 
-// TestJWTThroughTheGateway verifies OIDC/JWT bearer tokens against a JWKS
-// file through the whole gateway.
-func TestJWTThroughTheGateway(t *testing.T) {
+// jwtIssuer is the tests' identity provider: one P-256 key whose public
+// JWK (kid k1, ES256) is the JWKS file jwksFile.
+type jwtIssuer struct {
+	key      *ecdsa.PrivateKey
+	jwksFile string
+}
+
+func newJWTIssuer(t *testing.T) *jwtIssuer {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
-	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-	point, err := key.PublicKey.Bytes() // 0x04 || X || Y
-	require.NoError(t, err)
-	x, y := point[1:33], point[33:65]
-	jwks, err := json.Marshal(map[string]any{"keys": []any{map[string]any{
-		"kty": "EC", "crv": "P-256", "x": b64(x), "y": b64(y), "kid": "k1", "alg": "ES256", "use": "sig",
-	}}})
+	jwks, err := json.Marshal(map[string]any{"keys": []any{ecJWK(key, "k1")}})
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "jwks.json")
 	require.NoError(t, os.WriteFile(path, jwks, 0o600))
+	return &jwtIssuer{key: key, jwksFile: path}
+}
 
-	sign := func(claims jwt.MapClaims) string {
-		tok := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
-		tok.Header["kid"] = "k1"
-		s, err := tok.SignedString(key)
-		require.NoError(t, err)
-		return s
-	}
+// sign returns claims signed with ES256 under kid k1.
+func (i *jwtIssuer) sign(t *testing.T, claims jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
+	tok.Header["kid"] = "k1"
+	s, err := tok.SignedString(i.key)
+	require.NoError(t, err)
+	return s
+}
+
+// ecJWK is the public JWK (RFC 7518 section 6.2) of a P-256 key: the
+// uncompressed point 0x04 || X || Y split into x and y.
+func ecJWK(key *ecdsa.PrivateKey, kid string) map[string]any {
+	point, _ := key.PublicKey.Bytes()
+	b64 := base64.RawURLEncoding.EncodeToString
+	return map[string]any{"kty": "EC", "crv": "P-256", "x": b64(point[1:33]), "y": b64(point[33:65]),
+		"kid": kid, "alg": "ES256", "use": "sig"}
+}
+
+// TestJWTThroughTheGateway verifies OIDC/JWT bearer tokens against a JWKS
+// file through the whole gateway.
+func TestJWTThroughTheGateway(t *testing.T) {
+	idp := newJWTIssuer(t)
+	path := idp.jwksFile
+	sign := func(claims jwt.MapClaims) string { return idp.sign(t, claims) }
 	now := time.Now()
 	valid := sign(jwt.MapClaims{"iss": "https://idp.test", "aud": "gw", "sub": "alice", "exp": now.Add(time.Hour).Unix(), "iat": now.Unix()})
 	expired := sign(jwt.MapClaims{"iss": "https://idp.test", "aud": "gw", "sub": "alice", "exp": now.Add(-time.Hour).Unix()})
