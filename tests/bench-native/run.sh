@@ -73,9 +73,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-GO=${GO:-go}
-JAVA=${FLUSS_JAVA:-java}
-V=${FLUSS_VERSION:-0.9.1-incubating}
+source tests/bench-native/common.sh
 OUT="$ROOT/.cache/bench-native"
 mkdir -p "$OUT"
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -97,13 +95,7 @@ source tests/lib/gateway-run.sh
 
 # ---------------------------------------------------------------- build
 bash deployments/local/fluss-cluster.sh fetch >&2
-HOME_DIR=${FLUSS_HOME:-$ROOT/.cache/fluss}
-CP="$HOME_DIR/$V/client/fluss-client-$V.jar"
-for j in "$HOME_DIR/$V"/lib/log4j-*.jar; do CP="$CP:$j"; done
-mkdir -p "$OUT/classes"
-javac -nowarn -cp "$CP" -d "$OUT/classes" tests/bench-native/BenchNative.java
-CP="$CP:$OUT/classes"
-jrun() { "$JAVA" --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$CP" BenchNative "$@" 2> >(grep -v -e '^SLF4J' -e 'StatusLogger' >&2); }
+bench_java_build tests/bench-native/BenchNative.java
 $GO build -o "$OUT/fluss-gateway" ./bootstrap/cmd/gateway
 $GO build -o "$OUT/load" ./tools/load
 
@@ -123,13 +115,7 @@ FPIDS=${BENCH_FLUSS_PIDS:-}
 # ---------------------------------------------------------------- gateway
 pprof_env=()
 [[ ${BENCH_PPROF:-0} == 1 ]] && pprof_env=(FLUSS_GATEWAY_PPROF_LISTEN=127.0.0.1:$PPROF_PORT)
-env "${pprof_env[@]}" \
-FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:$GW_PORT \
-FLUSS_GATEWAY__METRICS__ENABLED=false \
-FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$BOOT \
-  "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
-gw_pid=$!
-gw_await_ready "$GW_PORT" "$OUT/gateway.log" 150
+bench_gateway_start "${pprof_env[@]}"
 
 # ---------------------------------------------------------------- runs
 DB="bench_$(date +%s)"
@@ -149,12 +135,12 @@ for mode in $MODES; do
     for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("gwa_${mode}_$i"); done
   fi
   echo "==> creating ${#names[@]} $mode tables in $DB" >&2
-  jrun create "$BOOT" "$DB" "$mode" "${names[@]}" >&2
+  jrun BenchNative create "$BOOT" "$DB" "$mode" "${names[@]}" >&2
 done
 LOOKUPS=0
 if [[ ${BENCH_LOOKUP:-1} == 1 && " $MODES " == *" pk "* ]]; then
   LOOKUPS=1
-  jrun create "$BOOT" "$DB" pfx pfx_1 >&2
+  jrun BenchNative create "$BOOT" "$DB" pfx pfx_1 >&2
 fi
 declare -A NEXT_GW NEXT_JAVA NEXT_GWA
 PPROF_ARGS=()
@@ -196,7 +182,7 @@ java_run() { # mode [kind]: one Java client run
   sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
   NEXT_JAVA[$mode]=$(( ${NEXT_JAVA[$mode]:-0} + 1 )); t=java_${mode}_${NEXT_JAVA[$mode]}
   echo "$t=$((WARM + ROWS)):$ROWS" >> "$OUT/verify-$mode.txt"
-  r=$(jrun write "$BOOT" "$DB" "$t" "$mode" "$WARM" "$ROWS" "$FPIDS")
+  r=$(jrun BenchNative write "$BOOT" "$DB" "$t" "$mode" "$WARM" "$ROWS" "$FPIDS")
   record java "$kind" "$mode" "$t" "$l0" "$r"
 }
 LOOKUP_KEYS=${BENCH_LOOKUP_KEYS:-200000}
@@ -213,7 +199,7 @@ lookup_run() { # side key|prefix: one lookup run against gw_pk_1 (key) or pfx_1 
         -keys "$per" -concurrency "$LOOKUP_CONC" -total-keys "$LOOKUP_KEYS" -warmup-keys "$LOOKUP_WARM" -table-rows "$ROWS" \
         -timeout 30s -pid "$gw_pid" -fluss-pids "$FPIDS")
   else
-    r=$(jrun lookup "$BOOT" "$DB" "$t" "$how" "$ROWS" "$LOOKUP_KEYS" $((per * LOOKUP_CONC)) "$LOOKUP_WARM" "$FPIDS")
+    r=$(jrun BenchNative lookup "$BOOT" "$DB" "$t" "$how" "$ROWS" "$LOOKUP_KEYS" $((per * LOOKUP_CONC)) "$LOOKUP_WARM" "$FPIDS")
   fi
   record "$side" "lookup:$how" pk "$t" "$l0" "$r"
 }
@@ -278,7 +264,7 @@ fi
 
 if [[ $LOOKUPS == 1 ]]; then
   echo "==> lookups: $LOOKUP_KEYS keys per run ($LOOKUP_BATCH per request × $LOOKUP_CONC; prefixes $PREFIX_BATCH per request), $ROUNDS interleaved rounds" >&2
-  jrun write "$BOOT" "$DB" pfx_1 pfx 0 "$ROWS" >/dev/null
+  jrun BenchNative write "$BOOT" "$DB" pfx_1 pfx 0 "$ROWS" >/dev/null
   for r in $(seq 1 "$ROUNDS"); do
     for how in key prefix; do
       if (( r % 2 )); then lookup_run gateway "$how"; lookup_run java "$how"
@@ -291,7 +277,7 @@ fi
 echo "==> checking that every row landed" >&2
 for mode in $MODES; do
   mapfile -t specs < "$OUT/verify-$mode.txt"
-  jrun verify "$BOOT" "$DB" "$mode" "${specs[@]}" >&2
+  jrun BenchNative verify "$BOOT" "$DB" "$mode" "${specs[@]}" >&2
 done
 
 # ---------------------------------------------------------------- report

@@ -25,11 +25,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-GO=${GO:-go}
-JAVA=${FLUSS_JAVA:-java}
-V=${FLUSS_VERSION:-0.9.1-incubating}
+source tests/bench-native/common.sh
 OUT="$ROOT/.cache/bench-native/scan"
-mkdir -p "$OUT/classes"
 ROWS=${SCAN_ROWS:-500000}
 ROUNDS=${SCAN_ROUNDS:-3}
 CHAINS=${SCAN_CHAINS:-1}
@@ -50,12 +47,7 @@ if [[ -z $BOOT ]]; then
   BOOT=$GW_RUN_BOOTSTRAP
 fi
 
-HOME_DIR=${FLUSS_HOME:-$ROOT/.cache/fluss}
-CP="$HOME_DIR/$V/client/fluss-client-$V.jar"
-for j in "$HOME_DIR/$V"/lib/log4j-*.jar; do CP="$CP:$j"; done
-javac -nowarn -cp "$CP" -d "$OUT/classes" tests/bench-native/BenchNative.java tests/bench-native/ScanNative.java
-CP="$CP:$OUT/classes"
-jrun() { "$JAVA" --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$CP" "$@" 2> >(grep -v -e '^SLF4J' -e 'StatusLogger' >&2); }
+bench_java_build tests/bench-native/BenchNative.java tests/bench-native/ScanNative.java
 $GO build -o "$OUT/fluss-gateway" ./bootstrap/cmd/gateway
 $GO build -o "$OUT/scanclient" ./tests/bench-native/scanclient
 
@@ -64,12 +56,7 @@ echo "==> $DB.events: $ROWS rows written by the Java client" >&2
 jrun BenchNative create "$BOOT" "$DB" log events >&2
 jrun BenchNative write "$BOOT" "$DB" events log 0 "$ROWS" >&2
 
-FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:$GW_PORT \
-FLUSS_GATEWAY__METRICS__ENABLED=false \
-FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$BOOT \
-  "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
-gw_pid=$!
-gw_await_ready "$GW_PORT" "$OUT/gateway.log" 150
+bench_gateway_start
 
 : > "$OUT/results.jsonl"
 load1() { cut -d' ' -f1 /proc/loadavg; }

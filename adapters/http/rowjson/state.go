@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 )
 
 // Limits bound one request body.
@@ -42,12 +43,8 @@ const (
 )
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxEntries <= 0 {
-		l.MaxEntries = DefaultMaxEntries
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = DefaultMaxDepth
-	}
+	l.MaxEntries = defaults.Positive(l.MaxEntries, DefaultMaxEntries)
+	l.MaxDepth = defaults.Positive(l.MaxDepth, DefaultMaxDepth)
 	return l
 }
 
