@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
@@ -88,7 +88,7 @@ var chunkDocs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); retur
 
 func newNDJSONChunk() *ndjsonChunk {
 	doc := chunkDocs.Get().(*[]byte)
-	return &ndjsonChunk{doc: append((*doc)[:0], `{"entries":[`...), badLine: -1,
+	return &ndjsonChunk{doc: append((*doc)[:0], ndjsonDocHead...), badLine: -1,
 		decoded: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -123,13 +123,16 @@ type ndjsonDecoder struct {
 	ch       *ndjsonChunk
 	buf      *rowjson.Buffer
 	rejected []application.RejectedEntry
+	ends     []int // where each line's entry ends in the chunk's document
 	one      []byte
+	oneEnd   [1]int
 }
 
-// DecodeWrite decodes the chunk's lines as one entries array; when that
-// fails as a whole (a line that is not JSON, an invalid entry without a
-// usable id, a duplicate id) it decodes line by line, answering each
-// invalid line on its own and stopping at the first line that is not JSON.
+// DecodeWrite decodes the chunk's lines as one entries array, each line one
+// entry; when that fails as a whole (a line that is not JSON or not one
+// entry, an invalid entry without a usable id, a duplicate id) it decodes
+// line by line, answering each invalid line on its own and stopping at the
+// first line that is not JSON.
 func (d *ndjsonDecoder) DecodeWrite(t *application.Table, maxRows int) (application.DecodedWrite, error) {
 	batch, ids, err := d.decodeWrite(t, maxRows)
 	return application.DecodedWrite{Batch: batch, IDs: ids, Rejected: d.rejected}, err
@@ -144,43 +147,47 @@ func (d *ndjsonDecoder) decodeWrite(t *application.Table, maxRows int) (domain.W
 	ch := d.ch
 	ch.badLine, ch.badMsg = -1, ""
 	d.rejected = d.rejected[:0]
-	var (
-		batch    domain.WriteBatch
-		ids      []string
-		rejected []rowjson.Rejected
-	)
-	err = errNotAligned
-	if ch.balanced() {
-		doc := append(ch.doc, "]}"...)
-		batch, ids, rejected, err = codec.DecodeWriteReport(d.buf, doc, rowjson.Limits{MaxEntries: maxRows})
-		ch.doc = doc[:len(doc)-2]
-		if err == nil && len(ids)+len(rejected) != len(ch.lines) {
-			// A line with a top-level comma: not one JSON value.
-			err = errNotAligned
-		}
+	// Each line must be one entry on its own: the codec checks that entry i
+	// ends where line i ends (rowjson.Limits.EntryEnds), in the same pass
+	// that decodes it.
+	d.ends = d.ends[:0]
+	for i := range ch.lines {
+		d.ends = append(d.ends, ch.spans[2*i+1])
 	}
+	doc := append(ch.doc, "]}"...)
+	batch, ids, rejected, err := codec.DecodeWriteReport(d.buf, doc, rowjson.Limits{MaxEntries: maxRows, EntryEnds: d.ends})
+	ch.doc = doc[:len(doc)-2]
 	if err == nil {
 		for _, r := range rejected {
 			d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: lineMessage(ch.lines[r.Index], r.Message)})
 		}
 		return batch, ids, nil
 	}
-	if de := domain.AsError(err); err != errNotAligned && (de == nil || de.Kind != domain.KindInvalidArgument) {
+	if de := domain.AsError(err); !errors.Is(err, rowjson.ErrEntryBounds) && (de == nil || de.Kind != domain.KindInvalidArgument) {
 		return domain.WriteBatch{}, nil, err
 	}
+	// Line by line: a line that is not JSON, an invalid entry without a
+	// usable id, a duplicate id, or lines that are not one entry each.
 	var all domain.WriteBatch
 	ids = ids[:0]
 	for i := range ch.lines {
 		line := ch.line(i)
-		if !json.Valid(line) {
+		d.one = append(append(append(d.one[:0], ndjsonDocHead...), line...), "]}"...)
+		d.oneEnd[0] = len(ndjsonDocHead) + len(line)
+		b, oneIDs, rej, err := codec.DecodeWriteReport(d.buf, d.one, rowjson.Limits{MaxEntries: 1, EntryEnds: d.oneEnd[:]})
+		if err != nil && !lineIsJSON(line) {
+			// Checked only when the entry failed: a line that is one JSON
+			// value decodes as one entry ending at the line's end.
 			ch.badLine, ch.badMsg = i, syntaxMessage(line)
 			break
 		}
-		d.one = append(append(append(d.one[:0], `{"entries":[`...), line...), "]}"...)
-		b, oneIDs, rej, err := codec.DecodeWriteReport(d.buf, d.one, rowjson.Limits{MaxEntries: 1})
 		switch {
 		case err != nil:
-			d.rejected = append(d.rejected, application.RejectedEntry{Index: i, ID: lineID(line), Message: lineMessage(ch.lines[i], errorMessage(err))})
+			msg := errorMessage(err)
+			if errors.Is(err, rowjson.ErrEntryBounds) {
+				msg = "not one JSON value" // unreachable for a line that is JSON
+			}
+			d.rejected = append(d.rejected, application.RejectedEntry{Index: i, ID: lineID(line), Message: lineMessage(ch.lines[i], msg)})
 		case len(rej) > 0:
 			d.rejected = append(d.rejected, application.RejectedEntry{Index: i, ID: rej[0].ID, Message: lineMessage(ch.lines[i], rej[0].Message)})
 		default:
@@ -191,49 +198,22 @@ func (d *ndjsonDecoder) decodeWrite(t *application.Table, maxRows int) (domain.W
 	return all, ids, nil
 }
 
-// errNotAligned sends a chunk to the line-by-line decoding: its lines,
-// joined into one entries array, would not give one element per line.
-var errNotAligned = errors.New("lines not aligned with entries")
-
-// balanced reports whether every line of the chunk closes what it opens:
-// no string left open, brackets and braces back at depth 0. Joined with
-// commas, such lines cannot merge into one another (a line with an open
-// string or object could swallow the next one: `{"a":"` and `","b":1}`
-// make one valid entry), so one element per line is then only a matter of
-// counting the elements. It is one pass over the bytes, far cheaper than
-// validating each line as JSON.
-func (ch *ndjsonChunk) balanced() bool {
-	for i := range ch.lines {
-		depth, inStr, esc := 0, false, false
-		for _, c := range ch.line(i) {
-			if inStr {
-				switch {
-				case esc:
-					esc = false
-				case c == '\\':
-					esc = true
-				case c == '"':
-					inStr = false
-				}
-				continue
-			}
-			switch c {
-			case '"':
-				inStr = true
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth < 0 {
-					return false
-				}
-			}
-		}
-		if inStr || depth != 0 {
-			return false
-		}
+// trimJSONSpace cuts JSON whitespace (RFC 8259: space, tab, LF, CR) from
+// both ends of line; a line of nothing else is blank. Other spaces (a
+// vertical tab, U+00A0) are not JSON's: a line holding them is not JSON.
+func trimJSONSpace(line []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	for len(line) > 0 && isSpace(line[0]) {
+		line = line[1:]
 	}
-	return true
+	for len(line) > 0 && isSpace(line[len(line)-1]) {
+		line = line[:len(line)-1]
+	}
+	return line
 }
+
+// ndjsonDocHead opens the entries array a chunk's lines are joined into.
+const ndjsonDocHead = `{"entries":[`
 
 // lineMessage prefixes an entry's message with its line, dropping the
 // codec's "entries[i]: " (a position in the chunk, not in the body).
@@ -253,30 +233,58 @@ func errorMessage(err error) string {
 	return err.Error()
 }
 
-// lineID is the `id` of a line that is a JSON object with a string id, ""
-// otherwise.
+// lineJSONOptions make jsontext check only the JSON grammar of a line, as
+// RFC 8259 states it: duplicate member names and invalid UTF-8 in strings
+// are the entry's problems (its verdict), not a line that is not JSON.
+var lineJSONOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// lineIsJSON reports whether line is one JSON value.
+func lineIsJSON(line []byte) bool { return jsontext.Value(line).IsValid(lineJSONOptions...) }
+
+// lineID is the `id` member of a line that is a JSON object whose `id` is a
+// string, "" otherwise (the first `id` when there are several).
 func lineID(line []byte) string {
-	var v struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(line, &v) != nil {
+	dec := jsontext.NewDecoder(bytes.NewReader(line), lineJSONOptions...)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return ""
 	}
-	var id string
-	if json.Unmarshal(v.ID, &id) != nil {
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if name.String() != "id" {
+			if dec.SkipValue() != nil {
+				return ""
+			}
+			continue
+		}
+		if v, err := dec.ReadToken(); err == nil && v.Kind() == '"' {
+			return v.String()
+		}
 		return ""
 	}
-	return id
+	return ""
 }
 
 // syntaxMessage describes why line is not JSON, quoting at most a little of
-// it.
+// it: "not valid JSON (<jsontext's syntax error>): <line, cut short>".
 func syntaxMessage(line []byte) string {
-	var v any
-	err := json.Unmarshal(line, &v)
 	msg := "not valid JSON"
+	dec := jsontext.NewDecoder(bytes.NewReader(line), lineJSONOptions...)
+	_, err := dec.ReadValue()
+	if err == nil {
+		if _, err = dec.ReadToken(); err == io.EOF {
+			err = nil
+		} else if err == nil {
+			err = errors.New("more than one JSON value on the line")
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
 	if err != nil {
-		msg += " (" + err.Error() + ")"
+		msg += " (" + strings.TrimPrefix(err.Error(), "jsontext: ") + ")"
 	}
 	return msg + ": " + quoteCut(line, 40)
 }
@@ -646,7 +654,7 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 				return &domain.Error{Kind: domain.KindLimitExceeded,
 					Message: fmt.Sprintf("line %d: longer than the limit of %d bytes; %s; nothing from there on was written", lineNo, maxLine, p.settled())}
 			}
-			if t := bytes.TrimSpace(line); len(t) > 0 {
+			if t := trimJSONSpace(line); len(t) > 0 {
 				if rows == maxRows {
 					if derr := p.flush(cur); derr != nil {
 						return derr
