@@ -300,7 +300,10 @@ func quoteCut(b []byte, n int) string {
 // in, in input order: the JSON body's answer or NDJSON verdict lines.
 type verdictSink struct {
 	ndjson bool
-	rows   int
+	// positions adds each success's partition, bucket and offset (or
+	// log_end_offset) to its element or line (HeaderWritePositions).
+	positions bool
+	rows      int
 	ok     int
 	// succ is, for the JSON body, sinkHead reserved bytes (where send puts
 	// the counts, so the answer is never copied whole) and the successes'
@@ -341,7 +344,11 @@ func (s *verdictSink) add(line int, id string, r domain.EntryResult) {
 		s.out = append(s.out, `,"id":`...)
 		s.out = appendJSONString(s.out, id)
 		if r.OK() {
-			s.out = append(s.out, `,"ok":true}`+"\n"...)
+			s.out = append(s.out, `,"ok":true`...)
+			if s.positions {
+				s.out = appendWritePosition(s.out, r.At)
+			}
+			s.out = append(s.out, "}\n"...)
 			return
 		}
 		s.out = append(s.out, `,"ok":false`...)
@@ -357,6 +364,9 @@ func (s *verdictSink) add(line int, id string, r domain.EntryResult) {
 		}
 		s.succ = append(s.succ, `{"id":`...)
 		s.succ = appendJSONString(s.succ, id)
+		if s.positions {
+			s.succ = appendWritePosition(s.succ, r.At)
+		}
 		s.succ = append(s.succ, '}')
 		return
 	}
@@ -476,7 +486,7 @@ func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.Tab
 		return err
 	}
 	ctx := c.UserContext()
-	sink := &verdictSink{ndjson: acceptsNDJSON(c.Get(fiber.HeaderAccept))}
+	sink := &verdictSink{ndjson: acceptsNDJSON(c.Get(fiber.HeaderAccept)), positions: writePositionsAsked(c)}
 	if sink.ndjson {
 		a.streamNDJSONVerdicts(c, scope, path, body, sink)
 		return nil
