@@ -57,7 +57,10 @@ import (
 //	                            "message": "…", "retryable": b, "applied": "no"|"unknown"}]}]}
 //
 // batch counts record batches from 0; rows count from 0 within their batch;
-// consecutive failed rows with the same verdict share one range. A schema
+// consecutive failed rows with the same verdict share one range. With
+// X-Fluss-Write-Positions each batch also has "positions": [{"first_row": i,
+// "last_row": j, "partition": "…", "bucket": b, "offset": o |
+// "log_end_offset": o}] (appendPositionRanges). A schema
 // that does not match, a stream that is not Arrow IPC or ends early, a
 // batch refused as a whole, or more rows than gateway.rest.write.stream.max-rows
 // end the request with an error stating what earlier batches wrote.

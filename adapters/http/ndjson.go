@@ -28,20 +28,24 @@ import (
 // The body is read as it arrives and cut into chunks (ndjsonChunkRows lines
 // or ndjsonChunkBytes bytes, at most gateway.rest.write.max-rows); each chunk
 // is decoded by the row codec (rowjson, the JSON body's own decoder, over
-// the chunk's lines as one `entries` array) and handed to the write use
-// case while the next chunk is read; at most ndjsonInFlight chunks hold
-// memory at a time. Answers:
+// the chunk's lines as one `entries` array, each line's entry checked to
+// end where the line ends) and handed to the write use case while the next
+// chunk is read: chunk k+1 is decoded while chunk k waits for its verdicts
+// (only its decoding must be done first, so that a line that is not JSON
+// stops every later line); at most ndjsonInFlight chunks hold memory at a
+// time. Answers:
 //
 //   - by default the JSON body's answer (row_count, success_count,
 //     error_count, successes, failures), one entry per non-blank line;
 //   - with `Accept: application/x-ndjson`, one verdict line per entry in
 //     line order: {"line":n,"id":"…","ok":true} or {"line":n,"id":"…",
 //     "ok":false,"error_code":"…","message":"…","retryable":b,"applied":"no"|"unknown"}.
-//     The lines are built as chunks complete but sent once the body is
-//     done: the tracing middleware (otelfiber), response compression and
-//     the access log read the whole response body after the handler, which
-//     a response body stream (fasthttp SetBodyStreamWriter) would have to
-//     bypass first.
+//     The lines are sent as the chunks' verdicts arrive, while the body is
+//     still read (a streamed answer, stream.go).
+//
+// With X-Fluss-Write-Positions (HeaderWritePositions) each success, in
+// either answer, also carries its partition, bucket and offset or
+// log_end_offset (appendWritePosition).
 //
 // An invalid entry (unknown column, wrong type, missing id…) gets its own
 // invalid_argument verdict whose message starts with "line n: ". A line that
@@ -304,7 +308,7 @@ type verdictSink struct {
 	// log_end_offset) to its element or line (HeaderWritePositions).
 	positions bool
 	rows      int
-	ok     int
+	ok        int
 	// succ is, for the JSON body, sinkHead reserved bytes (where send puts
 	// the counts, so the answer is never copied whole) and the successes'
 	// elements, comma-separated.
