@@ -83,6 +83,10 @@ type ndjsonChunk struct {
 	// written.
 	badLine int
 	badMsg  string
+	// skipped is set when the chunk was decoded but not handed to the
+	// writer: an earlier chunk has a line that is not JSON (or was skipped
+	// itself). It has no verdicts.
+	skipped bool
 }
 
 // chunkDocs recycles the chunks' documents: a long body reuses a handful
@@ -124,7 +128,13 @@ func (ch *ndjsonChunk) markDecoded() { ch.once.Do(func() { close(ch.decoded) }) 
 // ndjsonDecoder decodes one chunk for the write use case, answering invalid
 // lines one by one (DecodedWrite.Rejected).
 type ndjsonDecoder struct {
-	ch       *ndjsonChunk
+	ch *ndjsonChunk
+	// prev is the chunk dispatched before ch (nil for the first, and for a
+	// body decoded whole): ch is decoded while prev is, but handed to the
+	// writer only once prev is decoded, and not at all when prev has a
+	// line that is not JSON. ctx bounds that wait.
+	prev     *ndjsonChunk
+	ctx      context.Context
 	buf      *rowjson.Buffer
 	rejected []application.RejectedEntry
 	ends     []int // where each line's entry ends in the chunk's document
@@ -165,6 +175,9 @@ func (d *ndjsonDecoder) decodeWrite(t *application.Table, maxRows int) (domain.W
 		for _, r := range rejected {
 			d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: lineMessage(ch.lines[r.Index], r.Message)})
 		}
+		if err := d.afterPrev(); err != nil {
+			return domain.WriteBatch{}, nil, err
+		}
 		return batch, ids, nil
 	}
 	if de := domain.AsError(err); !errors.Is(err, rowjson.ErrEntryBounds) && (de == nil || de.Kind != domain.KindInvalidArgument) {
@@ -199,7 +212,36 @@ func (d *ndjsonDecoder) decodeWrite(t *application.Table, maxRows int) (domain.W
 			ids = append(ids, oneIDs...)
 		}
 	}
+	if err := d.afterPrev(); err != nil {
+		return domain.WriteBatch{}, nil, err
+	}
 	return all, ids, nil
+}
+
+// errChunkSkipped ends the write call of a chunk after a line that is not
+// JSON (ndjsonChunk.skipped).
+var errChunkSkipped = errors.New("an earlier line is not JSON")
+
+// afterPrev waits, once the chunk is decoded, until the chunk before it is
+// decoded too, so that chunks reach the writer in line order and none after
+// a line that is not JSON does; it fails when the request's context ends
+// first.
+func (d *ndjsonDecoder) afterPrev() error {
+	prev := d.prev
+	if prev == nil {
+		return nil
+	}
+	select {
+	case <-prev.decoded:
+	case <-d.ctx.Done():
+		return &domain.Error{Kind: domain.KindTimeout, Retryable: true, Cause: d.ctx.Err(),
+			Message: "the request deadline passed before the lines before them were decoded"}
+	}
+	if prev.badLine >= 0 || prev.skipped {
+		d.ch.skipped = true
+		return errChunkSkipped
+	}
+	return nil
 }
 
 // trimJSONSpace cuts JSON whitespace (RFC 8259: space, tab, LF, CR) from
@@ -730,24 +772,18 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 	if p.stopped() {
 		return nil
 	}
+	p.settle(ndjsonInFlight - 1)
+	if p.stopped() {
+		return nil
+	}
+	// The chunk before this one, if still in flight: this one is decoded
+	// meanwhile, and written after it (ndjsonDecoder.afterPrev).
 	p.mu.Lock()
 	var prev *ndjsonChunk
 	if n := len(p.pending); n > 0 {
 		prev = p.pending[n-1]
 	}
 	p.mu.Unlock()
-	if prev != nil {
-		select {
-		case <-prev.decoded:
-		case <-prev.done:
-		}
-		if prev.badLine >= 0 {
-			// Nothing after a line that is not JSON is written.
-			p.drain()
-			return nil
-		}
-	}
-	p.settle(ndjsonInFlight - 1)
 	release, err := p.a.acquireChunk(p.ctx, int64(len(ch.doc))*ndjsonBudgetFactor)
 	if err != nil {
 		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
@@ -761,7 +797,7 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 		buf := buffers.Get()
 		defer buffers.Put(buf)
 		ch.res, ch.err = p.a.records.Write(p.ctx, p.scope, application.WriteCommand{
-			Path: p.path, Decoder: &ndjsonDecoder{ch: ch, buf: buf},
+			Path: p.path, Decoder: &ndjsonDecoder{ch: ch, prev: prev, ctx: p.ctx, buf: buf},
 		})
 		ch.recycle()
 	}()
@@ -798,6 +834,9 @@ func (p *ndjsonPipeline) drain() {
 // fold adds a finished chunk's verdicts to the answer, or records the error
 // that ends the request.
 func (p *ndjsonPipeline) fold(ch *ndjsonChunk) {
+	if ch.skipped {
+		return // after a line that is not JSON: not written, no verdicts
+	}
 	if ch.err != nil {
 		if p.stopErr == nil {
 			p.stopErr, p.stopWhat = ch.err, fmt.Sprintf("lines %d-%d were not written", ch.lines[0], ch.lines[len(ch.lines)-1])
