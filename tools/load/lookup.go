@@ -99,6 +99,9 @@ type lookupResult struct {
 	rows       []benchRowFields
 }
 
+// decoders holds idle answer decoders (one is about 8 KiB).
+var decoders sync.Pool
+
 // checkLookup counts the wrong answers in one lookup or prefix-lookup answer.
 // It walks the answer with a streaming tokenizer (jsontext) and reads only
 // the fields it checks: on this 2-core machine the load generator shares
@@ -106,10 +109,15 @@ type lookupResult struct {
 // reflection (encoding/json) cost it about as much CPU per prefix as the
 // gateway spent answering it.
 func checkLookup(raw []byte, ids []int64, tableRows int64, prefix bool) (bad int, err error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	dec, _ := decoders.Get().(*jsontext.Decoder)
+	if dec == nil {
+		dec = jsontext.NewDecoder(bytes.NewReader(nil))
+	}
+	defer decoders.Put(dec)
+	dec.Reset(bytes.NewReader(raw))
 	var results []lookupResult
-	err = readObject(dec, func(name string) error {
-		if name != "results" {
+	err = readObject(dec, func(name []byte) error {
+		if string(name) != "results" {
 			return dec.SkipValue()
 		}
 		results = make([]lookupResult, 0, len(ids))
@@ -161,9 +169,9 @@ func checkLookup(raw []byte, ids []int64, tableRows int64, prefix bool) (bad int
 
 func readLookupResult(dec *jsontext.Decoder, r *lookupResult) error {
 	r.inputIndex = -1
-	return readObject(dec, func(name string) error {
+	return readObject(dec, func(name []byte) error {
 		var err error
-		switch name {
+		switch string(name) {
 		case "input_index":
 			r.inputIndex, err = readInt(dec)
 		case "row_count":
@@ -193,9 +201,9 @@ func readLookupResult(dec *jsontext.Decoder, r *lookupResult) error {
 }
 
 func readBenchRow(dec *jsontext.Decoder, row *benchRowFields) error {
-	return readObject(dec, func(name string) error {
+	return readObject(dec, func(name []byte) error {
 		var err error
-		switch name {
+		switch string(name) {
 		case "k":
 			row.K, err = readInt(dec)
 		case "qty":
@@ -213,7 +221,7 @@ func readBenchRow(dec *jsontext.Decoder, row *benchRowFields) error {
 
 // readObject reads one JSON object, calling field for each member name with
 // the decoder before its value (which field must consume).
-func readObject(dec *jsontext.Decoder, field func(name string) error) error {
+func readObject(dec *jsontext.Decoder, field func(name []byte) error) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
@@ -222,11 +230,13 @@ func readObject(dec *jsontext.Decoder, field func(name string) error) error {
 		return fmt.Errorf("expected an object, got %v", tok.Kind())
 	}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		// The name as read (quoted); the names checked have no escapes,
+		// and a name that spells one with escapes is skipped as unknown.
+		name, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		if err := field(name.String()); err != nil {
+		if err := field(name[1 : len(name)-1]); err != nil {
 			return err
 		}
 	}

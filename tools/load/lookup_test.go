@@ -64,3 +64,28 @@ func TestCheckLookup(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCheckLookup checks a 16-prefix answer, 12 present.
+func BenchmarkCheckLookup(b *testing.B) {
+	ids := make([]int64, 16)
+	raw := []byte(`{"schema_id":1,"results":[`)
+	for i := range ids {
+		ids[i] = lookupID(int64(i), 1000)
+		if i > 0 {
+			raw = append(raw, ',')
+		}
+		raw = append(raw, `{"input_index":`+strconv.Itoa(i)...)
+		if ids[i] < 1000 {
+			raw = append(raw, `,"row_count":1,"truncated":false,"rows":[`+benchRowJSON(ids[i], "user-"+strconv.FormatInt(ids[i], 10))+`]}`...)
+		} else {
+			raw = append(raw, `,"row_count":0,"truncated":false,"rows":[]}`...)
+		}
+	}
+	raw = append(raw, "]}"...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if bad, err := checkLookup(raw, ids, 1000, true); bad != 0 || err != nil {
+			b.Fatal(bad, err)
+		}
+	}
+}

@@ -215,19 +215,36 @@ func (c *coalescer) send(ctx context.Context, k lineKey, g *group) {
 		s.answers, s.err = c.roundTrip(ctx, g.dest, k, s.buckets)
 		return
 	}
+	// Number the merged buckets and count their keys, then lay every
+	// merged bucket's keys out in one array, each bucket exactly its size.
 	var merged []bucketKeys
+	var counts []int
 	index := make(map[physBucket]int)
-	slots := make([][]slot, len(g.shares))
-	for i, s := range g.shares {
-		slots[i] = make([]slot, len(s.buckets))
-		for j, b := range s.buckets {
+	nslots := 0
+	for _, s := range g.shares {
+		nslots += len(s.buckets)
+		for _, b := range s.buckets {
 			pb := physBucket{b.part, b.bucket}
 			m, ok := index[pb]
 			if !ok {
 				m = len(merged)
 				index[pb] = m
-				merged = append(merged, bucketKeys{part: b.part, bucket: b.bucket, keys: make([][]byte, 0, g.keys)})
+				merged = append(merged, bucketKeys{part: b.part, bucket: b.bucket})
+				counts = append(counts, 0)
 			}
+			counts[m] += len(b.keys)
+		}
+	}
+	all := make([][]byte, g.keys)
+	for m := range merged {
+		merged[m].keys, all = all[:0:counts[m]], all[counts[m]:]
+	}
+	slots := make([][]slot, len(g.shares))
+	flat := make([]slot, nslots)
+	for i, s := range g.shares {
+		slots[i], flat = flat[:len(s.buckets):len(s.buckets)], flat[len(s.buckets):]
+		for j, b := range s.buckets {
+			m := index[physBucket{b.part, b.bucket}]
 			slots[i][j] = slot{merged: m, off: len(merged[m].keys), n: len(b.keys)}
 			merged[m].keys = append(merged[m].keys, b.keys...)
 		}
