@@ -4,16 +4,20 @@ package integration
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
 // formatTable creates a primary-key table (id BIGINT, dt keyType, v STRING)
 // partitioned by dt with the given table options.
-func formatTable(t *testing.T, g *gateway, db, table, keyType string, configs map[string]any) {
+func formatTable(t *testing.T, g *gateway, db, table, keyType string, configs map[string]string) {
 	t.Helper()
 	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
 		"table_name": table,
@@ -32,11 +36,13 @@ func formatTable(t *testing.T, g *gateway, db, table, keyType string, configs ma
 // table.auto-partition.time-format (apache/fluss PR #3558; 0.9.1 refuses the
 // option) names a table's partitions with its own pattern, and the gateway
 // checks partition time values against that pattern instead of the time
-// unit's default one:
+// unit's default one. On each auto-partitioned table the partition Fluss
+// itself creates for now is named as the gateway renders it.
 //   - a DAY table with `yyyy-MM-dd` (STRING key): today's ISO date lands,
 //     Fluss's default form `yyyyMMdd` and an ISO date older than the
 //     retention are refused (invalid_argument, applied "no"), a delete in an
-//     old missing partition succeeds;
+//     old missing partition succeeds; POST .../partitions creates a later
+//     ISO day and refuses the default form with 400;
 //   - a DAY table with a DATE key (1.0 requires `yyyy-MM-dd` for it): rows
 //     of today land in the partition Fluss itself created;
 //   - an HOUR table with `yyyyMMdd-HH`: the current hour lands;
@@ -52,9 +58,6 @@ func TestGatewayAutoPartitionTimeFormat(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
 	db := gwName("gw_autofmt")
 	createDatabase(t, g, db)
-	now := time.Now().UTC()
-	iso, compact := now.Format("2006-01-02"), now.Format("20060102")
-
 	write := func(table string, entries ...any) map[string]any {
 		t.Helper()
 		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/"+table+"/records", map[string]any{"entries": entries})
@@ -67,6 +70,21 @@ func TestGatewayAutoPartitionTimeFormat(t *testing.T) {
 		got := peerCmd(t, "lookup", db, table, "--key", key)
 		assert.Equal(t, true, got["found"], "%s %s: %v", table, key, got)
 	}
+	// flussCreated: Fluss's auto-partitioning itself created the partition
+	// of now, named as the gateway renders it (domain.AutoPartition.Value,
+	// the derivation of PartitionUtils#generateAutoPartitionTime).
+	flussCreated := func(table string, props map[string]string) string {
+		t.Helper()
+		ap := domain.AutoPartitionOf(domain.TableDescriptor{PartitionKeys: []string{"dt"}, Properties: props})
+		require.True(t, ap.Checked())
+		var names []string
+		var want string
+		require.Eventually(t, func() bool {
+			names, want = partitionNames(t, g, db, table), ap.Value(time.Now(), 0)
+			return slices.Contains(names, want)
+		}, 20*time.Second, 200*time.Millisecond, "Fluss's partitions %v lack the gateway's %q", names, want)
+		return want
+	}
 	refused := func(f map[string]map[string]any, id, quoted, format string) {
 		t.Helper()
 		require.Contains(t, f, id)
@@ -77,11 +95,14 @@ func TestGatewayAutoPartitionTimeFormat(t *testing.T) {
 	}
 
 	t.Run("day yyyy-MM-dd", func(t *testing.T) {
-		formatTable(t, g, db, "iso", "STRING", map[string]any{"table.auto-partition.enabled": "true",
+		props := map[string]string{"table.auto-partition.enabled": "true",
 			"table.auto-partition.time-unit": "DAY", "table.auto-partition.time-format": "yyyy-MM-dd",
-			"table.auto-partition.num-retention": "30", "table.auto-partition.time-zone": "UTC"})
+			"table.auto-partition.num-retention": "30", "table.auto-partition.time-zone": "UTC"}
+		formatTable(t, g, db, "iso", "STRING", props)
+		today := flussCreated("iso", props)
+		compact := strings.ReplaceAll(today, "-", "")
 		body := write("iso",
-			map[string]any{"id": "today", "upsert": map[string]any{"id": 1, "dt": iso, "v": "kept"}},
+			map[string]any{"id": "today", "upsert": map[string]any{"id": 1, "dt": today, "v": "kept"}},
 			map[string]any{"id": "compact", "upsert": map[string]any{"id": 2, "dt": compact, "v": "other form"}},
 			map[string]any{"id": "old", "upsert": map[string]any{"id": 3, "dt": "2025-01-01", "v": "gone"}},
 			map[string]any{"id": "old-delete", "delete": map[string]any{"id": 4, "dt": "2025-01-01"}},
@@ -91,47 +112,58 @@ func TestGatewayAutoPartitionTimeFormat(t *testing.T) {
 		refused(f, "compact", compact, "yyyy-MM-dd")
 		refused(f, "old", "2025-01-01", "num-retention 30")
 		assert.NotContains(t, f, "old-delete")
+
+		// Partitions by name follow the same format.
+		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/iso/partitions",
+			map[string]any{"partition": map[string]any{"dt": compact}})
+		require.Equal(t, http.StatusBadRequest, status, "%v", body)
+		assert.Contains(t, body["error"].(map[string]any)["message"], "yyyy-MM-dd", "%v", body)
+		later := time.Now().UTC().AddDate(0, 0, 5).Format("2006-01-02")
+		status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/iso/partitions",
+			map[string]any{"partition": map[string]any{"dt": later}})
+		require.Equal(t, http.StatusCreated, status, "%v", body)
+
 		names := partitionNames(t, g, db, "iso")
-		assert.Contains(t, names, iso)
+		assert.Contains(t, names, later)
 		assert.NotContains(t, names, compact)
 		assert.NotContains(t, names, "2025-01-01")
-		found("iso", `{"id":1,"dt":"`+iso+`"}`)
+		found("iso", `{"id":1,"dt":"`+today+`"}`)
 	})
 
 	t.Run("day DATE key", func(t *testing.T) {
-		formatTable(t, g, db, "dates", "DATE", map[string]any{"table.auto-partition.enabled": "true",
+		props := map[string]string{"table.auto-partition.enabled": "true",
 			"table.auto-partition.time-unit": "DAY", "table.auto-partition.time-format": "yyyy-MM-dd",
-			"table.auto-partition.num-retention": "30", "table.auto-partition.time-zone": "UTC"})
+			"table.auto-partition.num-retention": "30", "table.auto-partition.time-zone": "UTC"}
+		formatTable(t, g, db, "dates", "DATE", props)
+		today := flussCreated("dates", props)
 		body := write("dates",
-			map[string]any{"id": "today", "upsert": map[string]any{"id": 1, "dt": iso, "v": "kept"}},
+			map[string]any{"id": "today", "upsert": map[string]any{"id": 1, "dt": today, "v": "kept"}},
 			map[string]any{"id": "old", "upsert": map[string]any{"id": 2, "dt": "2025-01-01", "v": "gone"}},
 		)
 		assert.EqualValues(t, 1, body["success_count"], "%v", body)
 		refused(failuresByID(body), "old", "2025-01-01", "num-retention 30")
-		assert.Contains(t, partitionNames(t, g, db, "dates"), iso)
-		found("dates", `{"id":1,"dt":"`+iso+`"}`)
+		found("dates", `{"id":1,"dt":"`+today+`"}`)
 	})
 
 	t.Run("hour yyyyMMdd-HH", func(t *testing.T) {
-		formatTable(t, g, db, "hours", "STRING", map[string]any{"table.auto-partition.enabled": "true",
+		props := map[string]string{"table.auto-partition.enabled": "true",
 			"table.auto-partition.time-unit": "HOUR", "table.auto-partition.time-format": "yyyyMMdd-HH",
-			"table.auto-partition.num-retention": "2", "table.auto-partition.time-zone": "UTC"})
-		hour, defaultForm := time.Now().UTC().Format("20060102-15"), time.Now().UTC().Format("2006010215")
+			"table.auto-partition.num-retention": "2", "table.auto-partition.time-zone": "UTC"}
+		formatTable(t, g, db, "hours", "STRING", props)
+		// Should the hour change before the write, this one is still retained.
+		hour := flussCreated("hours", props)
+		defaultForm := strings.ReplaceAll(hour, "-", "")
 		body := write("hours",
 			map[string]any{"id": "now", "upsert": map[string]any{"id": 1, "dt": hour, "v": "kept"}},
 			map[string]any{"id": "default-form", "upsert": map[string]any{"id": 2, "dt": defaultForm, "v": "x"}},
 		)
-		f := failuresByID(body)
-		if f["now"] != nil && time.Now().UTC().Format("20060102-15") != hour {
-			t.Skip("the hour changed during the write")
-		}
 		assert.EqualValues(t, 1, body["success_count"], "%v", body)
-		refused(f, "default-form", defaultForm, "yyyyMMdd-HH")
+		refused(failuresByID(body), "default-form", defaultForm, "yyyyMMdd-HH")
 		found("hours", `{"id":1,"dt":"`+hour+`"}`)
 	})
 
 	t.Run("format without auto-partitioning", func(t *testing.T) {
-		formatTable(t, g, db, "manual", "STRING", map[string]any{"table.auto-partition.enabled": "false",
+		formatTable(t, g, db, "manual", "STRING", map[string]string{"table.auto-partition.enabled": "false",
 			"table.auto-partition.time-unit": "MONTH", "table.auto-partition.time-format": "yyyy_MM"})
 		body := write("manual",
 			map[string]any{"id": "in-format", "upsert": map[string]any{"id": 1, "dt": "2020_01", "v": "kept"}},
