@@ -77,7 +77,9 @@ type AutoPartition struct {
 	KeyIndex int
 	Unit     AutoPartitionUnit
 	// TimeFormat is the table's table.auto-partition.time-format (Fluss
-	// 1.0), "" when it uses the unit's default pattern (Unit.Format).
+	// 1.0), "" when it uses the unit's default pattern (Unit.Format). Only
+	// AutoPartitionOf compiles it: a value built otherwise uses the unit's
+	// default whatever TimeFormat says.
 	TimeFormat string
 	// Retention is the number of past units kept; negative keeps all.
 	Retention int
