@@ -215,7 +215,7 @@ lookup_run() { # side key|prefix [pprof]: one lookup run against gw_pk_1 (key) o
 echo "==> $ROUNDS interleaved rounds per mode ($MODES): $ROWS rows per run after $WARM warm-up rows; gateway $ENTRIES entries × $CONC concurrent" >&2
 if [[ $LOOKUP_ONLY == 1 ]]; then
   echo "==> lookups only: the Java client fills gw_pk_1 with $ROWS rows" >&2
-  jrun write "$BOOT" "$DB" gw_pk_1 pk 0 "$ROWS" >/dev/null
+  jrun BenchNative write "$BOOT" "$DB" gw_pk_1 pk 0 "$ROWS" >/dev/null
   WARMUP_ROUND=0 ROUNDS_W=0
 else
   ROUNDS_W=$ROUNDS
