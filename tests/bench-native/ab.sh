@@ -27,9 +27,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-GO=${GO:-go}
-JAVA=${FLUSS_JAVA:-java}
-V=${FLUSS_VERSION:-0.9.1-incubating}
 BASE=${BENCH_AB_BASE:?set BENCH_AB_BASE to the commit to compare with}
 HEAD_REV=${BENCH_AB_HEAD:-}
 MODES=${BENCH_AB_MODES:-pk log}
@@ -47,6 +44,7 @@ RESULTS="$OUT/results.jsonl"
 
 GW_RUN_LABEL="the A/B cluster"
 source tests/lib/gateway-run.sh
+source tests/bench-native/common.sh
 base_pid="" trees=()
 ab_exit() { # stops the base gateway, removes the worktrees, then gw_run_cleanup (head gateway, cluster)
   local rc=$?
@@ -71,12 +69,7 @@ build_at "$BASE" "$OUT/gateway-base"
 if [[ -n $HEAD_REV ]]; then build_at "$HEAD_REV" "$OUT/gateway-head"; else $GO build -o "$OUT/gateway-head" ./bootstrap/cmd/gateway; fi
 $GO build -o "$OUT/load" ./tools/load
 bash deployments/local/fluss-cluster.sh fetch >&2
-HOME_DIR=${FLUSS_HOME:-$ROOT/.cache/fluss}
-CP="$HOME_DIR/$V/client/fluss-client-$V.jar"
-for j in "$HOME_DIR/$V"/lib/log4j-*.jar; do CP="$CP:$j"; done
-mkdir -p "$OUT/classes"
-javac -nowarn -cp "$CP" -d "$OUT/classes" tests/bench-native/BenchNative.java
-CP="$CP:$OUT/classes"
+bench_java_build tests/bench-native/BenchNative.java
 
 # ---------------------------------------------------------------- cluster and gateways
 export FLUSS_PORT=${BENCH_PORT:-47123} FLUSS_SASL_PORT=${BENCH_SASL_PORT:-47124} FLUSS_ZK_PORT=${BENCH_ZK_PORT:-47181}
@@ -100,7 +93,7 @@ DB="ab_$(date +%s)"
 for mode in $MODES; do
   names=()
   for i in $(seq 1 $((2 * ROUNDS))); do names+=("${mode}_$i"); done
-  "$JAVA" --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$CP" BenchNative create "$BOOT" "$DB" "$mode" "${names[@]}" 2>/dev/null >&2
+  jrun BenchNative create "$BOOT" "$DB" "$mode" "${names[@]}" >&2
 done
 
 # ---------------------------------------------------------------- runs
