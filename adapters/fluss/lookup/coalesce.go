@@ -284,7 +284,7 @@ func (c *coalescer) send(ctx context.Context, k lineKey, g *group) {
 // not match the keys asked is passed on whole, so each call reports the
 // mismatch.
 func (a bucketAnswer) cut(off, n, total int) bucketAnswer {
-	if (a.code != nil && *a.code != int32(wire.CodeNone)) || a.count != total {
+	if a.code != int32(wire.CodeNone) || a.count != total {
 		return a
 	}
 	out := bucketAnswer{part: a.part, bucket: a.bucket, code: a.code, msg: a.msg, count: n}
@@ -298,91 +298,77 @@ func (a bucketAnswer) cut(off, n, total int) bucketAnswer {
 }
 
 // roundTrip sends one Lookup or PrefixLookup request for buckets and
-// returns its per-bucket answers.
+// returns its per-bucket answers. The two requests (and their answers)
+// have per-bucket entries with the same fields under distinct Go types
+// (apache/fluss v0.9.1-incubating, fluss-rpc/src/main/proto/FlussApi.proto:
+// partition_id, bucket_id, keys; error_code, error_message and field 5, the
+// values or the value lists): entries and answersOf do the work for both,
+// the branches only name the types.
 func (c *coalescer) roundTrip(ctx context.Context, dest meta.Dest, k lineKey, buckets []bucketKeys) ([]bucketAnswer, error) {
 	if k.prefix {
-		return sendKind(ctx, c.call, dest, k.table, buckets, &prefixLookupKind)
+		req := &flusspb.PrefixLookupRequest{TableId: proto.Int64(k.table), BucketsReq: entries(buckets, prefixEntryFields)}
+		resp := &flusspb.PrefixLookupResponse{}
+		err := c.call.Call(ctx, dest, wire.KeyPrefixLookup, req, resp)
+		return answersOf(resp.GetBucketsResp(), err, func(r *flusspb.PbPrefixLookupRespForBucket, a *bucketAnswer) {
+			a.part, a.lists, a.count = partOf(r.PartitionId), r.GetValueLists(), len(r.GetValueLists())
+		})
 	}
-	return sendKind(ctx, c.call, dest, k.table, buckets, &lookupKind)
+	req := &flusspb.LookupRequest{TableId: proto.Int64(k.table), BucketsReq: entries(buckets, lookupEntryFields)}
+	resp := &flusspb.LookupResponse{}
+	err := c.call.Call(ctx, dest, wire.KeyLookup, req, resp)
+	return answersOf(resp.GetBucketsResp(), err, func(r *flusspb.PbLookupRespForBucket, a *bucketAnswer) {
+		a.part, a.values, a.count = partOf(r.PartitionId), r.GetValues(), len(r.GetValues())
+	})
 }
 
-// requestKind is what differs between a Lookup and a PrefixLookup round
-// trip: the API key and the generated message types. Their per-bucket
-// entries have the same fields (partition_id, bucket_id, keys; the answers
-// error_code, error_message and the values or value lists, field 5) but are
-// distinct Go types, so a kind names how to set and read them (apache/fluss
-// v0.9.1-incubating, fluss-rpc/src/main/proto/FlussApi.proto).
-type requestKind[E, A any, Req, Resp proto.Message] struct {
-	api wire.APIKey
-	// request makes the request of table with entries.
-	request func(table int64, entries []*E) Req
-	// entry fills one per-bucket entry; part is nil for a non-partitioned table.
-	entry func(e *E, bucket *int32, part *int64, keys [][]byte)
-	// response makes an empty answer and answers lists its per-bucket entries.
-	response func() Resp
-	answers  func(Resp) []*A
-	// answer reads one per-bucket entry (partOf for its partition).
-	answer func(a *A) bucketAnswer
+func lookupEntryFields(e *flusspb.PbLookupReqForBucket) (**int64, **int32, *[][]byte) {
+	return &e.PartitionId, &e.BucketId, &e.Keys
 }
 
-var lookupKind = requestKind[flusspb.PbLookupReqForBucket, flusspb.PbLookupRespForBucket, *flusspb.LookupRequest, *flusspb.LookupResponse]{
-	api: wire.KeyLookup,
-	request: func(table int64, entries []*flusspb.PbLookupReqForBucket) *flusspb.LookupRequest {
-		return &flusspb.LookupRequest{TableId: proto.Int64(table), BucketsReq: entries}
-	},
-	entry: func(e *flusspb.PbLookupReqForBucket, bucket *int32, part *int64, keys [][]byte) {
-		e.BucketId, e.PartitionId, e.Keys = bucket, part, keys
-	},
-	response: func() *flusspb.LookupResponse { return &flusspb.LookupResponse{} },
-	answers:  (*flusspb.LookupResponse).GetBucketsResp,
-	answer: func(r *flusspb.PbLookupRespForBucket) bucketAnswer {
-		return bucketAnswer{part: partOf(r.PartitionId), bucket: r.GetBucketId(), code: r.ErrorCode, msg: r.GetErrorMessage(),
-			values: r.GetValues(), count: len(r.GetValues())}
-	},
+func prefixEntryFields(e *flusspb.PbPrefixLookupReqForBucket) (**int64, **int32, *[][]byte) {
+	return &e.PartitionId, &e.BucketId, &e.Keys
 }
 
-var prefixLookupKind = requestKind[flusspb.PbPrefixLookupReqForBucket, flusspb.PbPrefixLookupRespForBucket, *flusspb.PrefixLookupRequest, *flusspb.PrefixLookupResponse]{
-	api: wire.KeyPrefixLookup,
-	request: func(table int64, entries []*flusspb.PbPrefixLookupReqForBucket) *flusspb.PrefixLookupRequest {
-		return &flusspb.PrefixLookupRequest{TableId: proto.Int64(table), BucketsReq: entries}
-	},
-	entry: func(e *flusspb.PbPrefixLookupReqForBucket, bucket *int32, part *int64, keys [][]byte) {
-		e.BucketId, e.PartitionId, e.Keys = bucket, part, keys
-	},
-	response: func() *flusspb.PrefixLookupResponse { return &flusspb.PrefixLookupResponse{} },
-	answers:  (*flusspb.PrefixLookupResponse).GetBucketsResp,
-	answer: func(r *flusspb.PbPrefixLookupRespForBucket) bucketAnswer {
-		return bucketAnswer{part: partOf(r.PartitionId), bucket: r.GetBucketId(), code: r.ErrorCode, msg: r.GetErrorMessage(),
-			lists: r.GetValueLists(), count: len(r.GetValueLists())}
-	},
-}
-
-// sendKind sends one request of kind kd for buckets of table to dest and
-// returns its per-bucket answers, in the server's order.
-func sendKind[E, A any, Req, Resp proto.Message](ctx context.Context, call meta.Caller, dest meta.Dest, table int64,
-	buckets []bucketKeys, kd *requestKind[E, A, Req, Resp]) ([]bucketAnswer, error) {
+// entries makes a request's per-bucket entries, one per bucket (in one
+// array); fields names an entry's partition_id, bucket_id and keys.
+func entries[E any](buckets []bucketKeys, fields func(*E) (**int64, **int32, *[][]byte)) []*E {
 	n := len(buckets)
 	ids := make([]int32, n)
 	pids := make([]int64, n)
-	entries := make([]E, n)
-	ptrs := make([]*E, n)
+	es := make([]E, n)
+	out := make([]*E, n)
 	for i, b := range buckets {
 		ids[i], pids[i] = b.bucket, b.part
-		var part *int64
+		part, bucket, keys := fields(&es[i])
+		*bucket, *keys = &ids[i], b.keys
 		if b.part != meta.NoPartition {
-			part = &pids[i]
+			*part = &pids[i]
 		}
-		kd.entry(&entries[i], &ids[i], part, b.keys)
-		ptrs[i] = &entries[i]
+		out[i] = &es[i]
 	}
-	resp := kd.response()
-	if err := call.Call(ctx, dest, kd.api, kd.request(table, ptrs), resp); err != nil {
+	return out
+}
+
+// bucketResp is what the per-bucket entries of both answers have (the
+// partition is read apart: GetPartitionId cannot tell an absent one from 0).
+type bucketResp interface {
+	GetBucketId() int32
+	GetErrorCode() int32
+	GetErrorMessage() string
+}
+
+// answersOf reads the per-bucket entries of an answer (or returns err, the
+// request's error); rest reads an entry's partition and its values or
+// value lists.
+func answersOf[R bucketResp](got []R, err error, rest func(R, *bucketAnswer)) ([]bucketAnswer, error) {
+	if err != nil {
 		return nil, err
 	}
-	got := kd.answers(resp)
-	answers := make([]bucketAnswer, 0, len(got))
-	for _, r := range got {
-		answers = append(answers, kd.answer(r))
+	answers := make([]bucketAnswer, len(got))
+	for i, r := range got {
+		a := &answers[i]
+		a.bucket, a.code, a.msg = r.GetBucketId(), r.GetErrorCode(), r.GetErrorMessage()
+		rest(r, a)
 	}
 	return answers, nil
 }

@@ -335,7 +335,7 @@ func (x *exchange) countKeys(ng *nodeGroup) int {
 type bucketAnswer struct {
 	part   int64
 	bucket int32
-	code   *int32
+	code   int32 // error_code; 0 (wire.CodeNone) when absent
 	msg    string
 	values []*flusspb.PbValue     // Lookup
 	lists  []*flusspb.PbValueList // PrefixLookup
@@ -379,8 +379,8 @@ func (x *exchange) handle(ctx context.Context, ng *nodeGroup, groups []bucketGro
 		}
 		g := &groups[k]
 		g.seen = true
-		if a.code != nil && *a.code != int32(wire.CodeNone) {
-			code := wire.ErrorCode(*a.code)
+		if a.code != int32(wire.CodeNone) {
+			code := wire.ErrorCode(a.code)
 			if code == wire.CodePartitionNotExists {
 				continue // its keys are not found
 			}
