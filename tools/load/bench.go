@@ -107,6 +107,45 @@ func benchBodies(op string, from, to int64, per int) [][]byte {
 	return out
 }
 
+// benchNDJSONBodies is benchBodies as NDJSON bodies (application/x-ndjson,
+// a gateway-go extension): the same entries, one per line, per lines a
+// request.
+func benchNDJSONBodies(op string, from, to int64, per int) [][]byte {
+	docs := benchBodies(op, from, to, per)
+	for k, d := range docs {
+		// Each document is {"entries":[e,e,…]} with entries that hold no
+		// top-level comma between them but the separators: split there.
+		body := d[len(`{"entries":[`) : len(d)-2]
+		out := make([]byte, 0, len(body)+per)
+		depth, inStr, esc := 0, false, false
+		for _, c := range body {
+			switch {
+			case inStr:
+				switch {
+				case esc:
+					esc = false
+				case c == '\\':
+					esc = true
+				case c == '"':
+					inStr = false
+				}
+			case c == '"':
+				inStr = true
+			case c == '{' || c == '[':
+				depth++
+			case c == '}' || c == ']':
+				depth--
+			case c == ',' && depth == 0:
+				out = append(out, '\n')
+				continue
+			}
+			out = append(out, c)
+		}
+		docs[k] = append(out, '\n')
+	}
+	return docs
+}
+
 // benchResult is one request's outcome.
 type benchResult struct {
 	lat, added time.Duration
@@ -325,6 +364,11 @@ func runBench(c config, bc benchConfig) error {
 		if timed, err = benchArrowBodies(0, int64(bc.totalRows), c.rows); err != nil {
 			return err
 		}
+	}
+	if bc.body == "ndjson" {
+		cl.contentType = "application/x-ndjson"
+		warm = benchNDJSONBodies(c.op, -int64(bc.warmupRows), 0, c.rows)
+		timed = benchNDJSONBodies(c.op, 0, int64(bc.totalRows), c.rows)
 	}
 	if bc.repeat > 1 {
 		one := timed

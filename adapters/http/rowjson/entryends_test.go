@@ -1,9 +1,12 @@
 package rowjson
 
 import (
+	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,4 +77,39 @@ func TestEntryEnds(t *testing.T) {
 			})
 		}
 	}
+}
+
+// FuzzEntryEnds: lines joined into one entries array decode with
+// Limits.EntryEnds only when every line is one JSON value on its own, and
+// the fast path and the general decoder agree on whether they do.
+func FuzzEntryEnds(f *testing.F) {
+	f.Add([]byte(`{"id":"a","upsert":{"id":1,"region":"eu","age":1}}` + "\n" + `{"id":"b","upsert":{"id":2,"region":"eu","age":2}}`))
+	f.Add([]byte(`{"id":"a","upsert":{"id":1,"region":"` + "\n" + `","age":1}}`))
+	f.Add([]byte(`{"id":"a","upsert":{"id":1,"region":"eu","age":1}},{"id":"b","upsert":{"id":2,"region":"eu","age":2}}` + "\n" + `{"id":"c","upsert":{"id":3,"region":"eu","age":1}}`))
+	c := pkCodec(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var lines []string
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			if len(l) > 0 {
+				lines = append(lines, string(l))
+			}
+		}
+		if len(lines) == 0 {
+			return
+		}
+		body, ends := joinLines(lines...)
+		var bounds [2]bool
+		for i, fast := range []bool{true, false} {
+			_, _, _, err := c.decodeWriteAll(nil, body, Limits{ReportInvalid: true, EntryEnds: ends}, fast)
+			bounds[i] = errors.Is(err, ErrEntryBounds)
+			if err == nil {
+				for _, l := range lines {
+					require.True(t, jsontext.Value(l).IsValid(jsontext.AllowDuplicateNames(true)), "decoded, but line %q is not one JSON value", l)
+				}
+			}
+		}
+		// With the fast path first (it gives up on anything unusual and the
+		// general decoder decides) or without it, the same verdict.
+		assert.Equal(t, bounds[0], bounds[1], "fast path and general decoder disagree on the entry bounds of %q", body)
+	})
 }
