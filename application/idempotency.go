@@ -14,6 +14,7 @@ import (
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 )
 
 // The Idempotency-Key extension: a keyed write lands at most once, whichever
@@ -193,13 +194,9 @@ func NewIdempotentWrites(records *RecordService, opts IdempotencyOptions) *Idemp
 	if opts.Ledger == (domain.TablePath{}) {
 		opts.Ledger = DefaultIdempotencyLedger
 	}
-	if opts.Window <= 0 {
-		opts.Window = DefaultIdempotencyWindow
-	}
+	opts.Window = defaults.Positive(opts.Window, DefaultIdempotencyWindow)
 	opts.Window = min(max(opts.Window, MinIdempotencyWindow), MaxIdempotencyWindow)
-	if opts.Lease <= 0 {
-		opts.Lease = DefaultIdempotencyLease
-	}
+	opts.Lease = defaults.Positive(opts.Lease, DefaultIdempotencyLease)
 	now := opts.Now
 	if now == nil {
 		now = time.Now

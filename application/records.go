@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
 )
 
@@ -42,21 +43,11 @@ const (
 )
 
 func (l RecordLimits) withDefaults() RecordLimits {
-	if l.WriteMaxRows <= 0 {
-		l.WriteMaxRows = DefaultWriteMaxRows
-	}
-	if l.LookupMaxKeys <= 0 {
-		l.LookupMaxKeys = DefaultLookupMaxKeys
-	}
-	if l.LookupMaxKeyBytes <= 0 {
-		l.LookupMaxKeyBytes = DefaultLookupMaxKeyBytes
-	}
-	if l.PrefixLookupMaxPrefixes <= 0 {
-		l.PrefixLookupMaxPrefixes = DefaultPrefixLookupMaxPrefixes
-	}
-	if l.PrefixLookupMaxRowsPerPrefix <= 0 {
-		l.PrefixLookupMaxRowsPerPrefix = DefaultPrefixLookupMaxRowsPerPrefix
-	}
+	l.WriteMaxRows = defaults.Positive(l.WriteMaxRows, DefaultWriteMaxRows)
+	l.LookupMaxKeys = defaults.Positive(l.LookupMaxKeys, DefaultLookupMaxKeys)
+	l.LookupMaxKeyBytes = defaults.Positive(l.LookupMaxKeyBytes, DefaultLookupMaxKeyBytes)
+	l.PrefixLookupMaxPrefixes = defaults.Positive(l.PrefixLookupMaxPrefixes, DefaultPrefixLookupMaxPrefixes)
+	l.PrefixLookupMaxRowsPerPrefix = defaults.Positive(l.PrefixLookupMaxRowsPerPrefix, DefaultPrefixLookupMaxRowsPerPrefix)
 	return l
 }
 
@@ -137,9 +128,7 @@ func NewRecordService(clusters domain.Clusters, opts RecordOptions) *RecordServi
 	if s.tokens == nil {
 		s.tokens = sealed.NewRandom()
 	}
-	if s.refetch <= 0 {
-		s.refetch = DefaultSchemaRefetchInterval
-	}
+	s.refetch = defaults.Positive(s.refetch, DefaultSchemaRefetchInterval)
 	s.uc = s
 	if opts.Metrics != nil {
 		s.uc = metered{next: s, m: opts.Metrics}

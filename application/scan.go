@@ -9,35 +9,38 @@ import (
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/sealed"
+)
+
+// Defaults of ScanLimits; bootstrap/config's defaults of
+// `gateway.rest.scan.*` are these constants.
+const (
+	DefaultScanMaxRows     = 10_000
+	DefaultScanDefaultRows = 500
+	DefaultScanMaxWait     = 30 * time.Second
+	DefaultScanMaxBytes    = 8 << 20
 )
 
 // ScanLimits bound log scans (`gateway.rest.scan.*`).
 type ScanLimits struct {
-	// MaxRows caps a scan's max_rows (default 10,000).
+	// MaxRows caps a scan's max_rows (DefaultScanMaxRows).
 	MaxRows int
-	// DefaultRows is max_rows when a request leaves it out (500).
+	// DefaultRows is max_rows when a request leaves it out
+	// (DefaultScanDefaultRows, at most MaxRows).
 	DefaultRows int
-	// MaxWait caps max_wait_ms, the long poll (default 30 s).
+	// MaxWait caps max_wait_ms, the long poll (DefaultScanMaxWait).
 	MaxWait time.Duration
 	// MaxBytes bounds the record bytes fetched from Fluss for one answer
-	// (default 8 MiB); the rendered answer is of the same order.
+	// (DefaultScanMaxBytes); the rendered answer is of the same order.
 	MaxBytes int
 }
 
 func (l ScanLimits) withDefaults() ScanLimits {
-	if l.MaxRows <= 0 {
-		l.MaxRows = 10_000
-	}
-	if l.DefaultRows <= 0 {
-		l.DefaultRows = min(500, l.MaxRows)
-	}
-	if l.MaxWait <= 0 {
-		l.MaxWait = 30 * time.Second
-	}
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = 8 << 20
-	}
+	l.MaxRows = defaults.Positive(l.MaxRows, DefaultScanMaxRows)
+	l.DefaultRows = defaults.Positive(l.DefaultRows, min(DefaultScanDefaultRows, l.MaxRows))
+	l.MaxWait = defaults.Positive(l.MaxWait, DefaultScanMaxWait)
+	l.MaxBytes = defaults.Positive(l.MaxBytes, DefaultScanMaxBytes)
 	return l
 }
 
@@ -48,8 +51,8 @@ type ScanOptions struct {
 	SchemaCacheSize int
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// Metrics, when it implements ScanMetrics, counts scans.
-	Metrics any
+	// Metrics counts scans; nil: none.
+	Metrics ScanMetrics
 }
 
 // ScanMetrics is implemented by metrics that count scans (telemetry.GatewayMetrics).
@@ -193,9 +196,8 @@ func NewScanService(clusters domain.Clusters, sealer *sealed.Sealer, opts ScanOp
 	if now == nil {
 		now = time.Now
 	}
-	m, _ := opts.Metrics.(ScanMetrics)
 	return &ScanService{clusters: clusters, sealer: sealer, limits: opts.Limits.withDefaults(),
-		snaps: newSnapshots(opts.SchemaCacheSize, now), now: now, metrics: m}
+		snaps: newSnapshots(opts.SchemaCacheSize, now), now: now, metrics: opts.Metrics}
 }
 
 // Limits returns the effective limits.

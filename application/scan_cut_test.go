@@ -23,8 +23,7 @@ func TestScanCursorAfter(t *testing.T) {
 			}
 			s := newScanService(t, c, "k")
 			ctx := context.Background()
-			seen := map[string]bool{}
-			last := map[int32]int64{0: -1, 1: -1, 2: -1}
+			seen := newRecordChain(3)
 			req := ScanRequest{Start: &ScanStart{Position: domain.OffsetEarliest}, MaxRows: 7}
 			var firstAnswer []ScanRecord
 			for i := 0; ; i++ {
@@ -36,13 +35,7 @@ func TestScanCursorAfter(t *testing.T) {
 				if cut < len(res.Records) {
 					given, cursor = res.Records[:cut], res.CursorAfter(cut)
 				}
-				for _, r := range given {
-					k := fmt.Sprintf("%d/%d", r.Bucket, r.Offset)
-					require.False(t, seen[k], "record %s twice", k)
-					seen[k] = true
-					require.Greater(t, r.Offset, last[r.Bucket])
-					last[r.Bucket] = r.Offset
-				}
+				seen.add(t, given)
 				if len(res.Records) == 0 && res.CaughtUp {
 					break
 				}
@@ -58,9 +51,9 @@ func TestScanCursorAfter(t *testing.T) {
 				req = ScanRequest{Cursor: cursor, MaxRows: 7}
 			}
 			if cut > 0 {
-				assert.Len(t, seen, 12)
+				assert.Len(t, seen.seen, 12)
 			} else {
-				assert.Empty(t, seen)
+				assert.Empty(t, seen.seen)
 			}
 		})
 	}

@@ -169,8 +169,7 @@ func TestScanCursorChainAcrossReplicas(t *testing.T) {
 	}
 	replicas := []*ScanService{newScanService(t, c, "k"), newScanService(t, c, "k")}
 	ctx := context.Background()
-	seen := map[string]bool{}
-	last := map[int32]int64{0: -1, 1: -1, 2: -1}
+	seen := newRecordChain(3)
 	req := ScanRequest{Start: &ScanStart{Position: domain.OffsetEarliest}, MaxRows: 4}
 	for i := 0; ; i++ {
 		require.Less(t, i, 100)
@@ -180,19 +179,40 @@ func TestScanCursorChainAcrossReplicas(t *testing.T) {
 		res, err := replicas[i%2].Scan(ctx, alice, scanPath, req)
 		require.NoError(t, err)
 		require.LessOrEqual(t, len(res.Records), 4)
-		for _, r := range res.Records {
-			k := fmt.Sprintf("%d/%d", r.Bucket, r.Offset)
-			require.False(t, seen[k], "record %s twice", k)
-			seen[k] = true
-			require.Greater(t, r.Offset, last[r.Bucket])
-			last[r.Bucket] = r.Offset
-		}
+		seen.add(t, res.Records)
 		if len(res.Records) == 0 && res.CaughtUp {
 			break
 		}
 		req = ScanRequest{Cursor: res.Cursor, MaxRows: 4}
 	}
-	assert.Len(t, seen, 5+6+7+3)
+	assert.Len(t, seen.seen, 5+6+7+3)
+}
+
+// recordChain checks the records of a cursor chain's answers: every record
+// once, in offset order per bucket.
+type recordChain struct {
+	seen map[string]bool // bucket/offset of every record given
+	last map[int32]int64 // per bucket, the offset of its last record
+}
+
+func newRecordChain(buckets int) *recordChain {
+	c := &recordChain{seen: map[string]bool{}, last: map[int32]int64{}}
+	for b := range buckets {
+		c.last[int32(b)] = -1
+	}
+	return c
+}
+
+// add checks the records of one answer.
+func (c *recordChain) add(t *testing.T, records []ScanRecord) {
+	t.Helper()
+	for _, r := range records {
+		k := fmt.Sprintf("%d/%d", r.Bucket, r.Offset)
+		require.False(t, c.seen[k], "record %s twice", k)
+		c.seen[k] = true
+		require.Greater(t, r.Offset, c.last[r.Bucket])
+		c.last[r.Bucket] = r.Offset
+	}
 }
 
 func TestScanRefusals(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/memory"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // The tests here install the OpenTelemetry globals, so they do not run in
@@ -311,8 +312,8 @@ func TestClusterStartupLogSaysConfigured(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs bytes.Buffer
-			log := slog.New(slog.NewJSONHandler(&syncBuffer{w: &logs}, nil))
+			var logs testlog.Buffer
+			log := slog.New(slog.NewJSONHandler(&logs, nil))
 			cfg := testConfig(t, map[string]string{
 				"FLUSS_GATEWAY__CLUSTER__DEFAULT__BACKEND": tc.backend,
 				"FLUSS_GATEWAY__METRICS__ENABLED":          "false",
@@ -331,18 +332,6 @@ func TestClusterStartupLogSaysConfigured(t *testing.T) {
 			assert.NotContains(t, out, "cluster ready")
 		})
 	}
-}
-
-// syncBuffer serialises writes from the server goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.w.Write(p)
 }
 
 func TestMain_(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -38,12 +37,9 @@ func (j *rotatingJWKS) add(t *testing.T, kid string) {
 func (j *rotatingJWKS) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 	var keys []any
 	for kid, k := range j.keys {
-		point, _ := k.PublicKey.Bytes()
-		keys = append(keys, map[string]any{"kty": "EC", "crv": "P-256", "x": b64(point[1:33]), "y": b64(point[33:65]),
-			"kid": kid, "alg": "ES256", "use": "sig"})
+		keys = append(keys, ecJWK(k, kid))
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"keys": keys})
 }

@@ -202,7 +202,7 @@ func TestExpectContinueAuthenticatesBeforeTheBody(t *testing.T) {
 	assert.Equal(t, `Bearer realm="fluss-gateway"`, res.responses[0].Header.Get("WWW-Authenticate"))
 	assert.Equal(t, "unauthenticated", envelopeCode(t, res.responses[0].Header, res.bodies[0]))
 	assert.True(t, res.closed)
-	lines := logs.lines(t, "request")
+	lines := logs.Records(t, "request")
 	require.NotEmpty(t, lines)
 	assert.Equal(t, float64(401), lines[len(lines)-1]["status"])
 
@@ -302,7 +302,7 @@ func TestUnknownMethodGetsTheEnvelope(t *testing.T) {
 	assert.Equal(t, "method_not_allowed", envelopeCode(t, res.responses[0].Header, res.bodies[0]))
 	assert.Equal(t, "GET", res.responses[0].Header.Get("Allow"))
 	var found bool
-	for _, l := range logs.lines(t, "request") {
+	for _, l := range logs.Records(t, "request") {
 		if l["method"] == "get" && l["status"] == float64(405) && l["request_id"] == res.responses[0].Header.Get("X-Request-Id") {
 			found = true
 		}
@@ -341,22 +341,6 @@ func gzipped(t *testing.T, b []byte) []byte {
 	require.NoError(t, err)
 	require.NoError(t, zw.Close())
 	return buf.Bytes()
-}
-
-func post(t *testing.T, url string, body []byte, headers ...string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	got, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(got)
 }
 
 // Finding 6: the per-table quota is keyed by the decoded names, so
@@ -403,9 +387,9 @@ func TestByteBudgetsCountDecodedBytes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rest, _ := startSecure(t, env)
 			url := "http://" + rest.Addr().String() + records
-			status, body := post(t, url, small, "Content-Encoding", "gzip")
+			status, _, body := browserCall(t, "POST", url, "", string(small), "Content-Encoding", "gzip")
 			require.NotEqual(t, 429, status, body)
-			status, body = post(t, url, small, "Content-Encoding", "gzip")
+			status, _, body = browserCall(t, "POST", url, "", string(small), "Content-Encoding", "gzip")
 			assert.Equal(t, 429, status, "the second body of 900 KiB decoded exceeds a 1 MiB burst: %s", body)
 		})
 	}

@@ -1,14 +1,7 @@
 package bootstrap
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,23 +14,11 @@ import (
 // gateway.security.jwt.max-lifetime, 24h by default), with or without iat;
 // a token within the bound is accepted.
 func TestJWTMaxLifetime(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-	point, err := key.PublicKey.Bytes()
-	require.NoError(t, err)
-	jwks, err := json.Marshal(map[string]any{"keys": []any{map[string]any{
-		"kty": "EC", "crv": "P-256", "x": b64(point[1:33]), "y": b64(point[33:65]), "kid": "k1", "alg": "ES256", "use": "sig"}}})
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "jwks.json")
-	require.NoError(t, os.WriteFile(path, jwks, 0o600))
+	idp := newJWTIssuer(t)
+	path := idp.jwksFile
 	sign := func(claims jwt.MapClaims) string {
 		claims["iss"], claims["aud"], claims["sub"] = "https://idp.test", "gw", "alice"
-		tok := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
-		tok.Header["kid"] = "k1"
-		s, err := tok.SignedString(key)
-		require.NoError(t, err)
-		return s
+		return idp.sign(t, claims)
 	}
 	rest, _ := startSecure(t, map[string]string{
 		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION": "jwt",

@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"io"
 	"math/big"
@@ -22,6 +21,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // testPolicy: alice may read, write and run DDL on the sales database (not
@@ -51,7 +52,7 @@ type caller func(t *testing.T, method, url string) (int, string)
 // claim or a certificate OU, as the mode allows).
 type policyMode struct {
 	name  string
-	start func(t *testing.T, env map[string]string) (base string, logs *logBuffer, alice, bob, admin caller)
+	start func(t *testing.T, env map[string]string) (base string, logs *testlog.Buffer, alice, bob, admin caller)
 }
 
 func headerCaller(c *http.Client, headers ...string) caller {
@@ -90,44 +91,33 @@ func policyModes() []policyMode {
 		return []string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p))}
 	}
 	return []policyMode{
-		{"password", func(t *testing.T, env map[string]string) (string, *logBuffer, caller, caller, caller) {
+		{"password", func(t *testing.T, env map[string]string) (string, *testlog.Buffer, caller, caller, caller) {
 			env["FLUSS_GATEWAY__SECURITY__AUTHENTICATION"] = "password"
 			env["FLUSS_GATEWAY__SECURITY__USERS"] = cheapUsers(t, "alice", "a-pass", "bob", "b-pass", "root", "r-pass")
 			rest, logs := startSecure(t, env)
 			return "http://" + rest.Addr().String(), logs,
 				headerCaller(plain, basic("alice", "a-pass")...), headerCaller(plain, basic("bob", "b-pass")...), headerCaller(plain, basic("root", "r-pass")...)
 		}},
-		{"token", func(t *testing.T, env map[string]string) (string, *logBuffer, caller, caller, caller) {
+		{"token", func(t *testing.T, env map[string]string) (string, *testlog.Buffer, caller, caller, caller) {
 			env["FLUSS_GATEWAY__SECURITY__AUTHENTICATION"] = "token"
 			env["FLUSS_GATEWAY__SECURITY__TOKENS"] = "alice-0123456789abcdef:alice,bob-0123456789abcdef:bob,root-0123456789abcdef:root"
 			rest, logs := startSecure(t, env)
 			b := func(tok string) caller { return headerCaller(plain, "Authorization", "Bearer "+tok) }
 			return "http://" + rest.Addr().String(), logs, b("alice-0123456789abcdef"), b("bob-0123456789abcdef"), b("root-0123456789abcdef")
 		}},
-		{"trusted-header", func(t *testing.T, env map[string]string) (string, *logBuffer, caller, caller, caller) {
+		{"trusted-header", func(t *testing.T, env map[string]string) (string, *testlog.Buffer, caller, caller, caller) {
 			env["FLUSS_GATEWAY__SECURITY__AUTHENTICATION"] = "trusted-header"
 			rest, logs := startSecure(t, env)
 			h := func(u string) caller { return headerCaller(plain, "X-Forwarded-User", u) }
 			return "http://" + rest.Addr().String(), logs, h("alice"), h("bob"), h("root")
 		}},
-		{"jwt", func(t *testing.T, env map[string]string) (string, *logBuffer, caller, caller, caller) {
-			key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-			require.NoError(t, err)
-			b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-			point, err := key.PublicKey.Bytes()
-			require.NoError(t, err)
-			jwks, err := json.Marshal(map[string]any{"keys": []any{map[string]any{
-				"kty": "EC", "crv": "P-256", "x": b64(point[1:33]), "y": b64(point[33:65]), "kid": "k1", "alg": "ES256", "use": "sig"}}})
-			require.NoError(t, err)
-			path := filepath.Join(t.TempDir(), "jwks.json")
-			require.NoError(t, os.WriteFile(path, jwks, 0o600))
+		{"jwt", func(t *testing.T, env map[string]string) (string, *testlog.Buffer, caller, caller, caller) {
+			idp := newJWTIssuer(t)
+			path := idp.jwksFile
 			sign := func(sub string, groups ...string) caller {
 				now := time.Now()
-				tok := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{"iss": "https://idp.test", "aud": "gw", "sub": sub,
+				s := idp.sign(t, jwt.MapClaims{"iss": "https://idp.test", "aud": "gw", "sub": sub,
 					"exp": now.Add(time.Hour).Unix(), "iat": now.Unix(), "groups": groups})
-				tok.Header["kid"] = "k1"
-				s, err := tok.SignedString(key)
-				require.NoError(t, err)
 				return headerCaller(plain, "Authorization", "Bearer "+s)
 			}
 			env["FLUSS_GATEWAY__SECURITY__AUTHENTICATION"] = "jwt"
@@ -138,7 +128,7 @@ func policyModes() []policyMode {
 			rest, logs := startSecure(t, env)
 			return "http://" + rest.Addr().String(), logs, sign("alice"), sign("bob", "readers"), sign("jane", "admins")
 		}},
-		{"mtls", func(t *testing.T, env map[string]string) (string, *logBuffer, caller, caller, caller) {
+		{"mtls", func(t *testing.T, env map[string]string) (string, *testlog.Buffer, caller, caller, caller) {
 			pki := newTestPKI(t)
 			certFile, keyFile := pki.serverFiles("gateway")
 			env["FLUSS_GATEWAY__SECURITY__AUTHENTICATION"] = "mtls"
@@ -178,7 +168,7 @@ func TestAuthorizationPolicyInEveryMode(t *testing.T) {
 			assert.Equal(t, 204, status, "an admin may drop: %s", body)
 
 			var events []string
-			for _, l := range logs.lines(t, "audit") {
+			for _, l := range logs.Records(t, "audit") {
 				if ev := stringOf(l["event"]); ev != "write" {
 					events = append(events, ev+" "+stringOf(l["principal"])+" "+stringOf(l["operation"])+" "+stringOf(l["query"])+" "+
 						strings.TrimSuffix(strings.TrimSuffix(jsonNumber(l["status"]), ".0"), "e+02"))
@@ -199,7 +189,7 @@ func TestAuthorizationPolicyInEveryMode(t *testing.T) {
 		assert.Equal(t, 200, status, body)
 		status, body = anon(t, "POST", dbs+"#x")
 		assert.Equal(t, 403, status, body)
-		assert.Len(t, logs.lines(t, "audit"), 1)
+		assert.Len(t, logs.Records(t, "audit"), 1)
 	})
 }
 

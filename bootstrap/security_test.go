@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +27,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
+
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // testPKI is a throw-away CA with helpers to issue server and client
@@ -122,46 +123,11 @@ func (p *testPKI) client(clientCN string) *http.Client {
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: conf, DisableKeepAlives: true}}
 }
 
-// logBuffer collects JSON log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// lines returns the decoded log records whose msg is msg.
-func (l *logBuffer) lines(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(l.String(), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-		if m["msg"] == msg {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // startSecure starts the gateway (memory cluster) with env overrides and
 // returns its REST server and the log buffer.
-func startSecure(t *testing.T, env map[string]string) (*RESTServer, *logBuffer) {
+func startSecure(t *testing.T, env map[string]string) (*RESTServer, *testlog.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	env["FLUSS_GATEWAY__METRICS__ENABLED"] = "false"
 	var rest *RESTServer
@@ -232,7 +198,7 @@ func TestTLSListenerServesHTTPSAndReloadsItsCertificate(t *testing.T) {
 	require.Eventually(t, func() bool { return served() == "gateway-2" }, 5*time.Second, 20*time.Millisecond)
 	status, _, _ = send(t, client, "GET", base+"/health")
 	assert.Equal(t, 200, status)
-	assert.NotEmpty(t, logs.lines(t, "REST listener TLS certificate reloaded"))
+	assert.NotEmpty(t, logs.Records(t, "REST listener TLS certificate reloaded"))
 }
 
 func TestMTLSAuthenticatesTheClientCertificate(t *testing.T) {
@@ -277,7 +243,7 @@ func TestMTLSAuthenticatesTheClientCertificate(t *testing.T) {
 		assert.Error(t, err)
 
 		var principals []string
-		for _, l := range logs.lines(t, "request") {
+		for _, l := range logs.Records(t, "request") {
 			if p, ok := l["principal"].(string); ok {
 				principals = append(principals, p+"/"+l["auth_method"].(string)+"/"+stringOf(l["act_as"]))
 			}
@@ -327,7 +293,7 @@ func TestCallerAuthenticationMethods(t *testing.T) {
 
 		assert.NotContains(t, logs.String(), "s3cr3t-token-0123456789abcdef")
 		assert.NotContains(t, logs.String(), "wrong-token")
-		start := logs.lines(t, "caller authentication")
+		start := logs.Records(t, "caller authentication")
 		require.Len(t, start, 1)
 		assert.Equal(t, "token", start[0]["method"])
 	})
@@ -415,7 +381,7 @@ func TestQuotaAndAuditThroughTheGateway(t *testing.T) {
 	resp, err := c.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
-	audit := logs.lines(t, "audit")
+	audit := logs.Records(t, "audit")
 	require.Len(t, audit, 1)
 	assert.Equal(t, "audit", audit[0]["logger"])
 	assert.Equal(t, "bob", audit[0]["principal"])
@@ -424,29 +390,49 @@ func TestQuotaAndAuditThroughTheGateway(t *testing.T) {
 	assert.Equal(t, float64(resp.StatusCode), audit[0]["status"])
 }
 
-// TestJWTThroughTheGateway verifies OIDC/JWT bearer tokens against a JWKS
-// file through the whole gateway.
-func TestJWTThroughTheGateway(t *testing.T) {
+// jwtIssuer is the tests' identity provider: one P-256 key whose public
+// JWK (kid k1, ES256) is the JWKS file jwksFile.
+type jwtIssuer struct {
+	key      *ecdsa.PrivateKey
+	jwksFile string
+}
+
+func newJWTIssuer(t *testing.T) *jwtIssuer {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
-	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-	point, err := key.PublicKey.Bytes() // 0x04 || X || Y
-	require.NoError(t, err)
-	x, y := point[1:33], point[33:65]
-	jwks, err := json.Marshal(map[string]any{"keys": []any{map[string]any{
-		"kty": "EC", "crv": "P-256", "x": b64(x), "y": b64(y), "kid": "k1", "alg": "ES256", "use": "sig",
-	}}})
+	jwks, err := json.Marshal(map[string]any{"keys": []any{ecJWK(key, "k1")}})
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "jwks.json")
 	require.NoError(t, os.WriteFile(path, jwks, 0o600))
+	return &jwtIssuer{key: key, jwksFile: path}
+}
 
-	sign := func(claims jwt.MapClaims) string {
-		tok := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
-		tok.Header["kid"] = "k1"
-		s, err := tok.SignedString(key)
-		require.NoError(t, err)
-		return s
-	}
+// sign returns claims signed with ES256 under kid k1.
+func (i *jwtIssuer) sign(t *testing.T, claims jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
+	tok.Header["kid"] = "k1"
+	s, err := tok.SignedString(i.key)
+	require.NoError(t, err)
+	return s
+}
+
+// ecJWK is the public JWK (RFC 7518 section 6.2) of a P-256 key: the
+// uncompressed point 0x04 || X || Y split into x and y.
+func ecJWK(key *ecdsa.PrivateKey, kid string) map[string]any {
+	point, _ := key.PublicKey.Bytes()
+	b64 := base64.RawURLEncoding.EncodeToString
+	return map[string]any{"kty": "EC", "crv": "P-256", "x": b64(point[1:33]), "y": b64(point[33:65]),
+		"kid": kid, "alg": "ES256", "use": "sig"}
+}
+
+// TestJWTThroughTheGateway verifies OIDC/JWT bearer tokens against a JWKS
+// file through the whole gateway.
+func TestJWTThroughTheGateway(t *testing.T) {
+	idp := newJWTIssuer(t)
+	path := idp.jwksFile
+	sign := func(claims jwt.MapClaims) string { return idp.sign(t, claims) }
 	now := time.Now()
 	valid := sign(jwt.MapClaims{"iss": "https://idp.test", "aud": "gw", "sub": "alice", "exp": now.Add(time.Hour).Unix(), "iat": now.Unix()})
 	expired := sign(jwt.MapClaims{"iss": "https://idp.test", "aud": "gw", "sub": "alice", "exp": now.Add(-time.Hour).Unix()})
@@ -476,7 +462,7 @@ func TestJWTThroughTheGateway(t *testing.T) {
 	assert.Equal(t, 200, status, body)
 
 	var principals []string
-	for _, l := range logs.lines(t, "request") {
+	for _, l := range logs.Records(t, "request") {
 		principals = append(principals, stringOf(l["principal"])+"/"+stringOf(l["auth_method"]))
 	}
 	assert.Contains(t, principals, "alice/jwt")

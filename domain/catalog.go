@@ -38,6 +38,15 @@ type Column struct {
 	ID      int32
 }
 
+// ColumnTypes returns the types of columns, in order.
+func ColumnTypes(columns []Column) []DataType {
+	types := make([]DataType, len(columns))
+	for i := range columns {
+		types[i] = columns[i].Type
+	}
+	return types
+}
+
 // Schema is a Fluss table schema (apache/fluss: SchemaJsonSerde). PrimaryKey is
 // empty for log tables.
 type Schema struct {

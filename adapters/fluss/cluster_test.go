@@ -20,6 +20,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/flussfake"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 var saslUsers = map[string]string{"svc": "svc-secret", "alice": "alice-secret"}
@@ -30,24 +31,6 @@ func fakeCluster(t *testing.T, impersonation map[string][]string) *flussfake.Clu
 	require.NoError(t, err)
 	t.Cleanup(fc.Close)
 	return fc
-}
-
-// logs is a slog handler target the test can read.
-type logs struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func userConfig(addr string) Config {
@@ -62,9 +45,9 @@ func userConfig(addr string) Config {
 	}
 }
 
-func openUser(t *testing.T, cfg Config) (*Cluster, *logs) {
+func openUser(t *testing.T, cfg Config) (*Cluster, *testlog.Buffer) {
 	t.Helper()
-	l := &logs{}
+	l := &testlog.Buffer{}
 	c, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	require.NoError(t, err)
 	t.Cleanup(func() {

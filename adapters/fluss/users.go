@@ -13,6 +13,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 )
 
 // Defaults of the user identity mode.
@@ -112,12 +113,8 @@ func newUserPool(ctx context.Context, cfg Config, log *slog.Logger) (*userPool, 
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	if u.max <= 0 {
-		u.max = DefaultMaxUserSessions
-	}
-	if u.idle <= 0 {
-		u.idle = DefaultUserIdleTimeout
-	}
+	u.max = defaults.Positive(u.max, DefaultMaxUserSessions)
+	u.idle = defaults.Positive(u.idle, DefaultUserIdleTimeout)
 	if u.probe == "" {
 		u.probe = DefaultProbePrincipal
 	}
@@ -170,9 +167,7 @@ func (u *userPool) runProbe(ctx context.Context) error {
 		return u.probeErr
 	}
 	timeout := u.cfg.ConnectTimeout
-	if timeout <= 0 {
-		timeout = rpc.DefaultDialTimeout
-	}
+	timeout = defaults.Positive(timeout, rpc.DefaultDialTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := u.probeOnce(ctx)
@@ -353,9 +348,7 @@ func (u *userPool) release(s *userSession, id uint64) {
 // create connects the session's backend and fetches the cluster metadata.
 func (u *userPool) create(ctx context.Context, s *userSession) {
 	timeout := u.cfg.ConnectTimeout
-	if timeout <= 0 {
-		timeout = rpc.DefaultDialTimeout
-	}
+	timeout = defaults.Positive(timeout, rpc.DefaultDialTimeout)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	b, err := newBackend(u.cfg, s.user, u.eachCache, u.log)

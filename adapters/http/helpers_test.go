@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	nethttp "net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/memory"
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // testMaxBody is the body limit of the component-test gateway.
@@ -30,7 +31,7 @@ type gateway struct {
 	app       *fiber.App
 	clusters  *memory.Clusters
 	readiness *Readiness
-	logs      *syncWriter
+	logs      *testlog.Buffer
 	writer    *fakeWriter
 	lookup    *fakeLookup
 	data      *dataClusters
@@ -63,7 +64,7 @@ func newDataGateway(t *testing.T, ro application.RecordOptions, opts ...gatewayO
 	data := &dataClusters{Clusters: clusters, writer: &fakeWriter{}, lookup: &fakeLookup{}}
 	readiness := NewReadiness()
 	readiness.SetServing()
-	logs := &syncWriter{}
+	logs := &testlog.Buffer{}
 	o := Options{
 		RequestTimeout:  5 * time.Second,
 		MaxRequestBytes: testMaxBody,
@@ -77,24 +78,6 @@ func newDataGateway(t *testing.T, ro application.RecordOptions, opts ...gatewayO
 	require.NoError(t, err)
 	return &gateway{t: t, app: app, clusters: clusters, readiness: readiness, logs: logs,
 		writer: data.writer.(*fakeWriter), lookup: data.lookup.(*fakeLookup), data: data}
-}
-
-// syncWriter lets the handler goroutine write the log while the test reads it.
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 // response is a decoded reply.
@@ -182,3 +165,20 @@ const partitionedTable = `{
   "primary_key": ["id", "dt", "region"],
   "partitioned_by": ["dt", "region"]
 }`
+
+// serveOnListener serves g's app on a real loopback listener until cleanup
+// (limits enforced while a body is read, and streamed answers, are observed
+// only there) and returns its base URL (http://127.0.0.1:port). Cleanup
+// shuts the app down (5 s at most) and requires a clean end.
+func serveOnListener(t *testing.T, g *gateway) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- g.app.Listener(ln) }()
+	t.Cleanup(func() {
+		require.NoError(t, g.app.ShutdownWithTimeout(5*time.Second))
+		require.NoError(t, <-served)
+	})
+	return "http://" + ln.Addr().String()
+}

@@ -2,114 +2,26 @@ package http
 
 import (
 	"bytes"
-	"encoding/base64"
-	"fmt"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/tests/benchrows"
 )
 
-// benchTable is a 10-column log table (the columns of the integration
-// throughput tests).
-const benchTable = `{
-  "table_name": "bench",
-  "columns": [
-    {"name": "id", "data_type": {"type": "BIGINT"}, "nullable": false},
-    {"name": "name", "data_type": {"type": "STRING"}},
-    {"name": "city", "data_type": {"type": "STRING"}},
-    {"name": "age", "data_type": {"type": "INTEGER"}},
-    {"name": "score", "data_type": {"type": "DOUBLE"}},
-    {"name": "amount", "data_type": {"type": "DECIMAL", "precision": 12, "scale": 2}},
-    {"name": "ts", "data_type": {"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "precision": 3}},
-    {"name": "flag", "data_type": {"type": "BOOLEAN"}},
-    {"name": "payload", "data_type": {"type": "BYTES"}},
-    {"name": "n", "data_type": {"type": "BIGINT"}}
-  ]
-}`
+// benchTable, benchEntry and benchArrow are the rows of the integration
+// throughput tests (tests/benchrows): the table, row i as a JSON entry, and
+// rows as an Arrow IPC stream.
+const benchTable = benchrows.TableJSON
 
-func benchEntry(i int) string {
-	amount := 1234567 + i
-	return fmt.Sprintf(`{"id":"e%d","append":{"id":%d,"name":"user-%08d","city":"Zürich","age":%d,"score":%g,"amount":"%d.%02d","ts":"%s","flag":%t,"payload":%q,"n":%d}}`,
-		i, i, i, i%100, float64(i)/3, amount/100, amount%100,
-		time.UnixMilli(1767225600000+int64(i)).UTC().Format("2006-01-02T15:04:05.000Z"), i%2 == 1,
-		base64.StdEncoding.EncodeToString([]byte("aGVsbG8gd29ybGQ=")), i*7)
-}
+var benchEntry = benchrows.Entry
 
 func benchArrow(tb testing.TB, rows, per int) []byte {
-	s := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "city", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "age", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
-		{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
-		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 12, Scale: 2}, Nullable: true},
-		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nullable: true},
-		{Name: "flag", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
-		{Name: "payload", Type: arrow.BinaryTypes.Binary, Nullable: true},
-		{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	}, nil)
-	var batches [][]func(array.Builder)
-	for start := 0; start < rows; start += per {
-		n := min(per, rows-start)
-		batches = append(batches, []func(array.Builder){
-			func(b array.Builder) {
-				for i := start; i < start+n; i++ {
-					b.(*array.Int64Builder).Append(int64(i))
-				}
-			},
-			func(b array.Builder) {
-				for i := start; i < start+n; i++ {
-					b.(*array.StringBuilder).Append(fmt.Sprintf("user-%08d", i))
-				}
-			},
-			func(b array.Builder) {
-				for range n {
-					b.(*array.StringBuilder).Append("Zürich")
-				}
-			},
-			func(b array.Builder) {
-				for i := start; i < start+n; i++ {
-					b.(*array.Int32Builder).Append(int32(i % 100))
-				}
-			},
-			func(b array.Builder) {
-				for i := start; i < start+n; i++ {
-					b.(*array.Float64Builder).Append(float64(i) / 3)
-				}
-			},
-			func(b array.Builder) {
-				for i := start; i < start+n; i++ {
-					b.(*array.Decimal128Builder).Append(decimal128.FromI64(int64(1234567 + i)))
-				}
-			},
-			func(b array.Builder) {
-				for i := start; i < start+n; i++ {
-					b.(*array.TimestampBuilder).Append(arrow.Timestamp(1767225600000 + int64(i)))
-				}
-			},
-			func(b array.Builder) {
-				for i := start; i < start+n; i++ {
-					b.(*array.BooleanBuilder).Append(i%2 == 1)
-				}
-			},
-			func(b array.Builder) {
-				for range n {
-					b.(*array.BinaryBuilder).Append([]byte("aGVsbG8gd29ybGQ="))
-				}
-			},
-			func(b array.Builder) {
-				for i := start; i < start+n; i++ {
-					b.(*array.Int64Builder).Append(int64(i * 7))
-				}
-			},
-		})
-	}
-	return arrowStream(tb, s, batches...)
+	body, err := benchrows.ArrowStream(rows, per)
+	require.NoError(tb, err)
+	return body
 }
 
 // cpuTime is the process's user and system CPU time so far.

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	nethttp "net/http"
 	"net/http/httptest"
 	"strings"
@@ -236,13 +235,10 @@ func TestWriteNDJSONChunkErrorStopsTheRequest(t *testing.T) {
 func TestBoundBodyRefusesChunkedJSONOverTheLimit(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t).withTables()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = g.app.Listener(ln) }()
-	t.Cleanup(func() { _ = g.app.Shutdown() })
+	base := serveOnListener(t, g)
 	big := entries(appendLine("a", 1, strings.Repeat("x", 2*testMaxBody)))
 	// A reader of unknown length: net/http sends it chunked.
-	resp, err := nethttp.Post("http://"+ln.Addr().String()+eventsWrite, "application/json", io.MultiReader(strings.NewReader(big)))
+	resp, err := nethttp.Post(base+eventsWrite, "application/json", io.MultiReader(strings.NewReader(big)))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	assert.Equal(t, 413, resp.StatusCode)

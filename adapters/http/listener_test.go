@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // failingListener fails its first n accepts with err, then accepts from the
@@ -54,7 +56,7 @@ func TestGuardedListenerSurvivesEMFILE(t *testing.T) {
 	ln := loopback(t)
 	ready := NewReadiness()
 	ready.SetServing()
-	var logs syncWriter
+	var logs testlog.Buffer
 	fl := &failingListener{Listener: ln, n: 8, err: syscall.EMFILE}
 	g := GuardListener(fl, ListenerLimits{Readiness: ready, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer g.Close()

@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"net"
 	nethttp "net/http"
 	"strings"
 	"sync"
@@ -51,15 +50,8 @@ func TestObserverLabels(t *testing.T) {
 
 	// The body limit is enforced while reading, before any handler: only a
 	// real listener observes it.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- g.app.Listener(ln) }()
-	t.Cleanup(func() {
-		require.NoError(t, g.app.Shutdown())
-		require.NoError(t, <-served)
-	})
-	resp, err := nethttp.Post("http://"+ln.Addr().String()+records, "application/json",
+	base := serveOnListener(t, g)
+	resp, err := nethttp.Post(base+records, "application/json",
 		strings.NewReader(`{"entries":[`+strings.Repeat(" ", 2*testMaxBody)+`]}`))
 	require.NoError(t, err)
 	_ = resp.Body.Close()

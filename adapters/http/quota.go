@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/lru"
 )
 
@@ -59,9 +60,7 @@ func newQuotas(cfg Quota, maxBody int64) *quotas {
 	if cfg.RequestsPerSecond <= 0 && cfg.BytesPerSecond <= 0 {
 		return nil
 	}
-	if cfg.MaxPrincipals <= 0 {
-		cfg.MaxPrincipals = DefaultQuotaPrincipals
-	}
+	cfg.MaxPrincipals = defaults.Positive(cfg.MaxPrincipals, DefaultQuotaPrincipals)
 	now := cfg.Now
 	if now == nil {
 		now = time.Now

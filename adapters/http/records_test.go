@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	nethttp "net/http"
 	"strconv"
 	"strings"
@@ -236,16 +235,9 @@ func TestDataPlaneLimits(t *testing.T) {
 
 	// gateway.rest.write.max-request-bytes is enforced while reading the
 	// body, before any handler: only a real listener observes the answer.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- g.app.Listener(ln) }()
-	t.Cleanup(func() {
-		require.NoError(t, g.app.Shutdown())
-		require.NoError(t, <-served)
-	})
+	base := serveOnListener(t, g)
 	body := entries(upsert("a", "eu", 1)) + strings.Repeat(" ", testMaxBody)
-	resp, err := nethttp.Post("http://"+ln.Addr().String()+usersWrite, "application/json", strings.NewReader(body))
+	resp, err := nethttp.Post(base+usersWrite, "application/json", strings.NewReader(body))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)

@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 var (
@@ -94,22 +94,6 @@ func (c *testClock) freeze() { c.mu.Lock(); c.auto = false; c.mu.Unlock() }
 
 func (c *testClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
-func logRecords(t *testing.T, raw, msg string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(raw, "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-		if m["msg"] == msg {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 func TestAuthenticationAnswersAndLogs(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t, withIdentity(bearerIdentity{})).withTablesAs(bearer("admin")...)
@@ -143,7 +127,7 @@ func TestAuthenticationAnswersAndLogs(t *testing.T) {
 	assert.NotContains(t, logs, "c2VjcmV0LXZhbHVl", "credentials are never logged")
 	assert.NotContains(t, logs, "tok-alice")
 	var seen []string
-	for _, rec := range logRecords(t, logs, "request") {
+	for _, rec := range testlog.Records(t, logs, "request") {
 		if rec["route"] != "/v1/clusters/{cluster}/databases" {
 			continue
 		}
@@ -269,7 +253,7 @@ func withAuditLogger(l *slog.Logger) gatewayOption {
 
 func TestAuditLogOfWrites(t *testing.T) {
 	t.Parallel()
-	audit := &syncWriter{}
+	audit := &testlog.Buffer{}
 	g := newGateway(t, withIdentity(bearerIdentity{}), withAuditLogger(slog.New(slog.NewJSONHandler(audit, nil)))).withTablesAs(bearer("admin")...)
 	g.writer.set(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
 		out := make([]domain.EntryResult, len(b.Entries))
@@ -288,7 +272,7 @@ func TestAuditLogOfWrites(t *testing.T) {
 
 	var recs []map[string]any
 	ddl := 0
-	for _, r := range logRecords(t, audit.String(), AuditMessage) {
+	for _, r := range testlog.Records(t, audit.String(), AuditMessage) {
 		switch r["event"] {
 		case "write":
 			recs = append(recs, r)
@@ -326,19 +310,19 @@ func TestAuditLogOfWrites(t *testing.T) {
 	assert.Equal(t, "invalid_argument", bad["error_code"])
 	assert.Nil(t, bad["entries"], "no verdicts for a refused request")
 
-	assert.Empty(t, logRecords(t, g.logs.String(), AuditMessage), "audit records go to the audit logger only")
+	assert.Empty(t, testlog.Records(t, g.logs.String(), AuditMessage), "audit records go to the audit logger only")
 	assert.NotContains(t, audit.String(), "tok-", "no credential in the audit log")
 
 	// Without an AuditLogger, the records go to the main logger tagged logger=audit.
 	d := newGateway(t).withTables()
 	require.Equal(t, 200, d.call("POST", usersWrite, entries(upsert("a", "eu", 1))).status)
-	recs = logRecords(t, d.logs.String(), AuditMessage)
+	recs = testlog.Records(t, d.logs.String(), AuditMessage)
 	require.Len(t, recs, 4, "three DDL set-up records and the write")
 	recs = recs[3:]
 	assert.Equal(t, AuditLoggerName, recs[0]["logger"])
 	assert.Equal(t, "anonymous", recs[0]["principal"], "trust mode: named as the start log names it")
 	assert.Equal(t, "trust", recs[0]["auth_method"])
-	access := logRecords(t, d.logs.String(), "request")
+	access := testlog.Records(t, d.logs.String(), "request")
 	require.NotEmpty(t, access)
 	assert.Equal(t, "anonymous", access[len(access)-1]["principal"], "the access log names the trust principal the same way")
 }

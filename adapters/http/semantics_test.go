@@ -5,33 +5,17 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	nethttp "net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
-
-// serveOnListener serves the gateway's app on a loopback listener for the
-// test and returns its base URL.
-func serveOnListener(t *testing.T, g *gateway) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- g.app.Listener(ln) }()
-	t.Cleanup(func() {
-		_ = g.app.ShutdownWithTimeout(5 * time.Second)
-		<-done
-	})
-	return "http://" + ln.Addr().String()
-}
 
 func TestMethodNotAllowedListsAllowOnTheWire(t *testing.T) {
 	t.Parallel()
@@ -170,7 +154,7 @@ func TestAccessLogLevelFollowsTheFailure(t *testing.T) {
 			}
 			r := tc.call(g)
 			require.Equal(t, tc.status, r.status, string(r.body))
-			lines := logRecords(t, g.logs.String(), "request")
+			lines := testlog.Records(t, g.logs.String(), "request")
 			require.Len(t, lines, 1)
 			line := lines[0]
 			assert.Equal(t, tc.level, line["level"])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	nethttp "net/http"
 	"strings"
 	"testing"
@@ -796,15 +795,8 @@ func TestNewRejectsIncompleteWiring(t *testing.T) {
 func TestBodyTooLarge(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- g.app.Listener(ln) }()
-	t.Cleanup(func() {
-		require.NoError(t, g.app.Shutdown())
-		require.NoError(t, <-served)
-	})
-	url := "http://" + ln.Addr().String() + db
+	base := serveOnListener(t, g)
+	url := base + db
 	big := `{"database":"` + strings.Repeat("x", testMaxBody) + `"}`
 
 	cases := []struct {

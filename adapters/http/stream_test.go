@@ -21,23 +21,6 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
-// serve runs g's app on a real loopback listener and returns its base URL.
-func serve(t *testing.T, g *gateway) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = g.app.Listener(ln)
-	}()
-	t.Cleanup(func() {
-		_ = g.app.Shutdown()
-		<-done
-	})
-	return "http://" + ln.Addr().String()
-}
-
 // readLine reads one line from r within 20 s (a loaded machine under -race).
 func readLine(t *testing.T, r *bufio.Reader) string {
 	t.Helper()
@@ -75,7 +58,7 @@ func TestStreamedVerdictsArriveBeforeTheBodyEnds(t *testing.T) {
 	// A stream outlives the response write timeout (it is written until
 	// its deadline).
 	g := streamingGateway(t, budget, func(o *Options, _ *Deps) { o.WriteTimeout = 200 * time.Millisecond })
-	base := serve(t, g)
+	base := serveOnListener(t, g)
 
 	pr, pw := io.Pipe()
 	req, err := nethttp.NewRequest(nethttp.MethodPost, base+eventsWrite, pr)
@@ -173,7 +156,7 @@ func (manyScans) Offsets(context.Context, application.Scope, domain.TablePath, a
 func TestStreamedScanLinesArriveBeforeTheAnswerEnds(t *testing.T) {
 	budget := membudget.New(64<<20, time.Second)
 	g := streamingGateway(t, budget, withScans(manyScans{n: 2000}))
-	base := serve(t, g)
+	base := serveOnListener(t, g)
 	path := db + "/d/tables/events/records/scan"
 
 	firstSent, resume := make(chan struct{}), make(chan struct{})

@@ -14,7 +14,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
-	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta/metatest"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/writer"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -61,14 +60,7 @@ func TestWaitSpanAndSharedBatchSampling(t *testing.T) {
 			require.NoError(t, err)
 			hooks := in.WriterHooks("c1")
 
-			path := domain.TablePath{Database: "d", Table: "kv"}
-			fake := metatest.New(1)
-			fake.AddTable(&metatest.Table{ID: 5, Path: path, Desc: domain.TableDescriptor{
-				Schema: domain.Schema{Columns: []domain.Column{
-					{Name: "id", Type: domain.DataType{Root: domain.TypeBigInt}, ID: 0},
-				}, PrimaryKey: []string{"id"}, HighestFieldID: 0},
-				BucketCount: 1, Properties: map[string]string{}, CustomProperties: map[string]string{},
-			}})
+			fake, path := kvCluster()
 			w := writer.New(fake, meta.New(fake, meta.Options{}), writer.Options{
 				Linger: 50 * time.Millisecond, LingerAfterInFlight: -1, Metrics: hooks, Pressure: hooks, Tracer: hooks,
 			})

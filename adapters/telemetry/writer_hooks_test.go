@@ -28,14 +28,7 @@ func TestWriterHooksOnARealWriter(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, InstrumentationOptions{})
 	hooks := h.in.WriterHooks("c1")
-	path := domain.TablePath{Database: "d", Table: "kv"}
-	fake := metatest.New(1)
-	fake.AddTable(&metatest.Table{ID: 5, Path: path, Desc: domain.TableDescriptor{
-		Schema: domain.Schema{Columns: []domain.Column{
-			{Name: "id", Type: domain.DataType{Root: domain.TypeBigInt}, ID: 0},
-		}, PrimaryKey: []string{"id"}, HighestFieldID: 0},
-		BucketCount: 1, Properties: map[string]string{}, CustomProperties: map[string]string{},
-	}})
+	fake, path := kvCluster()
 	var attempt atomic.Int32
 	fake.BucketError = func(int32, metatest.BucketRef, int32) wire.ErrorCode {
 		if attempt.Add(1) == 1 {
@@ -97,4 +90,18 @@ func TestWriterHooksOnARealWriter(t *testing.T) {
 	require.Len(t, thr.DataPoints, 1)
 	assert.InDelta(t, 0.125, thr.DataPoints[0].Value, 1e-9, "100 ms + 25 ms")
 	assert.Contains(t, m, MetricWriterBatches)
+}
+
+// kvCluster is a fake Fluss cluster of one tablet server holding one
+// primary-key table, d.kv (id BIGINT, one bucket), for a real writer.
+func kvCluster() (*metatest.Cluster, domain.TablePath) {
+	path := domain.TablePath{Database: "d", Table: "kv"}
+	fake := metatest.New(1)
+	fake.AddTable(&metatest.Table{ID: 5, Path: path, Desc: domain.TableDescriptor{
+		Schema: domain.Schema{Columns: []domain.Column{
+			{Name: "id", Type: domain.DataType{Root: domain.TypeBigInt}, ID: 0},
+		}, PrimaryKey: []string{"id"}, HighestFieldID: 0},
+		BucketCount: 1, Properties: map[string]string{}, CustomProperties: map[string]string{},
+	}})
+	return fake, path
 }

@@ -29,6 +29,8 @@ package config
 import (
 	"time"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/lookup"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/writer"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/identity"
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 )
@@ -495,7 +497,8 @@ func Default() Config {
 			PrefixLookupMaxConcurrentRequests: 32,
 			MetadataMaxConcurrentRequests:     16,
 		},
-		Scan:     Scan{MaxRows: 10_000, MaxWait: 30 * time.Second, MaxBytes: 8 << 20, MaxConcurrentRequests: 64},
+		Scan: Scan{MaxRows: application.DefaultScanMaxRows, MaxWait: application.DefaultScanMaxWait,
+			MaxBytes: application.DefaultScanMaxBytes, MaxConcurrentRequests: 64},
 		Clusters: []Cluster{DefaultCluster(DefaultClusterID)},
 	}
 }
@@ -512,17 +515,16 @@ func DefaultCluster(id string) Cluster {
 		// AutoCreatePartitions follows the Java client's default
 		// (client.writer.dynamic-create-partition.enabled).
 		AutoCreatePartitions: true,
-		MaxThrottle:          3 * time.Second,
-		// The Fluss adapter's defaults (writer.Default*, lookup.Default*;
-		// bootstrap's TestClusterTuningDefaults keeps them equal).
-		WriteLinger:               10 * time.Millisecond,
-		WriteKvLinger:             100 * time.Millisecond,
-		WriteLingerAfterInFlight:  1,
-		WriteLanes:                1,
-		WriteMaxInFlightPerBucket: 5,
-		WriteBatchSize:            2 << 20,
-		LookupMaxInFlight:         1,
-		LookupMaxKeysPerRequest:   4096,
+		MaxThrottle:          writer.DefaultMaxThrottle,
+		// The Fluss adapter's own defaults, defined there once.
+		WriteLinger:               writer.DefaultLinger,
+		WriteKvLinger:             writer.DefaultKvLinger,
+		WriteLingerAfterInFlight:  writer.DefaultLingerAfterInFlight,
+		WriteLanes:                writer.DefaultLanes,
+		WriteMaxInFlightPerBucket: writer.DefaultMaxInFlightPerBucket,
+		WriteBatchSize:            writer.DefaultBatchSize,
+		LookupMaxInFlight:         lookup.DefaultMaxInFlightPerServer,
+		LookupMaxKeysPerRequest:   lookup.DefaultMaxKeysPerRequest,
 	}
 }
 

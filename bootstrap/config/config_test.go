@@ -40,6 +40,30 @@ func loadCase(t *testing.T, file string, env map[string]string, wantErr string) 
 	return cfg
 }
 
+// validationCase is a configuration file and what loading it gives: want
+// is a part of the error message, "" when the file is valid.
+type validationCase struct {
+	name, contents, want string
+}
+
+// runValidationCases loads the file of every case, in parallel subtests,
+// and checks the outcome.
+func runValidationCases(t *testing.T, cases []validationCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := loadFile(t, tc.contents)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
 func loadFile(t *testing.T, contents string) (*Config, error) {
 	t.Helper()
 	return Load(Options{Path: writeFile(t, contents)})
@@ -433,14 +457,11 @@ func TestEnvVarNames(t *testing.T) {
 
 func TestCrossFieldValidation(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name     string
-		contents string
-		wantErr  string
-	}{
+	cases := []validationCase{
 		{"account without secret", "gateway.cluster.default.connection.service.account: svc\n", "must be set together"},
 		{"secret without account", "gateway.cluster.default.connection.service.secret: pw\n", "must be set together"},
 		{"blank secret", "gateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: \" \"\n", "must not be blank"},
+		// 0 parses as "unset" for the optional pool cap.
 		{"zero connection max", "gateway.cluster.default.connection.max: 0\n", ""},
 		{"sasl without credentials", "gateway.cluster.default.connection.security.protocol: SASL\n", "SASL requires"},
 		{"plaintext with credentials", "gateway.cluster.default.connection.security.protocol: PLAINTEXT\ngateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: pw\n", "PLAINTEXT contradicts"},
@@ -458,23 +479,7 @@ func TestCrossFieldValidation(t *testing.T) {
 		{"zero metadata budget", "gateway.rest.metadata.max-concurrent-requests: 0\n", "gateway.rest.metadata.max-concurrent-requests must be greater than zero"},
 		{"valid user mode", "gateway.security.authentication: token\ngateway.security.tokens: tok-0123456789abcdef:alice\ngateway.cluster.default.connection.identity-mode: user\ngateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: pw\n", ""},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := loadFile(t, tc.contents)
-			if tc.name == "zero connection max" {
-				// 0 parses as "unset" for the optional pool cap.
-				require.NoError(t, err)
-				return
-			}
-			if tc.wantErr == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.wantErr)
-		})
-	}
+	runValidationCases(t, cases)
 }
 
 func TestProgrammaticConfigIsValidated(t *testing.T) {
@@ -811,17 +816,10 @@ func TestClusterTuningKeys(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			opts := Options{Env: tc.env}
-			if tc.file != "" {
-				opts.Path = writeFile(t, tc.file)
-			}
-			cfg, err := Load(opts)
-			if tc.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
+			cfg := loadCase(t, tc.file, tc.env, tc.wantErr)
+			if cfg == nil {
 				return
 			}
-			require.NoError(t, err)
 			cl, ok := cfg.Cluster("default")
 			require.True(t, ok)
 			tc.check(t, cl)

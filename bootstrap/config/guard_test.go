@@ -10,9 +10,7 @@ import (
 
 func TestGuardValidationNamesKeys(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name, contents, want string
-	}{
+	cases := []validationCase{
 		{"short token key", "gateway.security.token-key: short\n", "gateway.security.token-key must have at least 32 bytes"},
 		{"token key ok", "gateway.security.token-key: 0123456789abcdef0123456789abcdef\n", ""},
 		{"short token", "gateway.security.authentication: token\ngateway.security.tokens: abc:alice\n", "token entry 0 is 3 bytes, shorter than gateway.security.token.min-length (16)"},
@@ -26,18 +24,7 @@ func TestGuardValidationNamesKeys(t *testing.T) {
 		{"hosts ok", "gateway.security.trust.allowed-hosts: localhost, gw.internal, ::1, [::1]\n", ""},
 		{"min length zero", "gateway.security.token.min-length: 0\n", "gateway.security.token.min-length must be between 1 and 1024"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := loadFile(t, tc.contents)
-			if tc.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-		})
-	}
+	runValidationCases(t, cases)
 }
 
 func TestTokenKeyRedactedInDump(t *testing.T) {

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss"
 )
 
 // keyDocs holds the one-line description of every key of the registry (the
@@ -118,8 +120,8 @@ var keyDocs = map[string]string{
 	clusterKeyAccount:       "SASL/PLAIN service account",
 	clusterKeySecret:        "SASL/PLAIN service secret (prefer the environment variable)",
 	clusterKeyIdentity:      "service (one shared connection set) or user (one per end user, as SASL authorization id)",
-	clusterKeyConnMax:       "user mode: connection sets kept at most (0: 64)",
-	clusterKeyConnIdle:      "user mode: idle time after which a connection set is closed (0: 10m)",
+	clusterKeyConnMax:       fmt.Sprintf("user mode: connection sets kept at most (0: %d)", fluss.DefaultMaxUserSessions),
+	clusterKeyConnIdle:      "user mode: idle time after which a connection set is closed (0: " + FormatDuration(fluss.DefaultUserIdleTimeout) + ")",
 	clusterKeyProtocol:      "PLAINTEXT or SASL (unset: SASL when service credentials are set)",
 	clusterKeyBackend:       "fluss, or memory (an in-process catalog for development)",
 	clusterKeyAutoPart:      "whether writes create missing partitions of partitioned tables",

@@ -58,9 +58,7 @@ gateway.security.password.cache-ttl: 0
 func TestSecurityValidationNamesKeys(t *testing.T) {
 	t.Parallel()
 	tls := "gateway.rest.tls.cert-file: /c\ngateway.rest.tls.key-file: /k\n"
-	cases := []struct {
-		name, contents, want string
-	}{
+	cases := []validationCase{
 		{"jwt without issuer", "gateway.security.authentication: jwt\ngateway.security.jwt.audience: a\ngateway.security.jwt.jwks-file: /j\n", "gateway.security.jwt.issuer is required"},
 		{"jwt without audience", "gateway.security.authentication: jwt\ngateway.security.jwt.issuer: i\ngateway.security.jwt.jwks-file: /j\n", "gateway.security.jwt.audience is required"},
 		{"jwt two sources", "gateway.security.authentication: jwt\ngateway.security.jwt.issuer: i\ngateway.security.jwt.audience: a\ngateway.security.jwt.jwks-file: /j\ngateway.security.jwt.jwks-url: https://x/j\n", "set only one of gateway.security.jwt.jwks-file and gateway.security.jwt.jwks-url"},
@@ -84,18 +82,7 @@ func TestSecurityValidationNamesKeys(t *testing.T) {
 		{"user mode under mtls ok", "gateway.security.authentication: mtls\n" + tls + "gateway.rest.tls.client-ca-file: /ca\ngateway.rest.tls.client-auth: require\n" +
 			"gateway.cluster.default.connection.identity-mode: user\ngateway.cluster.default.connection.service.account: svc\ngateway.cluster.default.connection.service.secret: pw\n", ""},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := loadFile(t, tc.contents)
-			if tc.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-		})
-	}
+	runValidationCases(t, cases)
 }
 
 func TestSecurityEnvironmentVariables(t *testing.T) {

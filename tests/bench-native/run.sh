@@ -64,6 +64,9 @@
 #   BENCH_LOOKUP (1)          0: no lookup runs; BENCH_LOOKUP_KEYS (200000) measured keys per run,
 #                             BENCH_LOOKUP_WARMUP (20000), BENCH_LOOKUP_BATCH (128) keys per request,
 #                             BENCH_LOOKUP_CONCURRENCY (16), BENCH_PREFIX_BATCH (16) prefixes per request
+#   BENCH_LOOKUP_ONLY (0)     1: only the lookup runs (BENCH_MODES is pk, no write runs; the Java client
+#                             fills gw_pk_1 and pfx_1 with BENCH_ROWS rows); with BENCH_PPROF=1, CPU and
+#                             allocation profiles of one extra prefix-lookup run (lookup-prefix-*.pprof)
 #   BENCH_FLUSS_DATA          the data directory of a BENCH_BOOTSTRAP cluster (rows per batch)
 #   BENCH_GATEWAY_PORT (28088), plus any FLUSS_GATEWAY__* override for the gateway
 #   BENCH_ARROW (1)           log mode: also the same rows as Arrow IPC stream bodies (Content-Type
@@ -73,9 +76,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-GO=${GO:-go}
-JAVA=${FLUSS_JAVA:-java}
-V=${FLUSS_VERSION:-0.9.1-incubating}
+source tests/bench-native/common.sh
 OUT="$ROOT/.cache/bench-native"
 mkdir -p "$OUT"
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -84,6 +85,8 @@ WARM=${BENCH_WARMUP_ROWS:-50000}
 ENTRIES=${BENCH_ENTRIES:-500}
 CONC=${BENCH_CONCURRENCY:-16}
 MODES=${BENCH_MODES:-pk log}
+LOOKUP_ONLY=${BENCH_LOOKUP_ONLY:-0}
+[[ $LOOKUP_ONLY == 1 ]] && MODES=pk
 ARROW=${BENCH_ARROW:-1}
 ARROW_ENTRIES=${BENCH_ARROW_ENTRIES:-10000}
 ARROW_CONC=${BENCH_ARROW_CONCURRENCY:-4}
@@ -97,13 +100,7 @@ source tests/lib/gateway-run.sh
 
 # ---------------------------------------------------------------- build
 bash deployments/local/fluss-cluster.sh fetch >&2
-HOME_DIR=${FLUSS_HOME:-$ROOT/.cache/fluss}
-CP="$HOME_DIR/$V/client/fluss-client-$V.jar"
-for j in "$HOME_DIR/$V"/lib/log4j-*.jar; do CP="$CP:$j"; done
-mkdir -p "$OUT/classes"
-javac -nowarn -cp "$CP" -d "$OUT/classes" tests/bench-native/BenchNative.java
-CP="$CP:$OUT/classes"
-jrun() { "$JAVA" --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$CP" BenchNative "$@" 2> >(grep -v -e '^SLF4J' -e 'StatusLogger' >&2); }
+bench_java_build tests/bench-native/BenchNative.java
 $GO build -o "$OUT/fluss-gateway" ./bootstrap/cmd/gateway
 $GO build -o "$OUT/load" ./tools/load
 
@@ -123,13 +120,7 @@ FPIDS=${BENCH_FLUSS_PIDS:-}
 # ---------------------------------------------------------------- gateway
 pprof_env=()
 [[ ${BENCH_PPROF:-0} == 1 ]] && pprof_env=(FLUSS_GATEWAY_PPROF_LISTEN=127.0.0.1:$PPROF_PORT)
-env "${pprof_env[@]}" \
-FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:$GW_PORT \
-FLUSS_GATEWAY__METRICS__ENABLED=false \
-FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$BOOT \
-  "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
-gw_pid=$!
-gw_await_ready "$GW_PORT" "$OUT/gateway.log" 150
+bench_gateway_start "${pprof_env[@]}"
 
 # ---------------------------------------------------------------- runs
 DB="bench_$(date +%s)"
@@ -140,21 +131,23 @@ if [[ ${BENCH_SWEEP:-0} == 1 ]]; then
 fi
 WARMUP_ROUND=${BENCH_WARMUP_ROUND:-1}
 gw_tables=$(( WARMUP_ROUND + ROUNDS + ${BENCH_HALF:-1} + sweep_points + ${BENCH_PPROF:-0} ))
+java_tables=$(( WARMUP_ROUND + ROUNDS ))
+(( LOOKUP_ONLY )) && gw_tables=1 java_tables=0
 for mode in $MODES; do
   : > "$OUT/verify-$mode.txt"
   names=()
   for i in $(seq 1 "$gw_tables"); do names+=("gw_${mode}_$i"); done
-  for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("java_${mode}_$i"); done
+  for i in $(seq 1 "$java_tables"); do names+=("java_${mode}_$i"); done
   if [[ $mode == log && $ARROW == 1 ]]; then
     for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("gwa_${mode}_$i"); done
   fi
   echo "==> creating ${#names[@]} $mode tables in $DB" >&2
-  jrun create "$BOOT" "$DB" "$mode" "${names[@]}" >&2
+  jrun BenchNative create "$BOOT" "$DB" "$mode" "${names[@]}" >&2
 done
 LOOKUPS=0
 if [[ ${BENCH_LOOKUP:-1} == 1 && " $MODES " == *" pk "* ]]; then
   LOOKUPS=1
-  jrun create "$BOOT" "$DB" pfx pfx_1 >&2
+  jrun BenchNative create "$BOOT" "$DB" pfx pfx_1 >&2
 fi
 declare -A NEXT_GW NEXT_JAVA NEXT_GWA
 PPROF_ARGS=()
@@ -196,7 +189,7 @@ java_run() { # mode [kind]: one Java client run
   sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
   NEXT_JAVA[$mode]=$(( ${NEXT_JAVA[$mode]:-0} + 1 )); t=java_${mode}_${NEXT_JAVA[$mode]}
   echo "$t=$((WARM + ROWS)):$ROWS" >> "$OUT/verify-$mode.txt"
-  r=$(jrun write "$BOOT" "$DB" "$t" "$mode" "$WARM" "$ROWS" "$FPIDS")
+  r=$(jrun BenchNative write "$BOOT" "$DB" "$t" "$mode" "$WARM" "$ROWS" "$FPIDS")
   record java "$kind" "$mode" "$t" "$l0" "$r"
 }
 LOOKUP_KEYS=${BENCH_LOOKUP_KEYS:-200000}
@@ -204,21 +197,29 @@ LOOKUP_WARM=${BENCH_LOOKUP_WARMUP:-20000}
 LOOKUP_BATCH=${BENCH_LOOKUP_BATCH:-128}
 LOOKUP_CONC=${BENCH_LOOKUP_CONCURRENCY:-16}
 PREFIX_BATCH=${BENCH_PREFIX_BATCH:-16}
-lookup_run() { # side key|prefix: one lookup run against gw_pk_1 (key) or pfx_1 (prefix), ids 0..ROWS-1 present
-  local side=$1 how=$2 t=gw_pk_1 per=$LOOKUP_BATCH r l0 pfx=()
+lookup_run() { # side key|prefix [pprof]: one lookup run against gw_pk_1 (key) or pfx_1 (prefix), ids 0..ROWS-1 present
+  local side=$1 how=$2 kind=lookup:$2 t=gw_pk_1 per=$LOOKUP_BATCH r l0 pfx=()
   [[ $how == prefix ]] && { t=pfx_1; per=$PREFIX_BATCH; pfx=(-prefix); }
   sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
   if [[ $side == gateway ]]; then
-    r=$("$OUT/load" -mode bench-lookup "${pfx[@]}" -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" \
+    r=$("$OUT/load" -mode bench-lookup "${pfx[@]}" "${PPROF_ARGS[@]}" -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" \
         -keys "$per" -concurrency "$LOOKUP_CONC" -total-keys "$LOOKUP_KEYS" -warmup-keys "$LOOKUP_WARM" -table-rows "$ROWS" \
         -timeout 30s -pid "$gw_pid" -fluss-pids "$FPIDS")
   else
-    r=$(jrun lookup "$BOOT" "$DB" "$t" "$how" "$ROWS" "$LOOKUP_KEYS" $((per * LOOKUP_CONC)) "$LOOKUP_WARM" "$FPIDS")
+    r=$(jrun BenchNative lookup "$BOOT" "$DB" "$t" "$how" "$ROWS" "$LOOKUP_KEYS" $((per * LOOKUP_CONC)) "$LOOKUP_WARM" "$FPIDS")
   fi
-  record "$side" "lookup:$how" pk "$t" "$l0" "$r"
+  [[ ${3:-} == pprof ]] && kind=pprof:$how
+  record "$side" "$kind" pk "$t" "$l0" "$r"
 }
 
 echo "==> $ROUNDS interleaved rounds per mode ($MODES): $ROWS rows per run after $WARM warm-up rows; gateway $ENTRIES entries × $CONC concurrent" >&2
+if [[ $LOOKUP_ONLY == 1 ]]; then
+  echo "==> lookups only: the Java client fills gw_pk_1 with $ROWS rows" >&2
+  jrun BenchNative write "$BOOT" "$DB" gw_pk_1 pk 0 "$ROWS" >/dev/null
+  WARMUP_ROUND=0 ROUNDS_W=0
+else
+  ROUNDS_W=$ROUNDS
+fi
 if [[ $WARMUP_ROUND == 1 ]]; then
   echo "==> warm-up round (not counted)" >&2
   for mode in $MODES; do
@@ -226,7 +227,7 @@ if [[ $WARMUP_ROUND == 1 ]]; then
     if arrow_on "$mode"; then gwa_run "$mode" warmup; fi
   done
 fi
-for r in $(seq 1 "$ROUNDS"); do
+for r in $(seq 1 "$ROUNDS_W"); do
   for mode in $MODES; do
     if (( r % 2 )); then
       gw_run "$mode" main "$ENTRIES" "$CONC" "$ROWS"
@@ -240,7 +241,7 @@ for r in $(seq 1 "$ROUNDS"); do
   done
 done
 
-if [[ ${BENCH_HALF:-1} == 1 ]]; then
+if [[ ${BENCH_HALF:-1} == 1 && $LOOKUP_ONLY != 1 ]]; then
   for mode in $MODES; do
     rate=$(python3 - "$RESULTS" "$mode" "$ENTRIES" <<'EOF'
 import json, statistics, sys
@@ -254,7 +255,7 @@ EOF
   done
 fi
 
-if [[ ${BENCH_SWEEP:-0} == 1 ]]; then
+if [[ ${BENCH_SWEEP:-0} == 1 && $LOOKUP_ONLY != 1 ]]; then
   for mode in $MODES; do
     for e in ${BENCH_SWEEP_ENTRIES:-100 500 2000}; do
       for c in ${BENCH_SWEEP_CONCURRENCY:-4 8 16 32}; do
@@ -264,7 +265,7 @@ if [[ ${BENCH_SWEEP:-0} == 1 ]]; then
   done
 fi
 
-if [[ ${BENCH_PPROF:-0} == 1 ]]; then
+if [[ ${BENCH_PPROF:-0} == 1 && $LOOKUP_ONLY != 1 ]]; then
   # Profiles of the measured part of one more run per mode (its bodies sent
   # BENCH_PPROF_REPEAT_<MODE> times, so it lasts the profile; not verified).
   for mode in $MODES; do
@@ -278,20 +279,27 @@ fi
 
 if [[ $LOOKUPS == 1 ]]; then
   echo "==> lookups: $LOOKUP_KEYS keys per run ($LOOKUP_BATCH per request × $LOOKUP_CONC; prefixes $PREFIX_BATCH per request), $ROUNDS interleaved rounds" >&2
-  jrun write "$BOOT" "$DB" pfx_1 pfx 0 "$ROWS" >/dev/null
+  jrun BenchNative write "$BOOT" "$DB" pfx_1 pfx 0 "$ROWS" >/dev/null
   for r in $(seq 1 "$ROUNDS"); do
     for how in key prefix; do
       if (( r % 2 )); then lookup_run gateway "$how"; lookup_run java "$how"
       else lookup_run java "$how"; lookup_run gateway "$how"; fi
     done
   done
+  if [[ ${BENCH_PPROF:-0} == 1 && $LOOKUP_ONLY == 1 ]]; then
+    PPROF_ARGS=(-pprof "http://127.0.0.1:$PPROF_PORT" -pprof-out "$OUT/lookup-prefix-" -pprof-seconds "${BENCH_PPROF_SECONDS:-6}s")
+    lookup_run gateway prefix pprof
+    PPROF_ARGS=()
+    echo "==> profiles: $OUT/lookup-prefix-profile.pprof, $OUT/lookup-prefix-allocs.pprof" >&2
+  fi
 fi
 
 # ---------------------------------------------------------------- verify
 echo "==> checking that every row landed" >&2
 for mode in $MODES; do
   mapfile -t specs < "$OUT/verify-$mode.txt"
-  jrun verify "$BOOT" "$DB" "$mode" "${specs[@]}" >&2
+  (( ${#specs[@]} )) || continue
+  jrun BenchNative verify "$BOOT" "$DB" "$mode" "${specs[@]}" >&2
 done
 
 # ---------------------------------------------------------------- report
@@ -356,15 +364,16 @@ def per_batch(xs):
 
 modes = []
 for x in rs:
-    if x["mode"] not in modes and not x["kind"].startswith("lookup:"):
+    if x["mode"] not in modes and not x["kind"].startswith(("lookup:", "pprof:")):
         modes.append(x["mode"])
 name = {"pk": "PK upsert", "log": "log append (ARROW, ZSTD)"}
 def ratio(a, b, xs):
     if strict and noisy(xs):
         return "— (NOISY)"
     return f"{a / b:.2f}×" + (" NOISY" if noisy(xs) else "")
-print("| mode | Java client rows/s | gateway rows/s | gateway ÷ Java | gateway p50 / p99 ms | gateway CPU/row | Java client CPU/row | Fluss CPU/row (gateway runs / Java runs) | VmHWM gateway / Java | rows per batch gateway / Java |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+if any(sel("gateway", "main", m) for m in modes):
+    print("| mode | Java client rows/s | gateway rows/s | gateway ÷ Java | gateway p50 / p99 ms | gateway CPU/row | Java client CPU/row | Fluss CPU/row (gateway runs / Java runs) | VmHWM gateway / Java | rows per batch gateway / Java |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for m in modes:
     gx, jx = sel("gateway", "main", m), sel("java", "main", m)
     g, j = res(gx), res(jx)

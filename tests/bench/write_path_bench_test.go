@@ -63,10 +63,7 @@ func body(op string, rows int) []byte {
 }
 
 func types(cols []domain.Column) []domain.DataType {
-	out := make([]domain.DataType, len(cols))
-	for i, c := range cols {
-		out[i] = c.Type
-	}
+	out := domain.ColumnTypes(cols)
 	return out
 }
 

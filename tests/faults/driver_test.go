@@ -175,16 +175,29 @@ func (s *httpSink) write(ctx context.Context, db, table string, op domain.WriteO
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = time.Until(dl)
 	}
+	return postRecords(s.client, url, body.Bytes(), table, timeout, ids)
+}
+
+// postRecords posts body (the entries of rows ids, each entry's id the row
+// id) to the records route at url with the deadline in
+// X-Fluss-Request-Timeout, the client waiting 3 s longer before it gives up
+// on an answer, and returns one verdict per row, in order: every row
+// `http_no_response` (applied unknown) when no answer came, a BUG_ code for
+// a row with no verdict or two. A whole-request error (nothing was written,
+// the API's contract: e.g. 429 admission refused or throttled by KV
+// backpressure, 504 deadline before submission) is an *httpError. Answers
+// later than the deadline are noted in lateAnswers.
+func postRecords(client *http.Client, url string, body []byte, table string, timeout time.Duration, ids []int64) ([]verdict, error) {
 	hctx, cancel := context.WithTimeout(context.Background(), timeout+3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(hctx, http.MethodPost, url, &body)
+	req, err := http.NewRequestWithContext(hctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Fluss-Request-Timeout", strconv.FormatInt(max(timeout.Milliseconds(), 1), 10))
 	sent := time.Now()
-	resp, err := s.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		// No answer: the gateway may have written any of them.
 		out := make([]verdict, len(ids))
@@ -197,9 +210,6 @@ func (s *httpSink) write(ctx context.Context, db, table string, op domain.WriteO
 	raw, _ := io.ReadAll(resp.Body)
 	lateAnswers.noteIfLate(table, sent, timeout, resp, raw)
 	if resp.StatusCode != http.StatusOK {
-		// A whole-request error: nothing was written (the API's contract),
-		// e.g. 429 admission refused or throttled by KV backpressure, 504
-		// deadline before submission.
 		return nil, &httpError{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: truncate(string(raw), 300)}
 	}
 	var r struct {

@@ -33,42 +33,55 @@ func envDur(k string, def time.Duration) time.Duration {
 	return def
 }
 
+// faultLog is the timeline a fault injector returns: each event stamped
+// with the time since start, and logged.
+type faultLog struct {
+	t      *testing.T
+	start  time.Time
+	events []string
+}
+
+func (l *faultLog) logf(format string, a ...any) {
+	ev := fmt.Sprintf("t+%5.1fs ", time.Since(l.start).Seconds()) + fmt.Sprintf(format, a...)
+	l.events = append(l.events, ev)
+	l.t.Log(ev)
+}
+
+// failed fails the test with the error of fault cycle i and returns the
+// events so far (the injector stops).
+func (l *faultLog) failed(i int, err error) []string {
+	l.t.Errorf("cycle %d: %v", i, err)
+	return l.events
+}
+
 // chaos kills tablet servers with SIGKILL in turn (ts0, ts1, ts2, ts0, ...)
 // and restarts each one after down, leaving up between a restart and the
 // next kill. It returns a log of what it did.
 func chaos(t *testing.T, e *faultEnv, cycles int, up, down time.Duration, start time.Time) []string {
-	var events []string
-	logf := func(format string, a ...any) {
-		ev := fmt.Sprintf("t+%5.1fs ", time.Since(start).Seconds()) + fmt.Sprintf(format, a...)
-		events = append(events, ev)
-		t.Log(ev)
-	}
+	l := &faultLog{t: t, start: start}
 	for i := range cycles {
 		time.Sleep(up)
 		p := e.servers[i%len(e.servers)]
 		pid := p.pid()
 		if err := p.kill(); err != nil {
-			t.Errorf("cycle %d: %v", i, err)
-			return events
+			return l.failed(i, err)
 		}
-		logf("SIGKILL %s (pid %d)", p.name, pid)
+		l.logf("SIGKILL %s (pid %d)", p.name, pid)
 		// Longer than the ZooKeeper session timeout (10 s): the restarted
 		// server cannot register while its old ephemeral node exists.
 		time.Sleep(down)
 		before := p.registrations()
 		if err := p.restart(); err != nil {
-			t.Errorf("cycle %d: %v", i, err)
-			return events
+			return l.failed(i, err)
 		}
-		logf("restarted %s (pid %d)", p.name, p.pid())
+		l.logf("restarted %s (pid %d)", p.name, p.pid())
 		if err := p.waitRegistered(before, 60*time.Second); err != nil {
-			t.Errorf("cycle %d: %v", i, err)
-			return events
+			return l.failed(i, err)
 		}
 		e.waitServers(t, len(e.servers), 90*time.Second)
-		logf("%s registered again", p.name)
+		l.logf("%s registered again", p.name)
 	}
-	return events
+	return l.events
 }
 
 // TestFaultsKillTabletServers writes primary-key upserts into one table and
@@ -116,30 +129,23 @@ func TestFaultsFreezeTabletServers(t *testing.T) {
 	t.Logf("%d freeze cycles: SIGSTOP ts0, ts1, ts2, ... in turn for %s, SIGCONT; next freeze %s after all servers are listed",
 		cycles, frozen, up)
 	runFaults(t, e, cycles, up, func(start time.Time, _ map[string]*tally) []string {
-		var events []string
-		logf := func(format string, a ...any) {
-			ev := fmt.Sprintf("t+%5.1fs ", time.Since(start).Seconds()) + fmt.Sprintf(format, a...)
-			events = append(events, ev)
-			t.Log(ev)
-		}
+		l := &faultLog{t: t, start: start}
 		for i := range cycles {
 			time.Sleep(up)
 			p := e.servers[i%len(e.servers)]
 			if err := p.signal(syscall.SIGSTOP); err != nil {
-				t.Errorf("cycle %d: %v", i, err)
-				return events
+				return l.failed(i, err)
 			}
-			logf("SIGSTOP %s (pid %d)", p.name, p.pid())
+			l.logf("SIGSTOP %s (pid %d)", p.name, p.pid())
 			time.Sleep(frozen)
 			if err := p.signal(syscall.SIGCONT); err != nil {
-				t.Errorf("cycle %d: %v", i, err)
-				return events
+				return l.failed(i, err)
 			}
-			logf("SIGCONT %s", p.name)
+			l.logf("SIGCONT %s", p.name)
 			e.waitServers(t, len(e.servers), 90*time.Second)
-			logf("%d tablet servers listed", len(e.servers))
+			l.logf("%d tablet servers listed", len(e.servers))
 		}
-		return events
+		return l.events
 	})
 }
 

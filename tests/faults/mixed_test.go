@@ -5,9 +5,7 @@ package faults
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -19,8 +17,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
 // extended reports whether the extended fault form runs
@@ -45,30 +41,23 @@ func TestFaultsKillCoordinator(t *testing.T) {
 	down := envDur("FLUSS_FAULTS_DOWN", 12*time.Second)
 	t.Logf("%d coordinator kill cycles: SIGKILL cs; restart after %s; next kill %s after it lists the tablet servers again", cycles, down, up)
 	runFaults(t, e, cycles, up, func(start time.Time, _ map[string]*tally) []string {
-		var events []string
-		logf := func(format string, a ...any) {
-			ev := fmt.Sprintf("t+%5.1fs ", time.Since(start).Seconds()) + fmt.Sprintf(format, a...)
-			events = append(events, ev)
-			t.Log(ev)
-		}
+		l := &faultLog{t: t, start: start}
 		for i := range cycles {
 			time.Sleep(up)
 			pid := e.coord.pid()
 			if err := e.coord.kill(); err != nil {
-				t.Errorf("cycle %d: %v", i, err)
-				return events
+				return l.failed(i, err)
 			}
-			logf("SIGKILL cs (pid %d)", pid)
+			l.logf("SIGKILL cs (pid %d)", pid)
 			time.Sleep(down)
 			if err := e.coord.restart(); err != nil {
-				t.Errorf("cycle %d: %v", i, err)
-				return events
+				return l.failed(i, err)
 			}
-			logf("restarted cs (pid %d)", e.coord.pid())
+			l.logf("restarted cs (pid %d)", e.coord.pid())
 			e.waitServers(t, len(e.servers), 90*time.Second)
-			logf("cs lists %d tablet servers", len(e.servers))
+			l.logf("cs lists %d tablet servers", len(e.servers))
 		}
-		return events
+		return l.events
 	})
 }
 
@@ -176,7 +165,7 @@ func (m *mixedRun) write(kind string, ids []int64, worker int) {
 	body.WriteString(`]}`)
 	tl := map[string]*tally{"upsert": m.ups, "partial": m.partials, "delete": m.deletes}[kind]
 	start := time.Now()
-	vs, err := m.post(body.Bytes(), len(ids))
+	vs, err := m.post(body.Bytes(), ids)
 	tl.record(ids, vs, err, time.Since(start), m.deadline)
 	if kind == "upsert" && err == nil {
 		m.mu.Lock()
@@ -189,69 +178,9 @@ func (m *mixedRun) write(kind string, ids []int64, worker int) {
 	}
 }
 
-func (m *mixedRun) post(body []byte, n int) ([]verdict, error) {
+func (m *mixedRun) post(body []byte, ids []int64) ([]verdict, error) {
 	url := fmt.Sprintf("%s/v1/clusters/%s/databases/%s/tables/%s/records", m.base, m.cluster, m.db, m.table)
-	ctx, cancel := context.WithTimeout(context.Background(), m.deadline+3*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Fluss-Request-Timeout", strconv.FormatInt(m.deadline.Milliseconds(), 10))
-	sent := time.Now()
-	resp, err := m.client.Do(req)
-	if err != nil {
-		out := make([]verdict, n)
-		for i := range out {
-			out[i] = verdict{code: "http_no_response", applied: domain.AppliedUnknown}
-		}
-		return out, nil
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	lateAnswers.noteIfLate(m.table, sent, m.deadline, resp, raw)
-	if resp.StatusCode != http.StatusOK {
-		return nil, &httpError{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: truncate(string(raw), 300)}
-	}
-	var r struct {
-		Successes []struct {
-			ID string `json:"id"`
-		} `json:"successes"`
-		Failures []struct {
-			ID        string `json:"id"`
-			ErrorCode string `json:"error_code"`
-			Retryable bool   `json:"retryable"`
-			Applied   string `json:"applied"`
-			Message   string `json:"message"`
-		} `json:"failures"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("http 200 with an unreadable body: %v", err)
-	}
-	byID := map[string]verdict{}
-	for _, s := range r.Successes {
-		byID[s.ID] = verdict{ok: true}
-	}
-	for _, f := range r.Failures {
-		byID[f.ID] = verdict{code: f.ErrorCode, applied: domain.Applied(f.Applied), retryable: f.Retryable, msg: f.Message}
-	}
-	// Entry ids are the row ids, in order.
-	out := make([]verdict, 0, n)
-	var b struct {
-		Entries []struct {
-			ID string `json:"id"`
-		} `json:"entries"`
-	}
-	_ = json.Unmarshal(body, &b)
-	for _, en := range b.Entries {
-		v, ok := byID[en.ID]
-		if !ok {
-			v = verdict{code: "BUG_no_verdict"}
-		}
-		out = append(out, v)
-	}
-	return out, nil
+	return postRecords(m.client, url, body, m.table, m.deadline, ids)
 }
 
 // verify checks every verdict of the mixed workload against the changelog:

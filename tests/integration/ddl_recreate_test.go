@@ -17,6 +17,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/admin"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/tests/contract"
 )
 
 // recreateCycles is FLUSS_RECREATE_CYCLES (default 30): how many drop +
@@ -43,15 +44,11 @@ func TestGatewayDropCreateCycles(t *testing.T) {
 		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS": wrBootstrap(t),
 	})
 	g := &gateway{t: t, base: sg.base + "/v1/clusters/default"}
-	db := gwName("gw_recreate")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_recreate")
 	tables := "/databases/" + db + "/tables"
 	table := map[string]any{
-		"table_name": "cycle",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "STRING"}},
-		},
+		"table_name":   "cycle",
+		"columns":      columns("id INTEGER", "v STRING"),
 		"primary_key":  []any{"id"},
 		"distribution": map[string]any{"bucket_count": 8},
 	}
@@ -77,7 +74,7 @@ func TestGatewayDropCreateCycles(t *testing.T) {
 		status, body = g.do(http.MethodDelete, tables+"/cycle", nil)
 		require.Less(t, status, 300, "cycle %d: drop: %v", i, body)
 	}
-	repaired := sg.logs.records(t, "fluss: new table got no bucket leaders; dropping and creating it again once (Fluss 0.9.1 lost its creation event)")
+	repaired := sg.logs.Records(t, "fluss: new table got no bucket leaders; dropping and creating it again once (Fluss 0.9.1 lost its creation event)")
 	t.Logf("%d drop+create cycles through the gateway in %s, %d failed, %d lost creations repaired",
 		cycles, time.Since(start).Round(time.Millisecond), len(failures), len(repaired))
 	assert.Empty(t, failures)
@@ -107,7 +104,7 @@ func TestFlussRecreateRaceRaw(t *testing.T) {
 	cache := meta.New(meta.RPCCaller{Client: client}, meta.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	db := uniqueName("gw_race")
+	db := contract.UniqueName("gw_race")
 	require.NoError(t, cat.CreateDatabase(ctx, db, domain.DatabaseDescriptor{}, false))
 	t.Cleanup(func() { _ = cat.DropDatabase(context.Background(), db, true, true) })
 	path := domain.TablePath{Database: db, Table: "cycle"}

@@ -15,9 +15,9 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/fluss-gateway/fluss-gateway-go/application"
-	gwboot "github.com/fluss-gateway/fluss-gateway-go/bootstrap"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // ddlGateway is one in-process gateway whose DDL the tests drive through the
@@ -40,19 +40,10 @@ func startDDLGateway(t *testing.T) *ddlGateway {
 		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS": wrBootstrap(t),
 	}})
 	require.NoError(t, err)
-	var rest *gwboot.RESTServer
 	var cat *application.CatalogService
-	app := gwboot.New(cfg, slog.New(slog.NewTextHandler(&logSink{}, nil)), fx.Populate(&rest, &cat))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	require.NoError(t, app.Start(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = app.Stop(ctx)
-	})
+	base := runGateway(t, cfg, slog.New(slog.NewTextHandler(&testlog.Buffer{}, nil)), fx.Populate(&cat))
 	return &ddlGateway{
-		gateway: &gateway{t: t, base: "http://" + rest.Addr().String() + "/v1/clusters/default"},
+		gateway: &gateway{t: t, base: base + "/v1/clusters/default"},
 		catalog: cat,
 	}
 }

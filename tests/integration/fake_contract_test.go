@@ -11,6 +11,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta/metatest"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/tests/contract"
 )
 
 // TestFakesContractOnRealCluster runs the suite that holds the writer's fake
@@ -20,9 +21,9 @@ import (
 // bucket checks (the not-leader check needs two tablet servers).
 func TestFakesContractOnRealCluster(t *testing.T) {
 	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
-	ctx := testCtx(t)
+	ctx := contract.Ctx(t)
 	cat := admin.New(c)
-	db := uniqueName("contract")
+	db := contract.UniqueName("contract")
 	require.NoError(t, cat.CreateDatabase(ctx, db, domain.DatabaseDescriptor{}, false))
 	dropDatabaseLater(t, cat, db)
 	metatest.Contract{

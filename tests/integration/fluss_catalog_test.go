@@ -15,8 +15,6 @@ package integration
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"strings"
 	"testing"
@@ -27,6 +25,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/tests/contract"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -56,29 +55,6 @@ func flussClient(t *testing.T, addr string, sasl *rpc.SASLConfig) *rpc.Client {
 	return c
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// uniqueName returns a database name no other run uses.
-func uniqueName(prefix string) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "_" + hex.EncodeToString(b[:])
-}
-
-func requireKind(t *testing.T, err error, kind domain.Kind, res domain.Resource) *domain.Error {
-	t.Helper()
-	require.Error(t, err)
-	de := domain.AsError(err)
-	require.NotNil(t, de, "want *domain.Error, got %T: %v", err, err)
-	assert.Equal(t, kind, de.Kind, "kind of %v", err)
-	assert.Equal(t, res, de.Resource, "resource of %v", err)
-	return de
-}
-
 func dropDatabaseLater(t *testing.T, cat *admin.Catalog, name string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -89,7 +65,7 @@ func dropDatabaseLater(t *testing.T, cat *admin.Catalog, name string) {
 
 func TestFlussMetadataAndVersions(t *testing.T) {
 	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
-	ctx := testCtx(t)
+	ctx := contract.Ctx(t)
 
 	cl, err := c.Cluster(ctx)
 	require.NoError(t, err)
@@ -152,7 +128,7 @@ func TestFlussMetadataAndVersions(t *testing.T) {
 
 func TestFlussPipelinedRequests(t *testing.T) {
 	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
-	ctx := testCtx(t)
+	ctx := contract.Ctx(t)
 	cl, err := c.Cluster(ctx)
 	require.NoError(t, err)
 	conn, err := c.NodeConn(ctx, *cl.Coordinator)
@@ -179,10 +155,10 @@ func TestFlussPipelinedRequests(t *testing.T) {
 func TestFlussInvalidDatabaseName(t *testing.T) {
 	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
 	cat := admin.New(c)
-	ctx := testCtx(t)
+	ctx := contract.Ctx(t)
 	for _, bad := range []string{"has space", "__internal", "dot.ted"} {
 		err := cat.CreateDatabase(ctx, bad, domain.DatabaseDescriptor{}, false)
-		de := requireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
+		de := contract.RequireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
 		assert.Contains(t, de.Message, "invalid", "%q: %v", bad, err)
 	}
 }
@@ -201,8 +177,8 @@ func logTable() domain.TableDescriptor {
 func TestFlussTableMetadata(t *testing.T) {
 	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
 	cat := admin.New(c)
-	ctx := testCtx(t)
-	db := uniqueName("gw_it_tbl")
+	ctx := contract.Ctx(t)
+	db := contract.UniqueName("gw_it_tbl")
 	dropDatabaseLater(t, cat, db)
 	require.NoError(t, cat.CreateDatabase(ctx, db, domain.DatabaseDescriptor{}, false))
 	path := domain.TablePath{Database: db, Table: "users"}
@@ -224,15 +200,15 @@ func TestFlussTableMetadata(t *testing.T) {
 	err = cat.AlterTable(ctx, path, []domain.TableChange{
 		{Kind: domain.ChangeAddColumn, Column: domain.Column{Name: "msg", Type: domain.DataType{Root: domain.TypeString, Nullable: true}}},
 	}, false)
-	de := requireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
+	de := contract.RequireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
 	t.Logf("adding a duplicate column: %v", de)
 }
 
 func TestFlussPartitionMetadata(t *testing.T) {
 	c := flussClient(t, bootstrap(t, "FLUSS_BOOTSTRAP"), nil)
 	cat := admin.New(c)
-	ctx := testCtx(t)
-	db := uniqueName("gw_it_part")
+	ctx := contract.Ctx(t)
+	db := contract.UniqueName("gw_it_part")
 	dropDatabaseLater(t, cat, db)
 	require.NoError(t, cat.CreateDatabase(ctx, db, domain.DatabaseDescriptor{}, false))
 
@@ -271,7 +247,7 @@ func TestFlussPartitionMetadata(t *testing.T) {
 
 func TestFlussSASL(t *testing.T) {
 	addr := bootstrap(t, "FLUSS_SASL_BOOTSTRAP")
-	ctx := testCtx(t)
+	ctx := contract.Ctx(t)
 
 	for _, user := range []struct{ name, password string }{{"admin", "admin-secret"}, {"alice", "alice-secret"}} {
 		c := flussClient(t, addr, &rpc.SASLConfig{Username: user.name, Password: user.password})
@@ -297,7 +273,7 @@ func TestFlussSASL(t *testing.T) {
 
 func TestFlussSASLWrongPassword(t *testing.T) {
 	addr := bootstrap(t, "FLUSS_SASL_BOOTSTRAP")
-	ctx := testCtx(t)
+	ctx := contract.Ctx(t)
 	c := flussClient(t, addr, &rpc.SASLConfig{Username: "alice", Password: "not-her-password"})
 	_, err := c.Cluster(ctx)
 	require.Error(t, err)
@@ -312,14 +288,14 @@ func TestFlussSASLWrongPassword(t *testing.T) {
 	t.Logf("wrong password: %v", err)
 
 	_, err = admin.New(c).ListDatabases(ctx)
-	de := requireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
+	de := contract.RequireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
 	assert.Contains(t, de.Message, "authentication")
 	assert.False(t, de.Retryable)
 }
 
 func TestFlussSASLImpersonationRefused(t *testing.T) {
 	addr := bootstrap(t, "FLUSS_SASL_BOOTSTRAP")
-	ctx := testCtx(t)
+	ctx := contract.Ctx(t)
 	// Fluss 0.9.1 rejects an authzid other than the username (no act-as yet).
 	c := flussClient(t, addr, &rpc.SASLConfig{Username: "alice", Password: "alice-secret", AuthorizationID: "bob"})
 	_, err := c.Cluster(ctx)
@@ -330,7 +306,7 @@ func TestFlussSASLImpersonationRefused(t *testing.T) {
 
 func TestFlussSASLListenerWithoutCredentials(t *testing.T) {
 	addr := bootstrap(t, "FLUSS_SASL_BOOTSTRAP")
-	ctx := testCtx(t)
+	ctx := contract.Ctx(t)
 	c := flussClient(t, addr, nil)
 	_, err := c.Cluster(ctx)
 	require.Error(t, err)

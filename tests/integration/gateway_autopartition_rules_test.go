@@ -18,18 +18,11 @@ import (
 // partitioned by dt with Fluss auto-partitioning in unit with retention.
 func autoTable(t *testing.T, g *gateway, db, table, unit, retention string) {
 	t.Helper()
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": table,
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "dt", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "STRING"}},
-		},
+	createTable(t, g.base, db, table, columns("id BIGINT", "dt STRING", "v STRING"), map[string]any{
 		"primary_key": []any{"id", "dt"}, "partitioned_by": []any{"dt"},
 		"configs": map[string]any{"table.auto-partition.enabled": "true", "table.auto-partition.time-unit": unit,
 			"table.auto-partition.num-retention": retention, "table.auto-partition.time-zone": "UTC"},
 	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
 }
 
 func partitionNames(t *testing.T, g *gateway, db, table string) []string {
@@ -62,8 +55,7 @@ func failuresByID(body map[string]any) map[string]map[string]any {
 // (checked with the peer client).
 func TestGatewayAutoPartitionRules(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_autorules")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_autorules")
 	autoTable(t, g, db, "orders", "DAY", "30")
 	today := time.Now().UTC().Format("20060102")
 	iso := time.Now().UTC().Format("2006-01-02")
@@ -111,8 +103,7 @@ func TestGatewayAutoPartitionRetention(t *testing.T) {
 		t.Skip(`needs a cluster started with FLUSS_EXTRA_CONF="auto-partition.check.interval: 5 s" (and that variable set here): Fluss's default check runs every 10 minutes`)
 	}
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_autoretain")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_autoretain")
 	autoTable(t, g, db, "events", "HOUR", "1")
 	now := time.Now().UTC()
 	hour := func(offset int) string { return now.Add(time.Duration(offset) * time.Hour).Format("2006010215") }
@@ -168,8 +159,7 @@ func TestGatewayAutoPartitionRetention(t *testing.T) {
 // created and writable.
 func TestGatewayCreatePartitionFollowsTheAutoFormat(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_autocreate")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_autocreate")
 	autoTable(t, g, db, "events", "DAY", "3")
 	today := time.Now().UTC().Format("20060102")
 	dashed := time.Now().UTC().Format("2006-01-02")

@@ -28,18 +28,10 @@ func TestGatewayAutoCreatePartitions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// No readiness grace: the cleanup stop need not wait for probes.
 			g := startGateway(t, append(tc.env, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")...)
-			db := gwName("gw_autopart")
-			createDatabase(t, g, db)
-			status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-				"table_name": "events",
-				"columns": []any{
-					map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-					map[string]any{"name": "region", "data_type": map[string]any{"type": "STRING"}},
-				},
-				"primary_key": []any{"id", "region"}, "partitioned_by": []any{"region"},
-			})
-			require.Equal(t, http.StatusCreated, status, "%v", body)
-			status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/events/partitions",
+			db := newDatabase(t, g, "gw_autopart")
+			createTable(t, g.base, db, "events", columns("id BIGINT", "region STRING"),
+				map[string]any{"primary_key": []any{"id", "region"}, "partitioned_by": []any{"region"}})
+			status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/partitions",
 				map[string]any{"partition": map[string]any{"region": "eu"}})
 			require.Equal(t, http.StatusCreated, status, "%v", body)
 

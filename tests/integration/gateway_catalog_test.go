@@ -64,10 +64,7 @@ func TestGatewayDatabaseLifecycle(t *testing.T) {
 	assert.Equal(t, "database_already_exists", body["error"].(map[string]any)["code"])
 
 	// A database with a table is not empty: 409 without cascade.
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "t", "columns": []any{map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}}},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	createTable(t, g.base, db, "t", columns("id INTEGER"), nil)
 	status, body = g.do(http.MethodDelete, "/databases/"+db, nil)
 	assert.Equal(t, http.StatusConflict, status)
 	assert.Equal(t, "database_not_empty", body["error"].(map[string]any)["code"])

@@ -25,14 +25,8 @@ var rpcName = regexp.MustCompile(`\b[A-Z]{2,}(_[A-Z]+)+\b`)
 // application.MinWorkableDeadline.
 func TestGatewayDeadlineMessages(t *testing.T) {
 	setup := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_deadline")
-	createDatabase(t, setup, db)
-	status, body := setup.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name":  "t",
-		"columns":     []any{map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}}},
-		"primary_key": []any{"id"},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	db := newDatabase(t, setup, "gw_deadline")
+	createTable(t, setup.base, db, "t", columns("id BIGINT"), map[string]any{"primary_key": []any{"id"}})
 
 	var firstOK time.Duration
 	for i, budget := range []time.Duration{time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond,

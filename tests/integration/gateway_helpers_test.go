@@ -4,6 +4,8 @@ package integration
 
 import (
 	"encoding/json"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,4 +51,49 @@ func peerCmd(t *testing.T, args ...string) map[string]any {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(out, &m), "peer output: %s", out)
 	return m
+}
+
+// columns builds the official `columns` of a table definition from
+// "name TYPE" specs, TYPE in the official vocabulary with an optional
+// "(precision)" or "(precision,scale)" and an optional " NOT NULL":
+// "amount DECIMAL(10,2)" is {"name": "amount", "data_type": {"type":
+// "DECIMAL", "precision": 10, "scale": 2}}.
+func columns(specs ...string) []any {
+	out := make([]any, len(specs))
+	for i, spec := range specs {
+		spec, notNull := strings.CutSuffix(spec, " NOT NULL")
+		name, typ, _ := strings.Cut(spec, " ")
+		dt := map[string]any{}
+		typ, params, ok := strings.Cut(typ, "(")
+		dt["type"] = typ
+		if ok {
+			p, s, hasScale := strings.Cut(strings.TrimSuffix(params, ")"), ",")
+			dt["precision"], _ = strconv.Atoi(p)
+			if hasScale {
+				dt["scale"], _ = strconv.Atoi(s)
+			}
+		}
+		col := map[string]any{"name": name, "data_type": dt}
+		if notNull {
+			col["nullable"] = false
+		}
+		out[i] = col
+	}
+	return out
+}
+
+// createTable creates the table db.table through the REST API at base (a
+// cluster's URL) with the columns and the other fields of the official
+// body (primary_key, partitioned_by, distribution, configs; nil: none),
+// sending the headers (name, value pairs); the test fails unless the answer
+// is 201 Created. It returns the table's records path below base.
+func createTable(t *testing.T, base, db, table string, cols []any, fields map[string]any, headers ...string) string {
+	t.Helper()
+	body := map[string]any{"table_name": table, "columns": cols}
+	for k, v := range fields {
+		body[k] = v
+	}
+	status, answer := httpJSON(t, http.MethodPost, base+"/databases/"+db+"/tables", body, headers...)
+	require.Equal(t, http.StatusCreated, status, "%v", answer)
+	return "/databases/" + db + "/tables/" + table + "/records"
 }

@@ -4,21 +4,17 @@ package integration
 
 import (
 	"bytes"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/tests/benchrows"
 )
 
 // TestGatewayIngestRelativeThroughput compares the rows/s of the same rows
@@ -53,7 +49,7 @@ func TestGatewayIngestRelativeThroughput(t *testing.T) {
 		var doc bytes.Buffer
 		doc.WriteString(`{"entries":[`)
 		for i := start; i < min(start+per, rows); i++ {
-			line := benchJSONEntry(i)
+			line := benchrows.Entry(i)
 			if i > start {
 				doc.WriteByte(',')
 			}
@@ -64,7 +60,8 @@ func TestGatewayIngestRelativeThroughput(t *testing.T) {
 		doc.WriteString("]}")
 		docs = append(docs, doc.Bytes())
 	}
-	arrowBody := benchArrowBody(t, rows, per)
+	arrowBody, err := benchrows.ArrowStream(rows, per)
+	require.NoError(t, err)
 	t.Logf("%d rows: JSON %d bytes in %d requests, NDJSON %d bytes, Arrow %d bytes", rows, sumLen(docs), len(docs), nd.Len(), len(arrowBody))
 
 	table := 0
@@ -143,50 +140,4 @@ func sumLen(bs [][]byte) int {
 		n += len(b)
 	}
 	return n
-}
-
-// benchJSONEntry is row i of wrBenchRow as a JSON append entry.
-func benchJSONEntry(i int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `{"id":"e%d","append":{"id":%d,"name":"user-%08d","city":"Zürich","age":%d,"score":%g,`, i, i, i, i%100, float64(i)/3)
-	amount := 1234567 + i
-	fmt.Fprintf(&b, `"amount":"%d.%02d","ts":"%s","flag":%t,"payload":%q,"n":%d}}`,
-		amount/100, amount%100, time.UnixMilli(1767225600000+int64(i)).UTC().Format("2006-01-02T15:04:05.000Z"),
-		i%2 == 1, base64.StdEncoding.EncodeToString([]byte("aGVsbG8gd29ybGQ=")), i*7)
-	return b.String()
-}
-
-// benchArrowBody is the same rows as an Arrow IPC stream.
-func benchArrowBody(t *testing.T, rows, per int) []byte {
-	s := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "city", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "age", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
-		{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
-		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 12, Scale: 2}, Nullable: true},
-		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nullable: true},
-		{Name: "flag", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
-		{Name: "payload", Type: arrow.BinaryTypes.Binary, Nullable: true},
-		{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	}, nil)
-	var recs []arrow.RecordBatch
-	for start := 0; start < rows; start += per {
-		rb := array.NewRecordBuilder(memory.DefaultAllocator, s)
-		for i := start; i < min(start+per, rows); i++ {
-			rb.Field(0).(*array.Int64Builder).Append(int64(i))
-			rb.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("user-%08d", i))
-			rb.Field(2).(*array.StringBuilder).Append("Zürich")
-			rb.Field(3).(*array.Int32Builder).Append(int32(i % 100))
-			rb.Field(4).(*array.Float64Builder).Append(float64(i) / 3)
-			rb.Field(5).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(1234567 + i)))
-			rb.Field(6).(*array.TimestampBuilder).Append(arrow.Timestamp(1767225600000 + int64(i)))
-			rb.Field(7).(*array.BooleanBuilder).Append(i%2 == 1)
-			rb.Field(8).(*array.BinaryBuilder).Append([]byte("aGVsbG8gd29ybGQ="))
-			rb.Field(9).(*array.Int64Builder).Append(int64(i * 7))
-		}
-		recs = append(recs, rb.NewRecordBatch())
-		rb.Release()
-	}
-	return ingestStream(t, s, recs...)
 }

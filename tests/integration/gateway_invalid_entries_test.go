@@ -18,17 +18,8 @@ import (
 // verdicts and the valid one is written (checked with the peer client).
 func TestGatewayInvalidEntries(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_invalid")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "t",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "amount", "data_type": map[string]any{"type": "DECIMAL", "precision": 10, "scale": 2}},
-		},
-		"primary_key": []any{"id"},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	db := newDatabase(t, g, "gw_invalid")
+	createTable(t, g.base, db, "t", columns("id BIGINT", "amount DECIMAL(10,2)"), map[string]any{"primary_key": []any{"id"}})
 	req := map[string]any{"entries": []any{
 		map[string]any{"id": "a", "upsert": map[string]any{"id": 1, "amount": "1.50"}},
 		map[string]any{"id": "b", "upsert": map[string]any{"id": 2, "amount": "not-a-number"}},
@@ -37,7 +28,7 @@ func TestGatewayInvalidEntries(t *testing.T) {
 	}}
 	url := g.base + "/databases/" + db + "/tables/t/records"
 
-	status, body = httpJSON(t, http.MethodPost, url, req)
+	status, body := httpJSON(t, http.MethodPost, url, req)
 	require.Equal(t, http.StatusBadRequest, status, "%v", body)
 	msg := body["error"].(map[string]any)["message"].(string)
 	t.Logf("400: %s", msg)
@@ -72,18 +63,9 @@ func TestGatewayInvalidEntries(t *testing.T) {
 // a JSON number; the JSON number is written.
 func TestGatewayEpochMillisString(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_ltz")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "t",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "ts", "data_type": map[string]any{"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "precision": 3}},
-		},
-		"primary_key": []any{"id"},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/t/records", map[string]any{"entries": []any{
+	db := newDatabase(t, g, "gw_ltz")
+	createTable(t, g.base, db, "t", columns("id BIGINT", "ts TIMESTAMP_WITH_LOCAL_TIME_ZONE(3)"), map[string]any{"primary_key": []any{"id"}})
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/t/records", map[string]any{"entries": []any{
 		map[string]any{"id": "a", "upsert": map[string]any{"id": 1, "ts": "1764576000000"}}}})
 	require.Equal(t, http.StatusBadRequest, status, "%v", body)
 	msg := body["error"].(map[string]any)["message"].(string)

@@ -4,7 +4,6 @@ package integration
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,31 +41,15 @@ func TestGatewayMetricsTableCardinality(t *testing.T) {
 		"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE":             "0s",
 	}})
 	require.NoError(t, err)
-	var rest *gwboot.RESTServer
 	var metrics *gwboot.MetricsServer
-	app := gwboot.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), fx.Populate(&rest, &metrics))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	require.NoError(t, app.Start(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = app.Stop(ctx)
-	})
-	base := "http://" + rest.Addr().String() + "/v1/clusters/default"
+	base := runGateway(t, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), fx.Populate(&metrics)) + "/v1/clusters/default"
 	g := &gateway{t: t, base: base}
-	db := gwName("gw_metrics")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name":  "real",
-		"columns":     []any{map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}}},
-		"primary_key": []any{"id"},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/real/records", map[string]any{"entries": []any{
+	db := newDatabase(t, g, "gw_metrics")
+	records := createTable(t, base, db, "real", columns("id BIGINT"), map[string]any{"primary_key": []any{"id"}})
+	status, body := g.do(http.MethodPost, records, map[string]any{"entries": []any{
 		map[string]any{"id": "a", "upsert": map[string]any{"id": 1}}}})
 	require.Equal(t, http.StatusOK, status, "%v", body)
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/real/records/lookup", map[string]any{
+	status, body = g.do(http.MethodPost, records+"/lookup", map[string]any{
 		"keys": []any{map[string]any{"id": 1}, map[string]any{"id": 2}}})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 

@@ -18,18 +18,11 @@ import (
 // rows, nested columns included.
 func TestGatewayNestedTypesRoundTrip(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_nested")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_nested")
 	cols := allTypeColumns()
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "pk", "columns": cols, "primary_key": []any{"id"}, "distribution": map[string]any{"bucket_count": 2},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	createTable(t, g.base, db, "pk", cols, map[string]any{"primary_key": []any{"id"}, "distribution": map[string]any{"bucket_count": 2}})
 	logCols := append([]any{}, cols...)
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "log", "columns": logCols, "distribution": map[string]any{"bucket_count": 2},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	createTable(t, g.base, db, "log", logCols, map[string]any{"distribution": map[string]any{"bucket_count": 2}})
 
 	full := map[string]any{
 		"id": "1", "c_bool": true, "c_tiny": float64(-8), "c_small": float64(300), "c_int": float64(-70000),
@@ -54,7 +47,7 @@ func TestGatewayNestedTypesRoundTrip(t *testing.T) {
 		map[string]any{"id": "sparse", "upsert": sparse},
 		map[string]any{"id": "nonfinite", "upsert": nonFinite},
 	}
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/pk/records", map[string]any{"entries": entries})
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/pk/records", map[string]any{"entries": entries})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	require.EqualValues(t, 3, body["success_count"], "%v", body)
 

@@ -17,22 +17,12 @@ import (
 // reaches the caller.
 func TestGatewayInvalidPartitionValues(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_pvals")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "orders",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "region", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "INTEGER"}},
-		},
-		"primary_key": []any{"id", "region"}, "partitioned_by": []any{"region"},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
-	records := "/databases/" + db + "/tables/orders/records"
+	db := newDatabase(t, g, "gw_pvals")
+	records := createTable(t, g.base, db, "orders", columns("id BIGINT", "region STRING", "v INTEGER"),
+		map[string]any{"primary_key": []any{"id", "region"}, "partitioned_by": []any{"region"}})
 
 	for _, bad := range []string{"", "..", "a/b", "a$b"} {
-		status, body = g.do(http.MethodPost, records, map[string]any{"entries": []any{
+		status, body := g.do(http.MethodPost, records, map[string]any{"entries": []any{
 			map[string]any{"id": "ok", "upsert": map[string]any{"id": 1, "region": "eu", "v": 1}},
 			map[string]any{"id": "bad", "upsert": map[string]any{"id": 2, "region": bad, "v": 2}},
 		}})
@@ -50,7 +40,7 @@ func TestGatewayInvalidPartitionValues(t *testing.T) {
 		assert.Contains(t, body["error"].(map[string]any)["message"], "keys[0]")
 		assert.Less(t, time.Since(start), 2*time.Second)
 	}
-	status, body = g.do(http.MethodGet, "/databases/"+db+"/tables/orders/partitions", nil)
+	status, body := g.do(http.MethodGet, "/databases/"+db+"/tables/orders/partitions", nil)
 	require.Equal(t, http.StatusOK, status)
 	assert.Empty(t, body["partitions"], "nothing was written, so no partition was created")
 }
@@ -61,25 +51,15 @@ func TestGatewayInvalidPartitionValues(t *testing.T) {
 // others written); nothing is written, no partition is created.
 func TestGatewayNullPartitionValueInAppend(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_pnull")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "clicks",
-		"columns": []any{
-			map[string]any{"name": "region", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "dt", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "INTEGER"}},
-		},
-		"partitioned_by": []any{"region", "dt"},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
-	records := "/databases/" + db + "/tables/clicks/records"
+	db := newDatabase(t, g, "gw_pnull")
+	records := createTable(t, g.base, db, "clicks", columns("region STRING", "dt STRING", "v INTEGER"),
+		map[string]any{"partitioned_by": []any{"region", "dt"}})
 	for _, bad := range []map[string]any{
 		{"region": nil, "dt": "2026-12-01", "v": 2},
 		{"dt": "2026-12-01", "v": 2},
 		{"region": "", "dt": "2026-12-01", "v": 2},
 	} {
-		status, body = g.do(http.MethodPost, records, map[string]any{"entries": []any{
+		status, body := g.do(http.MethodPost, records, map[string]any{"entries": []any{
 			map[string]any{"id": "ok", "append": map[string]any{"region": "eu", "dt": "2026-12-01", "v": 1}},
 			map[string]any{"id": "bad", "append": bad},
 		}})
@@ -89,7 +69,7 @@ func TestGatewayNullPartitionValueInAppend(t *testing.T) {
 		assert.Contains(t, e["message"], "entry `bad`")
 		assert.Contains(t, e["message"], "column `region`")
 	}
-	status, body = g.do(http.MethodGet, "/databases/"+db+"/tables/clicks/partitions", nil)
+	status, body := g.do(http.MethodGet, "/databases/"+db+"/tables/clicks/partitions", nil)
 	require.Equal(t, http.StatusOK, status)
 	assert.Empty(t, body["partitions"], "nothing was written, so no partition was created")
 }

@@ -21,26 +21,18 @@ import (
 // the named columns, for prefix lookups and lookups.
 func TestGatewayPrefixPagesAndProjection(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_reads")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "items",
-		"columns": []any{
-			map[string]any{"name": "region", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "blob", "data_type": map[string]any{"type": "STRING"}},
-		},
+	db := newDatabase(t, g, "gw_reads")
+	createTable(t, g.base, db, "items", columns("region STRING", "id BIGINT", "blob STRING"), map[string]any{
 		"primary_key":  []any{"region", "id"},
 		"distribution": map[string]any{"bucket_count": 1, "bucket_keys": []any{"region"}},
 	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
 	const n = 2500
 	for start := 0; start < n; start += 500 {
 		var entries []any
 		for i := start; i < start+500; i++ {
 			entries = append(entries, map[string]any{"id": fmt.Sprint(i), "upsert": map[string]any{"region": "eu", "id": i, "blob": "xxxxxxxxxxxxxxxx"}})
 		}
-		status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/items/records", map[string]any{"entries": entries})
+		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/items/records", map[string]any{"entries": entries})
 		require.Equal(t, http.StatusOK, status, "%v", body)
 		require.EqualValues(t, 500, body["success_count"], "%v", body)
 	}
@@ -52,7 +44,7 @@ func TestGatewayPrefixPagesAndProjection(t *testing.T) {
 		if token != "" {
 			req["page_token"] = token
 		}
-		status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/items/records/prefix-lookup", req)
+		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/items/records/prefix-lookup", req)
 		require.Equal(t, http.StatusOK, status, "%v", body)
 		pages++
 		res := body["results"].([]any)[0].(map[string]any)
@@ -92,7 +84,7 @@ func TestGatewayPrefixPagesAndProjection(t *testing.T) {
 	assert.Len(t, page["results"].([]any)[0].(map[string]any)["rows"], 1000)
 
 	// A token is bound to its prefix.
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/items/records/prefix-lookup", map[string]any{
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/items/records/prefix-lookup", map[string]any{
 		"prefix_columns": []any{"region"}, "prefixes": []any{map[string]any{"region": "us"}}, "page_token": token + "x"})
 	assert.Equal(t, http.StatusBadRequest, status, "%v", body)
 
@@ -107,22 +99,14 @@ func TestGatewayPrefixPagesAndProjection(t *testing.T) {
 // partitioned, auto-partitioned table it describes.
 func TestGatewayReadmePrefixExample(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE=0s")
-	db := gwName("gw_readme")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "orders",
-		"columns": []any{
-			map[string]any{"name": "customer", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "dt", "data_type": map[string]any{"type": "STRING"}},
-		},
+	db := newDatabase(t, g, "gw_readme")
+	createTable(t, g.base, db, "orders", columns("customer BIGINT", "id BIGINT", "dt STRING"), map[string]any{
 		"primary_key": []any{"customer", "id", "dt"}, "partitioned_by": []any{"dt"},
 		"distribution": map[string]any{"bucket_count": 2, "bucket_keys": []any{"customer"}},
 		"configs":      map[string]any{"table.auto-partition.enabled": "true", "table.auto-partition.time-unit": "DAY"},
 	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
 	today := time.Now().UTC().Format("20060102")
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/orders/records", map[string]any{"entries": []any{
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/orders/records", map[string]any{"entries": []any{
 		map[string]any{"id": "a", "upsert": map[string]any{"customer": 7, "id": 1, "dt": today}},
 		map[string]any{"id": "b", "upsert": map[string]any{"customer": 7, "id": 2, "dt": today}},
 		map[string]any{"id": "c", "upsert": map[string]any{"customer": 8, "id": 3, "dt": today}},

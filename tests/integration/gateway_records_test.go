@@ -34,25 +34,10 @@ func peerScan(t *testing.T, db, table string) []map[string]any {
 // and through the independent peer client's lookup, value by value.
 func TestGatewayRecordsPrimaryKey(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_rec")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "users",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "name", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "score", "data_type": map[string]any{"type": "INTEGER"}},
-			map[string]any{"name": "amount", "data_type": map[string]any{"type": "DECIMAL", "precision": 12, "scale": 2}},
-			map[string]any{"name": "at", "data_type": map[string]any{"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "precision": 3}},
-			map[string]any{"name": "day", "data_type": map[string]any{"type": "DATE"}},
-			map[string]any{"name": "blob", "data_type": map[string]any{"type": "BYTES"}},
-			map[string]any{"name": "ok", "data_type": map[string]any{"type": "BOOLEAN"}},
-		},
-		"primary_key":  []any{"id"},
-		"distribution": map[string]any{"bucket_count": 4},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
-	records := "/databases/" + db + "/tables/users/records"
+	db := newDatabase(t, g, "gw_rec")
+	records := createTable(t, g.base, db, "users", columns("id BIGINT", "name STRING", "score INTEGER", "amount DECIMAL(12,2)",
+		"at TIMESTAMP_WITH_LOCAL_TIME_ZONE(3)", "day DATE", "blob BYTES", "ok BOOLEAN"),
+		map[string]any{"primary_key": []any{"id"}, "distribution": map[string]any{"bucket_count": 4}})
 
 	// 100 upserts (keys stay below 128: the pyfluss peer buckets larger int
 	// keys differently from the Java client, see tests/peer/README.md).
@@ -63,7 +48,7 @@ func TestGatewayRecordsPrimaryKey(t *testing.T) {
 			"at": "2026-11-30T10:00:00.123Z", "day": "2026-11-30", "blob": "AQID", "ok": i%2 == 0,
 		}})
 	}
-	status, body = g.do(http.MethodPost, records, map[string]any{"entries": entries})
+	status, body := g.do(http.MethodPost, records, map[string]any{"entries": entries})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	require.EqualValues(t, 100, body["success_count"], "%v", body)
 	assert.EqualValues(t, 0, body["error_count"])
@@ -129,25 +114,16 @@ func TestGatewayRecordsPrimaryKey(t *testing.T) {
 // back with the independent peer client.
 func TestGatewayRecordsLogTable(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_log")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "events",
-		"columns": []any{
-			map[string]any{"name": "device", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "seq", "data_type": map[string]any{"type": "INTEGER"}},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "DOUBLE"}},
-		},
-		"distribution": map[string]any{"bucket_count": 3, "bucket_keys": []any{"device"}},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	db := newDatabase(t, g, "gw_log")
+	createTable(t, g.base, db, "events", columns("device STRING", "seq INTEGER", "v DOUBLE"),
+		map[string]any{"distribution": map[string]any{"bucket_count": 3, "bucket_keys": []any{"device"}}})
 	var entries []any
 	for i := 0; i < 300; i++ {
 		entries = append(entries, map[string]any{"id": fmt.Sprint(i), "append": map[string]any{
 			"device": fmt.Sprintf("d%d", i%5), "seq": i, "v": float64(i) / 4,
 		}})
 	}
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/events/records", map[string]any{"entries": entries})
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/events/records", map[string]any{"entries": entries})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	require.EqualValues(t, 300, body["success_count"], "%v", body)
 

@@ -27,22 +27,12 @@ import (
 func TestGatewayMemoryBudget(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__REST__MEMORY_BUDGET_BYTES=2MiB",
 		"FLUSS_GATEWAY__REST__LOOKUP__MAX_RESPONSE_BYTES=64KiB")
-	db := gwName("gw_budget")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "t",
-		"columns": []any{
-			map[string]any{"name": "k", "data_type": map[string]any{"type": "BIGINT"}, "nullable": false},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "STRING"}},
-		},
-		"primary_key":  []any{"k"},
-		"distribution": map[string]any{"bucket_count": 2},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	db := newDatabase(t, g, "gw_budget")
+	url := g.base + createTable(t, g.base, db, "t", columns("k BIGINT NOT NULL", "v STRING"),
+		map[string]any{"primary_key": []any{"k"}, "distribution": map[string]any{"bucket_count": 2}})
 
 	const writers, perWriter, rows = 8, 4, 250
 	value := strings.Repeat("v", 1<<10)
-	url := g.base + "/databases/" + db + "/tables/t/records"
 	var mu sync.Mutex
 	var acked, refused int
 	var failures []string
@@ -114,7 +104,7 @@ func TestGatewayMemoryBudget(t *testing.T) {
 	for range 32 {
 		keys = append(keys, map[string]any{"k": 7})
 	}
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/t/records/lookup", map[string]any{"keys": keys})
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/t/records/lookup", map[string]any{"keys": keys})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	results := body["results"].([]any)
 	require.Len(t, results, 32)

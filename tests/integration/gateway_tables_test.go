@@ -18,6 +18,15 @@ func gwName(prefix string) string {
 	return fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano()%1e9)
 }
 
+// newDatabase creates a database named after prefix through the REST API
+// (createDatabase) and returns its name.
+func newDatabase(t *testing.T, g *gateway, prefix string) string {
+	t.Helper()
+	db := gwName(prefix)
+	createDatabase(t, g, db)
+	return db
+}
+
 func createDatabase(t *testing.T, g *gateway, db string) {
 	t.Helper()
 	status, body := g.do(http.MethodPost, "/databases", map[string]any{"database": db})
@@ -63,8 +72,7 @@ func allTypeColumns() []any {
 // the independent peer client.
 func TestGatewayTableEveryType(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_tables")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_tables")
 
 	cols := allTypeColumns()
 	req := map[string]any{
@@ -132,8 +140,7 @@ func TestGatewayTableEveryType(t *testing.T) {
 // partitions are created, listed across pages and dropped.
 func TestGatewayTableKinds(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_kinds")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_kinds")
 	tables := "/databases/" + db + "/tables"
 
 	// Log table with a bucket key.
@@ -232,8 +239,7 @@ func TestGatewayTableKinds(t *testing.T) {
 // definitions are 400 naming the field, with nothing created.
 func TestGatewayInvalidTables(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_invalid")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_invalid")
 	tables := "/databases/" + db + "/tables"
 	col := func(name string, dt map[string]any) map[string]any {
 		return map[string]any{"name": name, "data_type": dt}
@@ -281,8 +287,7 @@ func TestGatewayInvalidTables(t *testing.T) {
 // table describes the same.
 func TestGatewayDescribedTablePostsBack(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("gw_postback")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_postback")
 	tables := "/databases/" + db + "/tables"
 	status, body := g.do(http.MethodPost, tables, map[string]any{
 		"table_name":        "src",

@@ -21,41 +21,25 @@ func TestIdempotencyKeyLedgerPermissions(t *testing.T) {
 	_, sasl := aclCluster(t)
 	db := gwName("acl_idem")
 	ledgerDB := gwName("acl_ledger")
-	tokens := "FLUSS_GATEWAY__SECURITY__TOKENS"
-	env := func(account, secret, token string) map[string]string {
-		return map[string]string{
-			"FLUSS_GATEWAY__SECURITY__AUTHENTICATION": "token",
-			tokens:                    token,
-			"FLUSS_GATEWAY__CLUSTERS": "acl",
-			"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
-			"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": account,
-			"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  secret,
-			"FLUSS_GATEWAY__IDEMPOTENCY__DATABASE":                      ledgerDB,
-		}
-	}
-	admin := startConfigured(t, env("admin", "admin-secret", "tok-ops-0123456789abcdef:ops"))
-	ops := []string{"Authorization", "Bearer tok-ops-0123456789abcdef"}
-	status, body := admin.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database": db}, ops...)
-	require.Equal(t, 201, status, "%v", body)
+	ledger := map[string]string{"FLUSS_GATEWAY__IDEMPOTENCY__DATABASE": ledgerDB}
+	admin, ops := startACLGateway(t, sasl, "admin", "ops", ledger)
 	t.Cleanup(func() {
 		admin.call(http.MethodDelete, "/v1/clusters/acl/databases/"+db+"?cascade=true", nil, ops...)
 		admin.call(http.MethodDelete, "/v1/clusters/acl/databases/"+ledgerDB+"?cascade=true", nil, ops...)
 	})
-	status, body = admin.call(http.MethodPost, "/v1/clusters/acl/databases/"+db+"/tables", kvTable("a"), ops...)
-	require.Equal(t, 201, status, "%v", body)
+	admin.createKVTables(ops, db, "a")
 	runJavaAdmin(t, sasl, "grant", "alice", "READ", "table:"+db+".a")
 	runJavaAdmin(t, sasl, "grant", "alice", "WRITE", "table:"+db+".a")
 
-	g := startConfigured(t, env("alice", "alice-secret", "tok-carol-0123456789abcdef:carol"))
-	carol := []string{"Authorization", "Bearer tok-carol-0123456789abcdef"}
+	g, carol := startACLGateway(t, sasl, "alice", "carol", ledger)
 	records := "/v1/clusters/acl/databases/" + db + "/tables/a/records"
 	require.Eventually(t, func() bool {
-		status, _ = g.call(http.MethodPost, records, kvEntries("a", 1), carol...)
+		status, _ := g.call(http.MethodPost, records, kvEntries("a", 1), carol...)
 		return status == 200
 	}, 60*time.Second, 500*time.Millisecond, "alice's grants on the table")
 
 	// No ledger, and alice may not create it: 403 naming it.
-	status, body = g.call(http.MethodPost, records, kvEntries("a", 2), append([]string{"Idempotency-Key", "k1"}, carol...)...)
+	status, body := g.call(http.MethodPost, records, kvEntries("a", 2), append([]string{"Idempotency-Key", "k1"}, carol...)...)
 	require.Equal(t, 403, status, "%v", body)
 	msg := body["error"].(map[string]any)["message"].(string)
 	assert.Contains(t, msg, "idempotency ledger table `"+ledgerDB+".idempotency_keys`")

@@ -25,7 +25,6 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/fluss-gateway/fluss-gateway-go/application"
-	gwboot "github.com/fluss-gateway/fluss-gateway-go/bootstrap"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -64,8 +63,7 @@ func startIdemGateway(t *testing.T, o idemOptions, extraEnv ...string) *idemGate
 	}
 	cfg, err := config.Load(config.Options{Env: env})
 	require.NoError(t, err)
-	var rest *gwboot.RESTServer
-	opts := []fx.Option{fx.Populate(&rest)}
+	var opts []fx.Option
 	if o.now != nil || o.afterWrite != nil {
 		opts = append(opts, fx.Decorate(func(r *application.RecordService) *application.IdempotentWrites {
 			return application.NewIdempotentWrites(r, application.IdempotencyOptions{
@@ -74,16 +72,8 @@ func startIdemGateway(t *testing.T, o idemOptions, extraEnv ...string) *idemGate
 			})
 		}))
 	}
-	app := gwboot.New(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	require.NoError(t, app.Start(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = app.Stop(ctx)
-	})
-	return &idemGateway{t: t, base: "http://" + rest.Addr().String() + "/v1/clusters/default"}
+	base := runGateway(t, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), opts...)
+	return &idemGateway{t: t, base: base + "/v1/clusters/default"}
 }
 
 // idemAnswer is one HTTP answer, its body kept as bytes.
@@ -133,25 +123,15 @@ func (g *idemGateway) mustPost(path string, body []byte, headers ...string) idem
 // gateway and returns its records path.
 func idemLogTable(t *testing.T, g *idemGateway, db, table string, headers ...string) string {
 	t.Helper()
-	var st int
-	var body map[string]any
 	if db != "" {
-		st, body = httpJSON(t, http.MethodPost, g.base+"/databases", map[string]any{"database": db}, headers...)
+		st, body := httpJSON(t, http.MethodPost, g.base+"/databases", map[string]any{"database": db}, headers...)
 		require.Contains(t, []int{http.StatusCreated, http.StatusConflict}, st, "%v", body)
 		if st == http.StatusCreated {
 			t.Cleanup(func() { httpJSON(t, http.MethodDelete, g.base+"/databases/"+db+"?cascade=true", nil, headers...) })
 		}
 	}
-	st, body = httpJSON(t, http.MethodPost, g.base+"/databases/"+db+"/tables", map[string]any{
-		"table_name": table,
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}},
-			map[string]any{"name": "tag", "data_type": map[string]any{"type": "STRING"}},
-		},
-		"distribution": map[string]any{"bucket_count": 2},
-	}, headers...)
-	require.Equal(t, http.StatusCreated, st, "%v", body)
-	return "/databases/" + db + "/tables/" + table + "/records"
+	return createTable(t, g.base, db, table, columns("id INTEGER", "tag STRING"),
+		map[string]any{"distribution": map[string]any{"bucket_count": 2}}, headers...)
 }
 
 // idemBody is a log append of n rows with ids from..from+n-1 tagged tag.
@@ -397,18 +377,11 @@ func TestFirstRowMergeEngine(t *testing.T) {
 	st, body := httpJSON(t, http.MethodPost, a.base+"/databases", map[string]any{"database": db})
 	require.Equal(t, http.StatusCreated, st, "%v", body)
 	t.Cleanup(func() { httpJSON(t, http.MethodDelete, a.base+"/databases/"+db+"?cascade=true", nil) })
-	st, body = httpJSON(t, http.MethodPost, a.base+"/databases/"+db+"/tables", map[string]any{
-		"table_name": "claims",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}},
-			map[string]any{"name": "tag", "data_type": map[string]any{"type": "STRING"}},
-		},
+	rec := createTable(t, a.base, db, "claims", columns("id INTEGER", "tag STRING"), map[string]any{
 		"primary_key":  []any{"id"},
 		"distribution": map[string]any{"bucket_count": 2},
 		"configs":      map[string]any{"table.merge-engine": "first_row"},
 	})
-	require.Equal(t, http.StatusCreated, st, "%v", body)
-	rec := "/databases/" + db + "/tables/claims/records"
 	upsert := func(g *idemGateway, id int, tag string) idemAnswer {
 		b, _ := json.Marshal(map[string]any{"entries": []any{map[string]any{"id": "e", "upsert": map[string]any{"id": id, "tag": tag}}}})
 		a, err := g.post(rec, b)

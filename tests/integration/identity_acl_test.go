@@ -13,14 +13,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// createKVTables creates database db and in it the kv tables (kvTable)
+// named, through g with the auth header pair.
+func (g *secureGateway) createKVTables(auth []string, db string, tables ...string) {
+	g.t.Helper()
+	status, body := g.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database": db}, auth...)
+	require.Equal(g.t, 201, status, "%v", body)
+	for _, table := range tables {
+		status, body = g.call(http.MethodPost, "/v1/clusters/acl/databases/"+db+"/tables", kvTable(table), auth...)
+		require.Equal(g.t, 201, status, "%v", body)
+	}
+}
+
 // kvTable is the definition of the primary-key tables of the ACL tests.
 func kvTable(name string) map[string]any {
 	return map[string]any{
-		"table_name": name,
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "STRING"}},
-		},
+		"table_name":   name,
+		"columns":      columns("id INTEGER", "v STRING"),
 		"primary_key":  []string{"id"},
 		"distribution": map[string]any{"bucket_count": 1},
 	}
@@ -56,42 +65,21 @@ func javaLookups(out string) map[string]string {
 func TestServiceAccountGrantsApply(t *testing.T) {
 	_, sasl := aclCluster(t)
 	db := gwName("acl")
-	tokens := "FLUSS_GATEWAY__SECURITY__TOKENS"
 
 	// The administrator's gateway (super user) sets the stage.
-	admin := startConfigured(t, map[string]string{
-		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION": "token",
-		tokens:                    "tok-ops-0123456789abcdef:ops",
-		"FLUSS_GATEWAY__CLUSTERS": "acl",
-		"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
-		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": "admin",
-		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  "admin-secret",
-	})
-	ops := []string{"Authorization", "Bearer tok-ops-0123456789abcdef"}
-	status, body := admin.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database": db}, ops...)
-	require.Equal(t, 201, status, "%v", body)
-	for _, table := range []string{"a", "b", "c"} {
-		status, body = admin.call(http.MethodPost, "/v1/clusters/acl/databases/"+db+"/tables", kvTable(table), ops...)
-		require.Equal(t, 201, status, "%v", body)
-	}
+	admin, ops := startACLGateway(t, sasl, "admin", "ops", nil)
+	admin.createKVTables(ops, db, "a", "b", "c")
 	runJavaAdmin(t, sasl, "grant", "alice", "READ", "table:"+db+".a")
 	runJavaAdmin(t, sasl, "grant", "alice", "WRITE", "table:"+db+".a")
 	runJavaAdmin(t, sasl, "grant", "alice", "READ", "table:"+db+".b")
 
 	// The gateway under test: callers authenticate with tokens, Fluss sees
 	// the service account alice.
-	g := startConfigured(t, map[string]string{
-		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION": "token",
-		tokens:                    "tok-carol-0123456789abcdef:carol",
-		"FLUSS_GATEWAY__CLUSTERS": "acl",
-		"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
-		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": "alice",
-		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  "alice-secret",
-	})
-	carol := []string{"Authorization", "Bearer tok-carol-0123456789abcdef"}
+	g, carol := startACLGateway(t, sasl, "alice", "carol", nil)
 	tables := "/v1/clusters/acl/databases/" + db + "/tables/"
 
 	// Grants reach the tablet server asynchronously (ZooKeeper): poll.
+	var status int
 	var last map[string]any
 	require.Eventually(t, func() bool {
 		status, last = g.call(http.MethodPost, tables+"a/records", kvEntries("a", 1, 2, 3), carol...)
@@ -99,7 +87,7 @@ func TestServiceAccountGrantsApply(t *testing.T) {
 	}, 60*time.Second, 500*time.Millisecond, "alice's writes to a: last answer %d %v", status, last)
 
 	// Table b: READ only. The whole write is denied.
-	status, body = g.call(http.MethodPost, tables+"b/records", kvEntries("b", 1, 2), carol...)
+	status, body := g.call(http.MethodPost, tables+"b/records", kvEntries("b", 1, 2), carol...)
 	assert.Equal(t, 403, status, "%v", body)
 	errBody, _ := body["error"].(map[string]any)
 	assert.Equal(t, "unauthorized", errBody["code"])
@@ -165,7 +153,7 @@ func TestServiceAccountGrantsApply(t *testing.T) {
 	assert.Equal(t, 403, status, "%v", body)
 
 	// One audit record per write request, with the HTTP principal.
-	audit := g.logs.records(t, "audit")
+	audit := g.logs.Records(t, "audit")
 	var seen []string
 	for _, r := range audit {
 		seen = append(seen, fmt.Sprintf("%v %v %v", r["principal"], r["table"], r["status"]))

@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 
 	gwboot "github.com/fluss-gateway/fluss-gateway-go/bootstrap"
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // aclCluster returns the addresses of the cluster with the authorizer on
@@ -46,43 +45,11 @@ func saslBootstrap(t *testing.T) string {
 	return addr
 }
 
-// logSink collects the gateway's JSON log lines.
-type logSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// records returns the decoded log records whose msg is msg.
-func (l *logSink) records(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	raw := l.b.String()
-	l.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(raw, "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-		if m["msg"] == msg {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // secureGateway is a gateway started with explicit FLUSS_GATEWAY__* settings.
 type secureGateway struct {
 	t    *testing.T
 	base string
-	logs *logSink
+	logs *testlog.Buffer
 }
 
 // startConfigured starts the whole gateway with env (FLUSS_GATEWAY__*
@@ -99,9 +66,41 @@ func startConfigured(t *testing.T, env map[string]string) *secureGateway {
 	}
 	cfg, err := config.Load(config.Options{Env: all})
 	require.NoError(t, err)
-	logs := &logSink{}
+	logs := &testlog.Buffer{}
+	base := runGateway(t, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	return &secureGateway{t: t, base: base, logs: logs}
+}
+
+// startACLGateway starts a gateway on the authorizer cluster (its SASL
+// listener sasl, cluster id `acl`) whose callers authenticate with tokens:
+// Fluss sees the service account account (secret "<account>-secret", as
+// acl-cluster.sh creates them), the caller the principal caller, whose
+// Authorization header pair it returns (token "tok-<caller>-0123456789abcdef").
+// extra are more FLUSS_GATEWAY__* settings.
+func startACLGateway(t *testing.T, sasl, account, caller string, extra map[string]string) (*secureGateway, []string) {
+	t.Helper()
+	token := "tok-" + caller + "-0123456789abcdef"
+	env := map[string]string{
+		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":                   "token",
+		"FLUSS_GATEWAY__SECURITY__TOKENS":                           token + ":" + caller,
+		"FLUSS_GATEWAY__CLUSTERS":                                   "acl",
+		"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
+		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": account,
+		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  account + "-secret",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return startConfigured(t, env), []string{"Authorization", "Bearer " + token}
+}
+
+// runGateway starts the whole gateway (bootstrap.New with cfg, log and the
+// extra fx options), stops it at cleanup and returns the REST listener's
+// URL (http://host:port).
+func runGateway(t *testing.T, cfg *config.Config, log *slog.Logger, opts ...fx.Option) string {
+	t.Helper()
 	var rest *gwboot.RESTServer
-	app := gwboot.New(cfg, slog.New(slog.NewJSONHandler(logs, nil)), fx.Populate(&rest))
+	app := gwboot.New(cfg, log, append(opts, fx.Populate(&rest))...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	require.NoError(t, app.Start(ctx))
@@ -110,7 +109,7 @@ func startConfigured(t *testing.T, env map[string]string) *secureGateway {
 		defer cancel()
 		_ = app.Stop(ctx)
 	})
-	return &secureGateway{t: t, base: "http://" + rest.Addr().String(), logs: logs}
+	return "http://" + rest.Addr().String()
 }
 
 // call sends a request with an optional JSON body and header pairs and

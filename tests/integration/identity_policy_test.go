@@ -80,7 +80,7 @@ rules:
 	assert.Equal(t, map[string]string{"1": "null"}, got, "nothing landed in b")
 
 	var denied []string
-	for _, r := range g.logs.records(t, "audit") {
+	for _, r := range g.logs.Records(t, "audit") {
 		if ev, _ := r["event"].(string); strings.Contains(ev, "denied") {
 			denied = append(denied, ev+" "+r["principal"].(string)+" "+r["operation"].(string)+" "+r["query"].(string))
 		}

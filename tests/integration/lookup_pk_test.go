@@ -17,26 +17,8 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-var lkAllTypes = [][2]string{
-	{"id", "bigint NOT NULL"},
-	{"k", "string NOT NULL"},
-	{"b", "boolean"},
-	{"ti", "tinyint"},
-	{"si", "smallint"},
-	{"i", "int"},
-	{"f", "float"},
-	{"d", "double"},
-	{"dec", "decimal(10,2)"},
-	{"bigdec", "decimal(30,4)"},
-	{"s", "string"},
-	{"by", "bytes"},
-	{"bin", "binary(4)"},
-	{"dt", "date"},
-	{"tm", "time(3)"},
-	{"ts", "timestamp(3)"},
-	{"ts6", "timestamp(6)"},
-	{"ltz", "timestamp_ltz(3)"},
-}
+// lkAllTypes are wrAllTypes with a second primary-key column k after id.
+var lkAllTypes = append([][2]string{wrAllTypes[0], {"k", "string NOT NULL"}}, wrAllTypes[1:]...)
 
 // lkAllTypesRow returns row i as the peer's JSON and as the Datums a lookup
 // must return.

@@ -21,24 +21,15 @@ import (
 // partition only.
 func TestGatewayPrefixAcrossPartitions(t *testing.T) {
 	g := startGateway(t, "FLUSS_GATEWAY__REST__PREFIX_LOOKUP__MAX_ROWS_PER_PREFIX=5")
-	db := gwName("gw_pfx_parts")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "orders",
-		"columns": []any{
-			map[string]any{"name": "dt", "data_type": map[string]any{"type": "STRING"}, "nullable": false},
-			map[string]any{"name": "cust", "data_type": map[string]any{"type": "INTEGER"}, "nullable": false},
-			map[string]any{"name": "n", "data_type": map[string]any{"type": "INTEGER"}, "nullable": false},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "STRING"}},
-		},
+	db := newDatabase(t, g, "gw_pfx_parts")
+	createTable(t, g.base, db, "orders", columns("dt STRING NOT NULL", "cust INTEGER NOT NULL", "n INTEGER NOT NULL", "v STRING"), map[string]any{
 		"primary_key":    []any{"dt", "cust", "n"},
 		"partitioned_by": []any{"dt"},
 		"distribution":   map[string]any{"bucket_count": 2, "bucket_keys": []any{"cust"}},
 	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
 	days := []string{"d1", "d2", "d3"}
 	for _, d := range days {
-		status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/orders/partitions", map[string]any{"partition": map[string]any{"dt": d}})
+		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/orders/partitions", map[string]any{"partition": map[string]any{"dt": d}})
 		require.Equal(t, http.StatusCreated, status, "%v", body)
 	}
 	// Customer 7: 2 orders per day by the peer; customer 8: one, on d2.
@@ -49,7 +40,7 @@ func TestGatewayPrefixAcrossPartitions(t *testing.T) {
 		}
 	}
 	wrPeer(t, []byte(strings.Join(lines, "\n")), "upsert", db, "orders", "--rows-stdin")
-	status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/orders/records", map[string]any{"entries": []any{
+	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/orders/records", map[string]any{"entries": []any{
 		map[string]any{"id": "x", "upsert": map[string]any{"dt": "d2", "cust": 8, "n": 0, "v": "d2/0"}}}})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	require.EqualValues(t, 1, body["success_count"], "%v", body)

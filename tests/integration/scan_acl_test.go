@@ -18,39 +18,21 @@ import (
 func TestScanNeedsRead(t *testing.T) {
 	_, sasl := aclCluster(t)
 	db := gwName("aclscan")
-	admin := startConfigured(t, map[string]string{
-		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":                   "token",
-		"FLUSS_GATEWAY__SECURITY__TOKENS":                           "tok-ops-0123456789abcdef:ops",
-		"FLUSS_GATEWAY__CLUSTERS":                                   "acl",
-		"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
-		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": "admin",
-		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  "admin-secret",
-	})
-	ops := []string{"Authorization", "Bearer tok-ops-0123456789abcdef"}
-	status, body := admin.call(http.MethodPost, "/v1/clusters/acl/databases", map[string]any{"database": db}, ops...)
-	require.Equal(t, 201, status, "%v", body)
+	admin, ops := startACLGateway(t, sasl, "admin", "ops", nil)
+	admin.createKVTables(ops, db, "a", "d")
 	tables := "/v1/clusters/acl/databases/" + db + "/tables/"
 	for _, table := range []string{"a", "d"} {
-		status, body = admin.call(http.MethodPost, "/v1/clusters/acl/databases/"+db+"/tables", kvTable(table), ops...)
-		require.Equal(t, 201, status, "%v", body)
-		status, body = admin.call(http.MethodPost, tables+table+"/records", kvEntries(table, 1, 2), ops...)
+		status, body := admin.call(http.MethodPost, tables+table+"/records", kvEntries(table, 1, 2), ops...)
 		require.Equal(t, 200, status, "%v", body)
 	}
 	runJavaAdmin(t, sasl, "grant", "alice", "READ", "table:"+db+".a")
 	runJavaAdmin(t, sasl, "grant", "alice", "DESCRIBE", "table:"+db+".d")
 
-	g := startConfigured(t, map[string]string{
-		"FLUSS_GATEWAY__SECURITY__AUTHENTICATION":                   "token",
-		"FLUSS_GATEWAY__SECURITY__TOKENS":                           "tok-carol-0123456789abcdef:carol",
-		"FLUSS_GATEWAY__CLUSTERS":                                   "acl",
-		"FLUSS_GATEWAY__CLUSTER__ACL__BOOTSTRAP__SERVERS":           sasl,
-		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__ACCOUNT": "alice",
-		"FLUSS_GATEWAY__CLUSTER__ACL__CONNECTION__SERVICE__SECRET":  "alice-secret",
-	})
-	carol := []string{"Authorization", "Bearer tok-carol-0123456789abcdef"}
+	g, carol := startACLGateway(t, sasl, "alice", "carol", nil)
 	scan := map[string]any{"start": map[string]any{"position": "earliest"}}
 
 	// Grants reach the tablet servers asynchronously: poll.
+	var status int
 	var last map[string]any
 	require.Eventually(t, func() bool {
 		status, last = g.call(http.MethodPost, tables+"a/records/scan", scan, carol...)
@@ -62,7 +44,7 @@ func TestScanNeedsRead(t *testing.T) {
 		status, last = g.call(http.MethodGet, tables+"d", nil, carol...)
 		return status == 200
 	}, 60*time.Second, 500*time.Millisecond, "alice's DESCRIBE of d: %d %v", status, last)
-	status, body = g.call(http.MethodPost, tables+"d/records/scan", scan, carol...)
+	status, body := g.call(http.MethodPost, tables+"d/records/scan", scan, carol...)
 	assert.Equal(t, 403, status, "%v", body)
 	errBody, _ := body["error"].(map[string]any)
 	assert.Equal(t, "unauthorized", errBody["code"], "%v", body)

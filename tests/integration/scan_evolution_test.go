@@ -20,8 +20,7 @@ func TestScanAcrossSchemaChange(t *testing.T) {
 	for _, format := range []string{"ARROW", "INDEXED"} {
 		t.Run(format, func(t *testing.T) {
 			g := startGateway(t, scanTokenKey)
-			db := gwName("gw_scan_evo")
-			createDatabase(t, g, db)
+			db := newDatabase(t, g, "gw_scan_evo")
 			createLogTable(t, g, db, "ev", 1, map[string]any{"configs": map[string]any{"table.log.format": format}})
 			appendRows(t, g, db, "ev", map[string]any{"id": 1, "msg": "before", "amount": "1.00"}, map[string]any{"id": 2, "msg": "before", "amount": "2.00"})
 			// Scanned (and cached) before the change, projected.

@@ -59,8 +59,7 @@ func TestScanStatisticsBatches(t *testing.T) {
 		t.Skip("statistics batches exist from Fluss 1.0 on (FLUSS_VERSION)")
 	}
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_scanstats")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_scanstats")
 	runJava(t, "ScanJavaStats.java", scanJavaStats, 3*time.Minute, wrBootstrap(t), db, "stats")
 	for _, cols := range [][]any{nil, {"msg"}} {
 		req := map[string]any{"start": map[string]any{"position": "earliest"}, "max_rows": 100}

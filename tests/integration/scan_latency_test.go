@@ -3,9 +3,6 @@
 package integration
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -31,33 +28,14 @@ func TestScanLongPollLatency(t *testing.T) {
 		limit = time.Duration(ms) * time.Millisecond
 	}
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_scanlat")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_scanlat")
 	createLogTable(t, g, db, "ev", 2, nil)
 	cursor := g.scan(t, db, "ev", map[string]any{"start": map[string]any{"position": "latest"}}).Cursor
 
 	const rounds = 15
 	var fromSend, fromCommit []time.Duration
 	for i := 0; i < rounds; i++ {
-		type result struct {
-			a   scanAnswer
-			at  time.Time
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			b, _ := json.Marshal(map[string]any{"cursor": cursor, "max_wait_ms": 10000})
-			resp, err := http.Post(g.base+"/databases/"+db+"/tables/ev/records/scan", "application/json", bytes.NewReader(b))
-			if err != nil {
-				done <- result{err: err}
-				return
-			}
-			defer resp.Body.Close()
-			var r result
-			r.err = json.NewDecoder(resp.Body).Decode(&r.a)
-			r.at = time.Now()
-			done <- r
-		}()
+		done := startLongPoll(g, db, "ev", cursor)
 		// The poll is parked; the write lands at a spread of points of its
 		// 100 ms read cycle (a fixed pause would always hit one phase).
 		time.Sleep(300*time.Millisecond + time.Duration(i)*100*time.Millisecond/rounds)

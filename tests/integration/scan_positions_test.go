@@ -47,8 +47,7 @@ func (g *gateway) writeWithPositions(t *testing.T, db, table string, entries []a
 // latest offsets and the peer's changelog agree with.
 func TestWritePositionsReadBack(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_wpos")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_wpos")
 	createLogTable(t, g, db, "ev", 2, nil)
 
 	type pos struct {
@@ -97,16 +96,8 @@ func TestWritePositionsReadBack(t *testing.T) {
 	}
 
 	// A primary-key table: the changelog's end offset after each batch.
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "kv",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}, "nullable": false},
-			map[string]any{"name": "name", "data_type": map[string]any{"type": "STRING"}},
-		},
-		"primary_key":  []any{"id"},
-		"distribution": map[string]any{"bucket_count": 1},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	createTable(t, g.base, db, "kv", columns("id INTEGER NOT NULL", "name STRING"),
+		map[string]any{"primary_key": []any{"id"}, "distribution": map[string]any{"bucket_count": 1}})
 	s1 := g.writeWithPositions(t, db, "kv", []any{
 		map[string]any{"id": "a", "upsert": map[string]any{"id": 1, "name": "one"}},
 		map[string]any{"id": "b", "upsert": map[string]any{"id": 2, "name": "two"}}})
@@ -119,7 +110,7 @@ func TestWritePositionsReadBack(t *testing.T) {
 	// +I 1, +I 2 (offsets 0, 1), then -U 1, +U 1 (2, 3).
 	assert.EqualValues(t, 2, s1[0]["log_end_offset"])
 	assert.EqualValues(t, 4, s2[0]["log_end_offset"])
-	status, body = g.do(http.MethodGet, "/databases/"+db+"/tables/kv/offsets?position=latest", nil)
+	status, body := g.do(http.MethodGet, "/databases/"+db+"/tables/kv/offsets?position=latest", nil)
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	assert.EqualValues(t, 4, body["offsets"].([]any)[0].(map[string]any)["offset"])
 	var below int

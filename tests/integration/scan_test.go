@@ -116,20 +116,11 @@ func checkOrder(t *testing.T, recs []scanRecord) {
 
 func createLogTable(t *testing.T, g *gateway, db, table string, buckets int, extra map[string]any) {
 	t.Helper()
-	body := map[string]any{
-		"table_name": table,
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "msg", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "amount", "data_type": map[string]any{"type": "DECIMAL", "precision": 10, "scale": 2}},
-		},
-		"distribution": map[string]any{"bucket_count": buckets},
-	}
+	fields := map[string]any{"distribution": map[string]any{"bucket_count": buckets}}
 	for k, v := range extra {
-		body[k] = v
+		fields[k] = v
 	}
-	status, resp := g.do(http.MethodPost, "/databases/"+db+"/tables", body)
-	require.Equal(t, http.StatusCreated, status, "%v", resp)
+	createTable(t, g.base, db, table, columns("id BIGINT", "msg STRING", "amount DECIMAL(10,2)"), fields)
 }
 
 // TestScanLogTableAcrossReplicas: rows appended by the peer client (pyfluss)
@@ -141,8 +132,7 @@ func createLogTable(t *testing.T, g *gateway, db, table string, buckets int, ext
 func TestScanLogTableAcrossReplicas(t *testing.T) {
 	g1 := startGateway(t, scanTokenKey)
 	g2 := startGateway(t, scanTokenKey)
-	db := gwName("gw_scan")
-	createDatabase(t, g1, db)
+	db := newDatabase(t, g1, "gw_scan")
 	createLogTable(t, g1, db, "events", 3, nil)
 	// 30 rows by the peer, 20 by the gateway.
 	var lines []string
@@ -281,8 +271,7 @@ func TestScanLogTableAcrossReplicas(t *testing.T) {
 func TestScanCursorRefusals(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
 	other := startGateway(t, "FLUSS_GATEWAY__SECURITY__TOKEN_KEY=another-key-0123456789abcdef0123456789")
-	db := gwName("gw_scanref")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_scanref")
 	createLogTable(t, g, db, "a", 1, nil)
 	createLogTable(t, g, db, "b", 1, nil)
 	a := g.scan(t, db, "a", map[string]any{"start": map[string]any{"position": "earliest"}})
@@ -325,18 +314,9 @@ func TestScanCursorRefusals(t *testing.T) {
 // in offset order, the same records the peer's log scanner reads.
 func TestScanChangelog(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_changelog")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "kv",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}, "nullable": false},
-			map[string]any{"name": "name", "data_type": map[string]any{"type": "STRING"}},
-		},
-		"primary_key":  []any{"id"},
-		"distribution": map[string]any{"bucket_count": 1},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	db := newDatabase(t, g, "gw_changelog")
+	createTable(t, g.base, db, "kv", columns("id INTEGER NOT NULL", "name STRING"),
+		map[string]any{"primary_key": []any{"id"}, "distribution": map[string]any{"bucket_count": 1}})
 	write := func(entries ...any) {
 		t.Helper()
 		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/kv/records", map[string]any{"entries": entries})
@@ -384,20 +364,11 @@ func appendRows(t *testing.T, g *gateway, db, table string, rows ...map[string]a
 // restricts the scan; offsets list every partition's buckets.
 func TestScanPartitions(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_scanpart")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "clicks",
-		"columns": []any{
-			map[string]any{"name": "id", "data_type": map[string]any{"type": "INTEGER"}},
-			map[string]any{"name": "day", "data_type": map[string]any{"type": "STRING"}},
-		},
-		"partitioned_by": []any{"day"},
-		"distribution":   map[string]any{"bucket_count": 2},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	db := newDatabase(t, g, "gw_scanpart")
+	createTable(t, g.base, db, "clicks", columns("id INTEGER", "day STRING"),
+		map[string]any{"partitioned_by": []any{"day"}, "distribution": map[string]any{"bucket_count": 2}})
 	for _, day := range []string{"d1", "d2"} {
-		status, body = g.do(http.MethodPost, "/databases/"+db+"/tables/clicks/partitions", map[string]any{"partition": map[string]any{"day": day}})
+		status, body := g.do(http.MethodPost, "/databases/"+db+"/tables/clicks/partitions", map[string]any{"partition": map[string]any{"day": day}})
 		require.Equal(t, http.StatusCreated, status, "%v", body)
 	}
 	var rows []map[string]any
@@ -406,7 +377,7 @@ func TestScanPartitions(t *testing.T) {
 	}
 	appendRows(t, g, db, "clicks", rows...)
 
-	status, body = g.do(http.MethodGet, "/databases/"+db+"/tables/clicks/offsets?position=latest", nil)
+	status, body := g.do(http.MethodGet, "/databases/"+db+"/tables/clicks/offsets?position=latest", nil)
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	offs := body["offsets"].([]any)
 	require.Len(t, offs, 4, "2 partitions x 2 buckets: %v", body)
@@ -445,8 +416,7 @@ func TestScanPartitions(t *testing.T) {
 // answers soon after a write, and an empty one when its wait ends.
 func TestScanTimestampAndLongPoll(t *testing.T) {
 	g := startGateway(t, scanTokenKey)
-	db := gwName("gw_scants")
-	createDatabase(t, g, db)
+	db := newDatabase(t, g, "gw_scants")
 	createLogTable(t, g, db, "ev", 2, nil)
 	appendRows(t, g, db, "ev", map[string]any{"id": 1, "msg": "old"}, map[string]any{"id": 2, "msg": "old"})
 	time.Sleep(1100 * time.Millisecond)
@@ -477,25 +447,7 @@ func TestScanTimestampAndLongPoll(t *testing.T) {
 	assert.True(t, a.CaughtUp)
 
 	// A long poll answers soon after a write.
-	type result struct {
-		a   scanAnswer
-		at  time.Time
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		b, _ := json.Marshal(map[string]any{"cursor": a.Cursor, "max_wait_ms": 10000})
-		resp, err := http.Post(g.base+"/databases/"+db+"/tables/ev/records/scan", "application/json", bytes.NewReader(b))
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		var r result
-		r.err = json.NewDecoder(resp.Body).Decode(&r.a)
-		r.at = time.Now()
-		done <- r
-	}()
+	done := startLongPoll(g, db, "ev", a.Cursor)
 	time.Sleep(700 * time.Millisecond)
 	wrote := time.Now()
 	appendRows(t, g, db, "ev", map[string]any{"id": 5, "msg": "polled"})
@@ -506,4 +458,31 @@ func TestScanTimestampAndLongPoll(t *testing.T) {
 	latency := r.at.Sub(wrote)
 	t.Logf("long poll: answer %s after the write was sent", latency)
 	assert.Less(t, latency, time.Second)
+}
+
+// scanPoll is the answer to a long-polling scan and when it came.
+type scanPoll struct {
+	a   scanAnswer
+	at  time.Time
+	err error
+}
+
+// startLongPoll sends a scan of db.table from cursor with a 10 s long poll
+// (max_wait_ms) in the background; the channel delivers its answer.
+func startLongPoll(g *gateway, db, table, cursor string) <-chan scanPoll {
+	done := make(chan scanPoll, 1)
+	go func() {
+		b, _ := json.Marshal(map[string]any{"cursor": cursor, "max_wait_ms": 10000})
+		resp, err := http.Post(g.base+"/databases/"+db+"/tables/"+table+"/records/scan", "application/json", bytes.NewReader(b))
+		if err != nil {
+			done <- scanPoll{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		var r scanPoll
+		r.err = json.NewDecoder(resp.Body).Decode(&r.a)
+		r.at = time.Now()
+		done <- r
+	}()
+	return done
 }

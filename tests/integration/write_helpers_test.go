@@ -30,6 +30,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/writer"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/tests/contract"
 )
 
 // wrBootstrap returns FLUSS_BOOTSTRAP, skipping the test when it is unset,
@@ -88,7 +89,7 @@ func wrDatabase(t testing.TB) string { return peerDatabase(t, "gw_write") }
 // drops it after the test.
 func peerDatabase(t testing.TB, prefix string) string {
 	t.Helper()
-	name := uniqueName(prefix)
+	name := contract.UniqueName(prefix)
 	wrPeer(t, nil, "create-database", name)
 	t.Cleanup(func() { _, _ = wrPeerTry(t, nil, "drop-database", name) })
 	return name

@@ -21,21 +21,11 @@ import (
 // every row back.
 func TestStickyKeylessLogSpread(t *testing.T) {
 	g := startGateway(t)
-	db := gwName("sticky")
-	createDatabase(t, g, db)
-	status, body := g.do(http.MethodPost, "/databases/"+db+"/tables", map[string]any{
-		"table_name": "events",
-		"columns": []any{
-			map[string]any{"name": "seq", "data_type": map[string]any{"type": "BIGINT"}},
-			map[string]any{"name": "device", "data_type": map[string]any{"type": "STRING"}},
-			map[string]any{"name": "v", "data_type": map[string]any{"type": "DOUBLE"}},
-		},
-		"distribution": map[string]any{"bucket_count": 4},
-	})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
+	db := newDatabase(t, g, "sticky")
+	records := createTable(t, g.base, db, "events", columns("seq BIGINT", "device STRING", "v DOUBLE"),
+		map[string]any{"distribution": map[string]any{"bucket_count": 4}})
 
 	const total, perReq = 40_000, 500
-	records := "/databases/" + db + "/tables/events/records"
 	for r := 0; r < total/perReq; r++ {
 		entries := make([]any, 0, perReq)
 		for i := r * perReq; i < (r+1)*perReq; i++ {

@@ -20,7 +20,6 @@
 package otel
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -33,7 +32,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,6 +41,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/telemetry"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // Collector endpoints of deployments/otel/collector.yaml.
@@ -66,35 +65,17 @@ func randomHex(t *testing.T, n int) string {
 	return hex.EncodeToString(b)
 }
 
-// syncBuffer collects a child process's output.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // process is a started child process.
 type process struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testlog.Buffer
 	done chan error
 }
 
 func start(t *testing.T, name string, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan error, 1)}
+	p := &process{name: name, cmd: cmd, out: &testlog.Buffer{}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	require.NoError(t, cmd.Start(), "starting %s", name)
 	go func() { p.done <- cmd.Wait() }()

@@ -15,6 +15,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/rpc"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/tests/contract"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -39,16 +40,6 @@ func newEnv(t *testing.T, cc flussfake.ClusterConfig, rc rpc.Config) env {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return env{fake: fc, rpc: c, cat: admin.New(c)}
-}
-
-func requireKind(t *testing.T, err error, kind domain.Kind, res domain.Resource) *domain.Error {
-	t.Helper()
-	require.Error(t, err)
-	de := domain.AsError(err)
-	require.NotNil(t, de, "want *domain.Error, got %T: %v", err, err)
-	assert.Equal(t, kind, de.Kind, "kind of %v", err)
-	assert.Equal(t, res, de.Resource, "resource of %v", err)
-	return de
 }
 
 // The Catalog contract (tests/contract) runs against this adapter over
@@ -118,7 +109,7 @@ func TestCreateTableRejectsUnwritableDescriptor(t *testing.T) {
 		PartitionKeys: []string{"dt"},
 	}
 	err := e.cat.CreateTable(context.Background(), domain.TablePath{Database: "d", Table: "t"}, desc, false)
-	requireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
+	contract.RequireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
 	assert.Zero(t, e.fake.Coordinator.Requests(wire.KeyCreateTable), "nothing sent")
 }
 
@@ -154,7 +145,7 @@ func TestAlterTableRequest(t *testing.T) {
 	assert.Equal(t, int32(1), got.GetConfigChanges()[1].GetOpType(), "DELETE")
 
 	err = e.cat.AlterTable(context.Background(), path, []domain.TableChange{{Kind: "rename_column"}}, false)
-	de := requireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
+	de := contract.RequireKind(t, err, domain.KindInvalidArgument, domain.ResourceNone)
 	assert.Contains(t, de.Message, "changes[0].kind")
 }
 
@@ -245,7 +236,7 @@ func TestAnsweredErrorMapping(t *testing.T) {
 				return nil, wire.NewServerError(tc.code, tc.msg), true
 			})
 			err := e.cat.CreateDatabase(context.Background(), "x", domain.DatabaseDescriptor{}, false)
-			de := requireKind(t, err, tc.kind, tc.res)
+			de := contract.RequireKind(t, err, tc.kind, tc.res)
 			assert.Equal(t, tc.wireCode, de.Code())
 			assert.Equal(t, tc.retryable, de.Retryable)
 			assert.NotContains(t, de.Message, "\tat ", "no stack traces in API messages")
@@ -267,7 +258,7 @@ func TestGetTableDuringDDLElsewhereIsUnavailable(t *testing.T) {
 			"org.apache.fluss.exception.FlussRuntimeException: Failed to get table 'd.t'.\nCaused by: java.io.IOException: No content to map due to end-of-input."), true
 	})
 	_, err := e.cat.GetTable(context.Background(), domain.TablePath{Database: "d", Table: "t"})
-	de := requireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
+	de := contract.RequireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
 	assert.True(t, de.Retryable)
 	assert.Positive(t, de.RetryAfterMillis)
 	assert.NotContains(t, de.Message, "Exception")
@@ -279,7 +270,7 @@ func TestAuthenticationFailureIsUnavailable(t *testing.T) {
 	e := newEnv(t, flussfake.ClusterConfig{SASLUsers: map[string]string{"admin": "admin-secret"}},
 		rpc.Config{SASL: &rpc.SASLConfig{Username: "admin", Password: "wrong"}})
 	_, err := e.cat.ListDatabases(context.Background())
-	de := requireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
+	de := contract.RequireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
 	assert.True(t, strings.HasPrefix(de.Message, "authentication to the Fluss cluster failed"), de.Message)
 	assert.False(t, de.Retryable)
 	assert.NotContains(t, de.Error(), "wrong")
@@ -297,7 +288,7 @@ func TestUnreachableClusterIsUnavailable(t *testing.T) {
 	defer c.Close()
 
 	err = admin.New(c).CreateDatabase(context.Background(), "d", domain.DatabaseDescriptor{}, false)
-	de := requireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
+	de := contract.RequireKind(t, err, domain.KindUnavailable, domain.ResourceNone)
 	assert.True(t, de.Retryable, "nothing was sent, so even DDL may be retried")
 }
 
@@ -327,7 +318,7 @@ func TestTimeoutsAndCancellation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			de := requireKind(t, tc.call(ctx), domain.KindTimeout, domain.ResourceNone)
+			de := contract.RequireKind(t, tc.call(ctx), domain.KindTimeout, domain.ResourceNone)
 			assert.Equal(t, tc.retryable, de.Retryable)
 			assert.Equal(t, tc.unknown, strings.Contains(de.Message, "may or may not have been applied"), de.Message)
 		})
@@ -335,7 +326,7 @@ func TestTimeoutsAndCancellation(t *testing.T) {
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	requireKind(t, e.cat.DropDatabase(cctx, "d", false, false), domain.KindCancelled, domain.ResourceNone)
+	contract.RequireKind(t, e.cat.DropDatabase(cctx, "d", false, false), domain.KindCancelled, domain.ResourceNone)
 }
 
 func TestUnsupportedAPI(t *testing.T) {
@@ -344,7 +335,7 @@ func TestUnsupportedAPI(t *testing.T) {
 	e.fake.Coordinator.Unhandle(wire.KeyAlterTable) // fresh connections no longer list it
 	err := e.cat.AlterTable(context.Background(), domain.TablePath{Database: "d", Table: "t"},
 		[]domain.TableChange{{Kind: domain.ChangeSetConfig, Key: "k", Value: "v"}}, false)
-	requireKind(t, err, domain.KindUnsupported, domain.ResourceNone)
+	contract.RequireKind(t, err, domain.KindUnsupported, domain.ResourceNone)
 }
 
 func TestCorruptJSONFromServerIsBackend(t *testing.T) {
@@ -355,5 +346,5 @@ func TestCorruptJSONFromServerIsBackend(t *testing.T) {
 			CreatedTime: proto.Int64(0), ModifiedTime: proto.Int64(0)}, nil, true
 	})
 	_, err := e.cat.GetDatabase(context.Background(), "d")
-	requireKind(t, err, domain.KindBackend, domain.ResourceNone)
+	contract.RequireKind(t, err, domain.KindBackend, domain.ResourceNone)
 }

@@ -12,34 +12,17 @@ import (
 
 func benchCodec(b *testing.B) (*codec, [][]domain.Datum, [][]byte) {
 	b.Helper()
-	c := func(name string, t domain.DataType, id int32) domain.Column {
-		return domain.Column{Name: name, Type: t, ID: id}
-	}
-	s := domain.Schema{
-		Columns: []domain.Column{
-			c("id", domain.DataType{Root: domain.TypeBigInt}, 0),
-			c("name", domain.DataType{Root: domain.TypeString}, 1),
-			c("score", domain.DataType{Root: domain.TypeDouble, Nullable: true}, 2),
-			c("note", domain.DataType{Root: domain.TypeString, Nullable: true}, 3),
-			c("ts", domain.DataType{Root: domain.TypeTimestampNTZ, Precision: 3, Nullable: true}, 4),
-			c("qty", domain.DataType{Root: domain.TypeInteger, Nullable: true}, 5),
-			c("flag", domain.DataType{Root: domain.TypeBoolean, Nullable: true}, 6),
-			c("amount", domain.DataType{Root: domain.TypeDecimal, Precision: 10, Scale: 2, Nullable: true}, 7),
-		},
-		PrimaryKey: []string{"id", "name"},
-	}
+	d := BenchDescriptor()
+	s := d.Schema
 	t := &meta.Table{
-		Info:       domain.TableInfo{Path: domain.TablePath{Database: "db", Table: "t"}, TableID: 1, SchemaID: 1, Descriptor: domain.TableDescriptor{Schema: s, BucketCount: 16}},
+		Info:       domain.TableInfo{Path: domain.TablePath{Database: "db", Table: "t"}, TableID: 1, SchemaID: 1, Descriptor: d},
 		NumBuckets: 16,
 	}
 	cd, err := newCodec(t, 1, s)
 	if err != nil {
 		b.Fatal(err)
 	}
-	types := make([]domain.DataType, len(s.Columns))
-	for i, col := range s.Columns {
-		types[i] = col.Type
-	}
+	types := domain.ColumnTypes(s.Columns)
 	enc, err := record.NewCompactedRowEncoder(types)
 	if err != nil {
 		b.Fatal(err)
@@ -93,5 +76,30 @@ func BenchmarkDecode128(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// BenchDescriptor is the table of the lookup benchmarks (here and in
+// bench_test.go): eight columns of common types, a two-column primary key,
+// 16 buckets.
+func BenchDescriptor() domain.TableDescriptor {
+	c := func(name string, t domain.DataType, id int32) domain.Column {
+		return domain.Column{Name: name, Type: t, ID: id}
+	}
+	return domain.TableDescriptor{
+		Schema: domain.Schema{
+			Columns: []domain.Column{
+				c("id", domain.DataType{Root: domain.TypeBigInt}, 0),
+				c("name", domain.DataType{Root: domain.TypeString}, 1),
+				c("score", domain.DataType{Root: domain.TypeDouble, Nullable: true}, 2),
+				c("note", domain.DataType{Root: domain.TypeString, Nullable: true}, 3),
+				c("ts", domain.DataType{Root: domain.TypeTimestampNTZ, Precision: 3, Nullable: true}, 4),
+				c("qty", domain.DataType{Root: domain.TypeInteger, Nullable: true}, 5),
+				c("flag", domain.DataType{Root: domain.TypeBoolean, Nullable: true}, 6),
+				c("amount", domain.DataType{Root: domain.TypeDecimal, Precision: 10, Scale: 2, Nullable: true}, 7),
+			},
+			PrimaryKey: []string{"id", "name"}, HighestFieldID: 7,
+		},
+		BucketCount: 16,
 	}
 }

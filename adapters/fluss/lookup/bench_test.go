@@ -38,28 +38,6 @@ func (c *cannedCaller) Call(ctx context.Context, to meta.Dest, key wire.APIKey, 
 	return nil
 }
 
-func benchSchema() domain.TableDescriptor {
-	c := func(name string, t domain.DataType, id int32) domain.Column {
-		return domain.Column{Name: name, Type: t, ID: id}
-	}
-	return domain.TableDescriptor{
-		Schema: domain.Schema{
-			Columns: []domain.Column{
-				c("id", domain.DataType{Root: domain.TypeBigInt}, 0),
-				c("name", domain.DataType{Root: domain.TypeString}, 1),
-				c("score", domain.DataType{Root: domain.TypeDouble, Nullable: true}, 2),
-				c("note", domain.DataType{Root: domain.TypeString, Nullable: true}, 3),
-				c("ts", domain.DataType{Root: domain.TypeTimestampNTZ, Precision: 3, Nullable: true}, 4),
-				c("qty", domain.DataType{Root: domain.TypeInteger, Nullable: true}, 5),
-				c("flag", domain.DataType{Root: domain.TypeBoolean, Nullable: true}, 6),
-				c("amount", domain.DataType{Root: domain.TypeDecimal, Precision: 10, Scale: 2, Nullable: true}, 7),
-			},
-			PrimaryKey: []string{"id", "name"}, HighestFieldID: 7,
-		},
-		BucketCount: 16,
-	}
-}
-
 func benchRow(i int64) []domain.Datum {
 	return row(i64(i), str(fmt.Sprintf("user-%06d", i)), f64(float64(i)/3), str(fmt.Sprintf("note for %d", i)),
 		i64(1_700_000_000_000+i), i64(i*7), i64(i%2), i64(i*101))
@@ -69,7 +47,7 @@ func benchRow(i int64) []domain.Datum {
 // buckets led by 3 nodes: encoding, bucketing, grouping into 3 requests,
 // matching the answers and decoding 128 rows of 8 columns.
 func BenchmarkLookup128(b *testing.B) {
-	desc := benchSchema()
+	desc := lookup.BenchDescriptor()
 	path := domain.TablePath{Database: "db", Table: "bench"}
 	mc := metatest.New(3)
 	lead := make([]int32, 16)

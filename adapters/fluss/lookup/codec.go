@@ -103,14 +103,7 @@ func newCodec(t *meta.Table, schemaID int32, schema domain.Schema) (*codec, erro
 		buckets: t.NumBuckets, pkNames: schema.PrimaryKey, partKeys: d.PartitionKeys,
 		values: make(map[int16]*valueDecoder), prefixes: make(map[string]*prefixShape),
 	}
-	bad := func(format string, args ...any) error {
-		return &domain.Error{Kind: domain.KindUnsupported,
-			Message: fmt.Sprintf("table `%s`: ", c.path) + fmt.Sprintf(format, args...)}
-	}
-	c.types = make([]domain.DataType, len(schema.Columns))
-	for i, col := range schema.Columns {
-		c.types[i] = col.Type
-	}
+	c.types = domain.ColumnTypes(schema.Columns)
 	var err error
 	if c.lake, err = record.ParseLakeFormat(t.Property(propLakeFormat)); err != nil {
 		return nil, err
@@ -123,7 +116,7 @@ func newCodec(t *meta.Table, schemaID int32, schema domain.Schema) (*codec, erro
 	}
 	if v := strings.TrimSpace(t.Property(propKvFormatVersion)); v != "" {
 		if c.version, err = strconv.Atoi(v); err != nil {
-			return nil, bad("%s = %q", propKvFormatVersion, v)
+			return nil, meta.Unsupported(c.path, "%s = %q", propKvFormatVersion, v)
 		}
 	}
 	if len(schema.PrimaryKey) == 0 {
@@ -143,20 +136,20 @@ func newCodec(t *meta.Table, schemaID int32, schema domain.Schema) (*codec, erro
 	for i, n := range schema.PrimaryKey {
 		p := columnIndex(schema, n)
 		if p < 0 {
-			return nil, bad("primary-key column `%s` is not in the schema", n)
+			return nil, meta.Unsupported(c.path, "primary-key column `%s` is not in the schema", n)
 		}
 		keyTypes[i] = c.types[p]
 	}
 	physPos, err := positionsIn(schema.PrimaryKey, c.physPK)
 	if err != nil {
-		return nil, bad("primary key: %v", err)
+		return nil, meta.Unsupported(c.path, "primary key: %v", err)
 	}
 	bucketPos, err := positionsIn(schema.PrimaryKey, c.bucketKeys)
 	if err != nil {
-		return nil, bad("bucket key: %v", err)
+		return nil, meta.Unsupported(c.path, "bucket key: %v", err)
 	}
 	if c.pk.partPos, err = positionsIn(schema.PrimaryKey, d.PartitionKeys); err != nil {
-		return nil, bad("partition key: %v", err)
+		return nil, meta.Unsupported(c.path, "partition key: %v", err)
 	}
 	for _, p := range c.pk.partPos {
 		c.pk.partTypes = append(c.pk.partTypes, keyTypes[p])
@@ -403,10 +396,7 @@ func (c *codec) valueDecoder(ctx context.Context, md Metadata, id int16) (*value
 
 func (c *codec) newValueDecoder(id int32, src domain.Schema) *valueDecoder {
 	vd := &valueDecoder{}
-	types := make([]domain.DataType, len(src.Columns))
-	for i, col := range src.Columns {
-		types[i] = col.Type
-	}
+	types := domain.ColumnTypes(src.Columns)
 	var err error
 	if vd.dec, err = record.NewRowDecoder(c.kvFormat, types); err != nil {
 		vd.err = err

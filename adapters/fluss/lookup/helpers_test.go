@@ -178,10 +178,7 @@ func fullPositions(t testing.TB, s domain.Schema, names []string) []int {
 }
 
 func schemaTypes(s domain.Schema) []domain.DataType {
-	out := make([]domain.DataType, len(s.Columns))
-	for i, c := range s.Columns {
-		out[i] = c.Type
-	}
+	out := domain.ColumnTypes(s.Columns)
 	return out
 }
 

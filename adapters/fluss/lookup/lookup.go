@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 )
 
 // Metadata is what the package needs from the table metadata cache: the
@@ -51,15 +52,9 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = DefaultRetryBackoff
-	}
-	if o.MaxRetryBackoff <= 0 {
-		o.MaxRetryBackoff = DefaultMaxRetryBackoff
-	}
+	o.MaxAttempts = defaults.Positive(o.MaxAttempts, DefaultMaxAttempts)
+	o.RetryBackoff = defaults.Positive(o.RetryBackoff, DefaultRetryBackoff)
+	o.MaxRetryBackoff = defaults.Positive(o.MaxRetryBackoff, DefaultMaxRetryBackoff)
 	o.MaxRetryBackoff = max(o.MaxRetryBackoff, o.RetryBackoff)
 	if o.MaxInFlightPerServer == 0 {
 		o.MaxInFlightPerServer = DefaultMaxInFlightPerServer
@@ -67,9 +62,7 @@ func (o Options) withDefaults() Options {
 	if o.MaxInFlightPerServer < 0 {
 		o.MaxInFlightPerServer = math.MaxInt
 	}
-	if o.MaxKeysPerRequest <= 0 {
-		o.MaxKeysPerRequest = DefaultMaxKeysPerRequest
-	}
+	o.MaxKeysPerRequest = defaults.Positive(o.MaxKeysPerRequest, DefaultMaxKeysPerRequest)
 	return o
 }
 
@@ -120,9 +113,7 @@ func (l *Lookuper) codecFor(ctx context.Context, path domain.TablePath, tableID 
 		return nil, domain.NewStaleDefinition(&domain.StaleDefinitionError{Table: path,
 			UsedTableID: tableID, TableID: t.ID(), UsedSchemaID: schemaID, SchemaID: t.Info.SchemaID})
 	}
-	if schemaID <= 0 {
-		schemaID = t.Info.SchemaID
-	}
+	schemaID = defaults.Positive(schemaID, t.Info.SchemaID)
 	c, ok := l.codecs.Get(t.ID(), schemaID)
 	if ok && c.table == t {
 		return c, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/lru"
 )
 
@@ -57,24 +58,12 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxTables <= 0 {
-		o.MaxTables = DefaultMaxTables
-	}
-	if o.MaxPartitions <= 0 {
-		o.MaxPartitions = DefaultMaxPartitions
-	}
-	if o.MaxAge <= 0 {
-		o.MaxAge = DefaultMaxAge
-	}
-	if o.LoadTimeout <= 0 {
-		o.LoadTimeout = DefaultLoadTimeout
-	}
-	if o.PartitionCreateWait <= 0 {
-		o.PartitionCreateWait = 10 * time.Second
-	}
-	if o.CatchUpWait <= 0 {
-		o.CatchUpWait = DefaultCatchUpWait
-	}
+	o.MaxTables = defaults.Positive(o.MaxTables, DefaultMaxTables)
+	o.MaxPartitions = defaults.Positive(o.MaxPartitions, DefaultMaxPartitions)
+	o.MaxAge = defaults.Positive(o.MaxAge, DefaultMaxAge)
+	o.LoadTimeout = defaults.Positive(o.LoadTimeout, DefaultLoadTimeout)
+	o.PartitionCreateWait = defaults.Positive(o.PartitionCreateWait, 10*time.Second)
+	o.CatchUpWait = defaults.Positive(o.CatchUpWait, DefaultCatchUpWait)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -9,6 +9,14 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
+// Unsupported is the error of a table the gateway cannot read or write
+// (a feature, type or format it does not implement): KindUnsupported, the
+// message naming the table, then format and args as in fmt.Sprintf.
+func Unsupported(path domain.TablePath, format string, args ...any) error {
+	return &domain.Error{Kind: domain.KindUnsupported,
+		Message: fmt.Sprintf("table `%s`: ", path) + fmt.Sprintf(format, args...)}
+}
+
 // DomainError translates a failure of a metadata call into a *domain.Error.
 // what names the object, e.g. "table `db.t`". Errors that already are
 // domain errors are returned unchanged.

@@ -14,6 +14,7 @@ import (
 	flusspb "github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/proto"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -128,21 +129,15 @@ type ConnConfig struct {
 }
 
 func (c ConnConfig) withDefaults() ConnConfig {
-	if c.DialTimeout <= 0 {
-		c.DialTimeout = DefaultDialTimeout
-	}
-	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
+	c.DialTimeout = defaults.Positive(c.DialTimeout, DefaultDialTimeout)
+	c.RequestTimeout = defaults.Positive(c.RequestTimeout, DefaultRequestTimeout)
 	if c.ClientName == "" {
 		c.ClientName = DefaultClientName
 	}
 	if c.ClientVersion == "" {
 		c.ClientVersion = DefaultClientVersion
 	}
-	if c.MaxResponseFrameSize <= 0 {
-		c.MaxResponseFrameSize = wire.DefaultMaxResponseFrameSize
-	}
+	c.MaxResponseFrameSize = defaults.Positive(c.MaxResponseFrameSize, wire.DefaultMaxResponseFrameSize)
 	if c.DialContext == nil {
 		var d net.Dialer
 		c.DialContext = d.DialContext

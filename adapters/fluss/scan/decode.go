@@ -22,10 +22,7 @@ type batchDecoder struct {
 
 func newBatchDecoder(format logFormat, cols []domain.Column, maxBuffer int) (*batchDecoder, error) {
 	d := &batchDecoder{}
-	types := make([]domain.DataType, len(cols))
-	for i, c := range cols {
-		types[i] = c.Type
-	}
+	types := domain.ColumnTypes(cols)
 	var err error
 	switch format {
 	case logArrow:

@@ -12,6 +12,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/wire"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/backoff"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 )
 
 // Metadata is what the package needs from the table metadata cache
@@ -52,15 +53,9 @@ var _ domain.LogScanner = (*Scanner)(nil)
 // New returns a Scanner that sends through call and resolves tables,
 // partitions and leaders through md.
 func New(call meta.Caller, md Metadata, opts Options) *Scanner {
-	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = DefaultMaxAttempts
-	}
-	if opts.RetryBackoff <= 0 {
-		opts.RetryBackoff = DefaultRetryBackoff
-	}
-	if opts.MaxBufferSize <= 0 {
-		opts.MaxBufferSize = DefaultMaxBufferSize
-	}
+	opts.MaxAttempts = defaults.Positive(opts.MaxAttempts, DefaultMaxAttempts)
+	opts.RetryBackoff = defaults.Positive(opts.RetryBackoff, DefaultRetryBackoff)
+	opts.MaxBufferSize = defaults.Positive(opts.MaxBufferSize, DefaultMaxBufferSize)
 	return &Scanner{call: call, md: md, opts: opts}
 }
 

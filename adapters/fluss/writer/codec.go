@@ -103,14 +103,7 @@ func newCodec(t *meta.Table, schemaID int32, schema domain.Schema, arrow ArrowFa
 		table: t, path: t.Path(), tableID: t.ID(), schemaID: schemaID,
 		pk: len(schema.PrimaryKey) > 0, buckets: t.NumBuckets,
 	}
-	bad := func(format string, args ...any) error {
-		return &domain.Error{Kind: domain.KindUnsupported,
-			Message: fmt.Sprintf("table `%s`: ", c.path) + fmt.Sprintf(format, args...)}
-	}
-	c.types = make([]domain.DataType, len(schema.Columns))
-	for i, col := range schema.Columns {
-		c.types[i] = col.Type
-	}
+	c.types = domain.ColumnTypes(schema.Columns)
 	lake, err := record.ParseLakeFormat(t.Property(propLakeFormat))
 	if err != nil {
 		return nil, err
@@ -119,7 +112,7 @@ func newCodec(t *meta.Table, schemaID int32, schema domain.Schema, arrow ArrowFa
 		return nil, err
 	}
 	if c.partPos, err = positions(schema, d.PartitionKeys); err != nil {
-		return nil, bad("partition keys: %v", err)
+		return nil, meta.Unsupported(c.path, "partition keys: %v", err)
 	}
 	for _, p := range c.partPos {
 		c.partTypes = append(c.partTypes, c.types[p])
@@ -130,19 +123,19 @@ func newCodec(t *meta.Table, schemaID int32, schema domain.Schema, arrow ArrowFa
 	}
 	bucketPos, err := positions(schema, bucketKeys)
 	if err != nil {
-		return nil, bad("bucket keys: %v", err)
+		return nil, meta.Unsupported(c.path, "bucket keys: %v", err)
 	}
 
 	if c.pk {
 		physPK := domain.DefaultBucketKeys(schema.PrimaryKey, d.PartitionKeys) // PK minus partition keys
 		pkPos, err := positions(schema, physPK)
 		if err != nil {
-			return nil, bad("primary key: %v", err)
+			return nil, meta.Unsupported(c.path, "primary key: %v", err)
 		}
 		version := 0
 		if v := strings.TrimSpace(t.Property(propKvFormatVersion)); v != "" {
 			if version, err = strconv.Atoi(v); err != nil {
-				return nil, bad("%s = %q", propKvFormatVersion, v)
+				return nil, meta.Unsupported(c.path, "%s = %q", propKvFormatVersion, v)
 			}
 		}
 		isDefault := slices.Equal(bucketPos, pkPos)
@@ -182,11 +175,11 @@ func newCodec(t *meta.Table, schemaID int32, schema domain.Schema, arrow ArrowFa
 		c.zstdLevel = 3
 		if v := strings.TrimSpace(t.Property(propZstdLevel)); v != "" {
 			if c.zstdLevel, err = strconv.Atoi(v); err != nil {
-				return nil, bad("%s = %q", propZstdLevel, v)
+				return nil, meta.Unsupported(c.path, "%s = %q", propZstdLevel, v)
 			}
 		}
 		if arrow == nil {
-			c.arrowErr = bad("ARROW log tables need an Arrow batch builder, which this gateway build lacks")
+			c.arrowErr = meta.Unsupported(c.path, "ARROW log tables need an Arrow batch builder, which this gateway build lacks")
 		} else if ab, err := arrow(c.types, c.arrowComp, c.zstdLevel); err != nil {
 			c.arrowErr = err
 		} else {
@@ -213,7 +206,7 @@ func newCodec(t *meta.Table, schemaID int32, schema domain.Schema, arrow ArrowFa
 			return nil, err
 		}
 	default:
-		return nil, bad("log format %q", f)
+		return nil, meta.Unsupported(c.path, "log format %q", f)
 	}
 	return c, nil
 }

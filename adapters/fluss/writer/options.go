@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 )
 
 // Defaults of Options, following the Java client's `client.writer.*` options
@@ -128,20 +129,14 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.BatchSize <= 0 {
-		o.BatchSize = DefaultBatchSize
-	}
+	o.BatchSize = defaults.Positive(o.BatchSize, DefaultBatchSize)
 	if o.Linger < 0 {
 		o.Linger = 0
 	} else if o.Linger == 0 {
 		o.Linger = DefaultLinger
 	}
-	if o.BufferMemory <= 0 {
-		o.BufferMemory = DefaultBufferMemory
-	}
-	if o.MaxRequestSize <= 0 {
-		o.MaxRequestSize = DefaultMaxRequestSize
-	}
+	o.BufferMemory = defaults.Positive(o.BufferMemory, DefaultBufferMemory)
+	o.MaxRequestSize = defaults.Positive(o.MaxRequestSize, DefaultMaxRequestSize)
 	if o.KvLinger < 0 {
 		o.KvLinger = 0
 	} else if o.KvLinger == 0 {
@@ -150,33 +145,19 @@ func (o Options) withDefaults() Options {
 	if o.LingerAfterInFlight == 0 {
 		o.LingerAfterInFlight = DefaultLingerAfterInFlight
 	}
-	if o.Lanes <= 0 {
-		o.Lanes = DefaultLanes
-	}
-	if o.MaxInFlightPerBucket <= 0 {
-		o.MaxInFlightPerBucket = DefaultMaxInFlightPerBucket
-	}
+	o.Lanes = defaults.Positive(o.Lanes, DefaultLanes)
+	o.MaxInFlightPerBucket = defaults.Positive(o.MaxInFlightPerBucket, DefaultMaxInFlightPerBucket)
 	if !o.DisableIdempotence && o.MaxInFlightPerBucket > 5 {
 		o.MaxInFlightPerBucket = 5
 	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
-	}
+	o.RequestTimeout = defaults.Positive(o.RequestTimeout, DefaultRequestTimeout)
 	if o.Acks == 0 {
 		o.Acks = AcksAll
 	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = DefaultRetryBackoff
-	}
-	if o.RetryBackoffMax <= 0 {
-		o.RetryBackoffMax = DefaultRetryBackoffMax
-	}
-	if o.MaxThrottle <= 0 {
-		o.MaxThrottle = DefaultMaxThrottle
-	}
-	if o.OrphanTimeout <= 0 {
-		o.OrphanTimeout = DefaultOrphanTimeout
-	}
+	o.RetryBackoff = defaults.Positive(o.RetryBackoff, DefaultRetryBackoff)
+	o.RetryBackoffMax = defaults.Positive(o.RetryBackoffMax, DefaultRetryBackoffMax)
+	o.MaxThrottle = defaults.Positive(o.MaxThrottle, DefaultMaxThrottle)
+	o.OrphanTimeout = defaults.Positive(o.OrphanTimeout, DefaultOrphanTimeout)
 	if o.Arrow == nil {
 		o.Arrow = DefaultArrow
 	}

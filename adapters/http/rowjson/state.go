@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/defaults"
 )
 
 // Limits bound one request body.
@@ -31,7 +32,21 @@ type Limits struct {
 	// invalid ones. An invalid entry without a usable id still fails the
 	// whole body.
 	ReportInvalid bool
+	// EntryEnds (write bodies), when not nil, pins where every entry must
+	// end: the body holds exactly len(EntryEnds) entries and entries[i]
+	// ends (the byte after its closing brace) at body offset EntryEnds[i].
+	// Otherwise the decode fails with ErrEntryBounds and nothing else. A
+	// caller that joins separately framed values into one entries array
+	// (NDJSON lines joined with commas) learns from it, without a second
+	// pass over the bytes, that every value was one entry on its own: one
+	// that spilled into its neighbour (`{"a":"` then `","b":1}`) or held two
+	// (`{…},{…}`) ends elsewhere.
+	EntryEnds []int
 }
+
+// ErrEntryBounds is the error of a write body whose entries do not end where
+// Limits.EntryEnds says.
+var ErrEntryBounds = errors.New("rowjson: entries do not end at the given offsets")
 
 // Defaults for zero Limits fields.
 const (
@@ -42,12 +57,8 @@ const (
 )
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxEntries <= 0 {
-		l.MaxEntries = DefaultMaxEntries
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = DefaultMaxDepth
-	}
+	l.MaxEntries = defaults.Positive(l.MaxEntries, DefaultMaxEntries)
+	l.MaxDepth = defaults.Positive(l.MaxDepth, DefaultMaxDepth)
 	return l
 }
 
@@ -197,6 +208,7 @@ func putState(st *state) {
 	// Drop every reference to the request: body, schema, returned memory.
 	st.rd = bytes.Buffer{}
 	st.dec.Reset(emptyReader)
+	st.lim.EntryEnds = nil
 	st.c = nil
 	st.buf, st.slab, st.arena = nil, nil, nil
 	st.path = st.path[:0]

@@ -54,7 +54,7 @@ type colWriter struct {
 // `table.log.arrow.compression.zstd.level` (1..22, checked for ZSTD only);
 // see the package comment about what it changes.
 func NewBuilder(columns []domain.Column, codec Compression, zstdLevel int) (*Builder, error) {
-	return newBuilder(columnTypes(columns), columnNames(columns), codec, zstdLevel)
+	return newBuilder(domain.ColumnTypes(columns), columnNames(columns), codec, zstdLevel)
 }
 
 // NewBuilderFromTypes is NewBuilder for bare column types; the Arrow field

@@ -26,7 +26,7 @@ type Reader struct {
 
 // NewReader returns a reader for batches of the given table columns.
 func NewReader(columns []domain.Column) (*Reader, error) {
-	return NewReaderFromTypes(columnTypes(columns))
+	return NewReaderFromTypes(domain.ColumnTypes(columns))
 }
 
 // NewReaderFromTypes is NewReader for bare column types.

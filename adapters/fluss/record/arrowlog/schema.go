@@ -284,11 +284,7 @@ func (n *node) arrowType() arrow.DataType {
 // Fluss columns, map keys are never nullable. Fluss never sends this schema;
 // it is rebuilt from the table schema by every reader.
 func ArrowSchema(columns []domain.Column) (*arrow.Schema, error) {
-	types := make([]domain.DataType, len(columns))
-	for i := range columns {
-		types[i] = columns[i].Type
-	}
-	nodes, err := compileColumns(types)
+	nodes, err := compileColumns(domain.ColumnTypes(columns))
 	if err != nil {
 		return nil, err
 	}
@@ -313,12 +309,4 @@ func columnNames(columns []domain.Column) []string {
 		names[i] = columns[i].Name
 	}
 	return names
-}
-
-func columnTypes(columns []domain.Column) []domain.DataType {
-	types := make([]domain.DataType, len(columns))
-	for i := range columns {
-		types[i] = columns[i].Type
-	}
-	return types
 }

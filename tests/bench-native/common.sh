@@ -1,0 +1,38 @@
+# Sourced (not run) by tests/bench-native/run.sh and scan.sh, from the
+# repository root with ROOT set. It sets GO, JAVA and V (FLUSS_VERSION) and
+# defines what both do the same way:
+#   bench_java_build SRC...  compiles the Java sources against the Fluss client
+#                            jar of V under FLUSS_HOME (.cache/fluss) into
+#                            $OUT/classes and sets CP to run them
+#   jrun CLASS ARGS...       runs one of those classes, SLF4J and log4j status
+#                            lines dropped from stderr
+#   bench_gateway_start [VAR=value...]
+#                            starts $OUT/fluss-gateway (configs/local.yaml, no
+#                            metrics) on 127.0.0.1:$GW_PORT against $BOOT with
+#                            the extra environment, logging to $OUT/gateway.log;
+#                            sets gw_pid (tests/lib/gateway-run.sh stops it) and
+#                            waits for /ready
+GO=${GO:-go}
+JAVA=${FLUSS_JAVA:-java}
+V=${FLUSS_VERSION:-0.9.1-incubating}
+
+bench_java_build() {
+  local home=${FLUSS_HOME:-$ROOT/.cache/fluss} j
+  CP="$home/$V/client/fluss-client-$V.jar"
+  for j in "$home/$V"/lib/log4j-*.jar; do CP="$CP:$j"; done
+  mkdir -p "$OUT/classes"
+  javac -nowarn -cp "$CP" -d "$OUT/classes" "$@"
+  CP="$CP:$OUT/classes"
+}
+
+jrun() { "$JAVA" --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$CP" "$@" 2> >(grep -v -e '^SLF4J' -e 'StatusLogger' >&2); }
+
+bench_gateway_start() {
+  env "$@" \
+    FLUSS_GATEWAY__REST__LISTEN="127.0.0.1:$GW_PORT" \
+    FLUSS_GATEWAY__METRICS__ENABLED=false \
+    FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS="$BOOT" \
+    "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
+  gw_pid=$!
+  gw_await_ready "$GW_PORT" "$OUT/gateway.log" 150
+}
