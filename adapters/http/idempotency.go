@@ -75,7 +75,7 @@ func (a *api) write(ctx context.Context, c *fiber.Ctx, scope application.Scope, 
 // (FuzzJSONCompat), so the fingerprints already in ledgers stay valid.
 func fingerprint(body []byte, report bool) string {
 	h := sha256.New()
-	if !validJSON(body) || compactTo(h, body) != nil {
+	if compactTo(h, body) != nil {
 		h.Reset()
 		h.Write(body)
 	}
@@ -93,9 +93,10 @@ var compactOptions = []jsontext.Options{
 	jsontext.PreserveRawStrings(true),
 }
 
-// compactTo writes body, one valid JSON value (validJSON), to w without
-// insignificant whitespace, token by token with strings and numbers as they
-// are spelled.
+// compactTo writes body, one JSON value, to w without insignificant
+// whitespace, token by token with strings and numbers as they are spelled.
+// When body is not one JSON value it returns an error, having written part
+// of it.
 func compactTo(w io.Writer, body []byte) error {
 	dec := jsontext.NewDecoder(bytes.NewBuffer(body), compactOptions...)
 	out := &trimFinalNewline{w: w}
@@ -118,6 +119,9 @@ func compactTo(w io.Writer, body []byte) error {
 			return err
 		}
 		if dec.StackDepth() == 0 {
+			if _, err := dec.ReadToken(); err != io.EOF {
+				return errors.New("http: data after the top-level JSON value")
+			}
 			return out.flush()
 		}
 	}

@@ -272,14 +272,6 @@ func checkDocument(ctx context.Context, body []byte, t reflect.Type) error {
 	return nil
 }
 
-// validJSON reports whether b is exactly one JSON value, accepting
-// duplicate names and invalid UTF-8 as encoding/json's Valid did: a keyed
-// NDJSON body is checked line by line with it before anything is written,
-// and the row decoder then reports those two per entry.
-func validJSON(b []byte) bool {
-	return jsontext.Value(b).IsValid(requestJSONOptions...)
-}
-
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // deadlineCheckEvery is how many values the checker reads between two looks

@@ -39,3 +39,23 @@ func BenchmarkDecodeCreateTable(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFingerprint is the idempotency fingerprint of a 1 MiB write body
+// of 10,000 entries, indented as a client might send it.
+func BenchmarkFingerprint(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("{\n  \"entries\": [\n")
+	for i := 0; i < 10000; i++ {
+		if i > 0 {
+			sb.WriteString(",\n")
+		}
+		fmt.Fprintf(&sb, `    {"id": "e%d", "upsert": {"id": %d, "name": "user \u00e9 %d", "score": %d.5, "tags": ["a", "b"]}}`, i, i, i, i)
+	}
+	sb.WriteString("\n  ]\n}\n")
+	body := []byte(sb.String())
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		_ = fingerprint(body, false)
+	}
+}
