@@ -84,7 +84,7 @@ func (a *api) writeNDJSONKeyed(c *fiber.Ctx, scope application.Scope, path domai
 			rest = nil
 		}
 		lineNo++
-		t := bytes.TrimSpace(line)
+		t := trimJSONSpace(line)
 		if len(t) == 0 {
 			continue
 		}
@@ -96,7 +96,7 @@ func (a *api) writeNDJSONKeyed(c *fiber.Ctx, scope application.Scope, path domai
 		}
 		ch.add(t, lineNo, len(line))
 	}
-	sink := &verdictSink{ndjson: acceptsNDJSON(c.Get(fiber.HeaderAccept))}
+	sink := &verdictSink{ndjson: acceptsNDJSON(c.Get(fiber.HeaderAccept)), positions: writePositionsAsked(c)}
 	if len(ch.lines) > 0 {
 		buf := buffers.Get()
 		defer buffers.Put(buf)
@@ -154,7 +154,7 @@ func (a *api) writeArrowKeyed(c *fiber.Ctx, scope application.Scope, path domain
 			return keyedTooMany("rows or more", total, maxRows)
 		}
 	}
-	p := &arrowPipeline{a: a, c: c, scope: scope, path: path}
+	p := &arrowPipeline{a: a, c: c, scope: scope, path: path, positions: writePositionsAsked(c)}
 	if total > 0 {
 		joined, err := joinRecords(recs)
 		if err != nil {

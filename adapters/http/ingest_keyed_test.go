@@ -56,6 +56,21 @@ func TestKeyedStreamedBodies(t *testing.T) {
 			status: 400, want: "line 4: not valid JSON",
 		},
 		{
+			// JSON whitespace is space, tab, LF and CR (RFC 8259): a
+			// vertical tab before an entry is not JSON, as in unkeyed bodies.
+			name: "NDJSON, a vertical tab is not JSON whitespace", body: []byte(ndjson + "\v" + appendLine("c", 3, "z") + "\n"), ctype: MIMEApplicationNDJSON,
+			status: 400, want: "line 4: not valid JSON",
+		},
+		{
+			name: "NDJSON, write positions", body: []byte(ndjson), ctype: MIMEApplicationNDJSON,
+			headers: []string{HeaderWritePositions, "true"},
+			res: application.IdempotentResult{WriteResult: application.WriteResult{
+				IDs: []string{"a", "b"}, Results: []domain.EntryResult{
+					{At: domain.WrittenAt{Known: true, Bucket: 1, Offset: 7, Exact: true}}, fail}}},
+			status: 200, called: true,
+			want: `{"row_count":2,"success_count":1,"error_count":1,"successes":[{"id":"a","bucket":1,"offset":7}],"failures":[{"id":"b","error_code":"timeout","message":"late","retryable":true,"applied":"unknown"}]}`,
+		},
+		{
 			name: "NDJSON, more entries than one keyed write", body: []byte(ndjson + appendLine("c", 3, "z")), ctype: MIMEApplicationNDJSON,
 			maxRows: 2, status: 413, want: "at most 2 entries (gateway.rest.write.max-rows)",
 		},
@@ -68,6 +83,22 @@ func TestKeyedStreamedBodies(t *testing.T) {
 				{"batch":0,"row_count":2,"success_count":2,"error_count":0,"failures":[]},
 				{"batch":1,"row_count":3,"success_count":1,"error_count":2,"failures":[
 					{"first_row":1,"last_row":2,"error_code":"timeout","message":"late","retryable":true,"applied":"unknown"}]}]}`,
+		},
+		{
+			name: "Arrow, write positions", body: arrowBody, ctype: MIMEArrowStream,
+			headers: []string{HeaderWritePositions, "true"},
+			res: application.IdempotentResult{WriteResult: application.WriteResult{
+				IDs: make([]string, 5), Results: []domain.EntryResult{
+					{At: domain.WrittenAt{Known: true, Bucket: 0, Offset: 10, Exact: true}},
+					{At: domain.WrittenAt{Known: true, Bucket: 0, Offset: 11, Exact: true}},
+					{At: domain.WrittenAt{Known: true, Bucket: 2, Offset: 4, Exact: true}}, fail, fail}}},
+			status: 200, called: true,
+			want: `{"row_count":5,"success_count":3,"error_count":2,"batches":[
+				{"batch":0,"row_count":2,"success_count":2,"error_count":0,"failures":[],"positions":[
+					{"first_row":0,"last_row":1,"bucket":0,"offset":10}]},
+				{"batch":1,"row_count":3,"success_count":1,"error_count":2,"failures":[
+					{"first_row":1,"last_row":2,"error_code":"timeout","message":"late","retryable":true,"applied":"unknown"}],"positions":[
+					{"first_row":0,"last_row":0,"bucket":2,"offset":4}]}]}`,
 		},
 		{
 			name: "Arrow, more rows than one keyed write", body: arrowBody, ctype: MIMEArrowStream,
