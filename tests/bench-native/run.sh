@@ -73,6 +73,9 @@
 #                             application/vnd.apache.arrow.stream, one record batch of BENCH_ARROW_ENTRIES
 #                             (10000) rows per request × BENCH_ARROW_CONCURRENCY (4)), in the same interleaved
 #                             rounds; reported beside JSON and the Java AppendWriter (Arrow ÷ JSON, Arrow ÷ Java)
+#   BENCH_NDJSON (1)          both modes: also the same rows as NDJSON bodies (Content-Type application/x-ndjson,
+#                             BENCH_ENTRIES lines per request × BENCH_CONCURRENCY, the JSON documents' entries one
+#                             per line), in the same interleaved rounds; reported as NDJSON ÷ JSON (issue 25)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -90,6 +93,7 @@ LOOKUP_ONLY=${BENCH_LOOKUP_ONLY:-0}
 ARROW=${BENCH_ARROW:-1}
 ARROW_ENTRIES=${BENCH_ARROW_ENTRIES:-10000}
 ARROW_CONC=${BENCH_ARROW_CONCURRENCY:-4}
+NDJSON=${BENCH_NDJSON:-1}
 GW_PORT=${BENCH_GATEWAY_PORT:-28088}
 PPROF_PORT=${BENCH_PPROF_PORT:-6067}
 RESULTS="$OUT/results.jsonl"
@@ -141,6 +145,9 @@ for mode in $MODES; do
   if [[ $mode == log && $ARROW == 1 ]]; then
     for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("gwa_${mode}_$i"); done
   fi
+  if [[ $NDJSON == 1 ]] && (( ! LOOKUP_ONLY )); then
+    for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("gwn_${mode}_$i"); done
+  fi
   echo "==> creating ${#names[@]} $mode tables in $DB" >&2
   jrun BenchNative create "$BOOT" "$DB" "$mode" "${names[@]}" >&2
 done
@@ -149,7 +156,7 @@ if [[ ${BENCH_LOOKUP:-1} == 1 && " $MODES " == *" pk "* ]]; then
   LOOKUPS=1
   jrun BenchNative create "$BOOT" "$DB" pfx pfx_1 >&2
 fi
-declare -A NEXT_GW NEXT_JAVA NEXT_GWA
+declare -A NEXT_GW NEXT_JAVA NEXT_GWA NEXT_GWN
 PPROF_ARGS=()
 MAX_LOAD=${BENCH_MAX_LOAD:-1.0}
 load1() { cut -d' ' -f1 /proc/loadavg; }
@@ -184,6 +191,18 @@ gwa_run() { # mode kind: one gateway run with Arrow IPC bodies (log mode), side 
   record gateway-arrow "$kind" "$mode" "$t" "$l0" "$r"
 }
 arrow_on() { [[ $1 == log && $ARROW == 1 ]]; }
+gwn_run() { # mode kind: one gateway run with NDJSON bodies (ENTRIES lines × CONC), side gateway-ndjson
+  local mode=$1 kind=$2 op=upsert t r l0
+  sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
+  [[ $mode == log ]] && op=append
+  NEXT_GWN[$mode]=$(( ${NEXT_GWN[$mode]:-0} + 1 )); t=gwn_${mode}_${NEXT_GWN[$mode]}
+  echo "$t=$((WARM + ROWS)):$ROWS" >> "$OUT/verify-$mode.txt"
+  r=$("$OUT/load" -mode bench -body ndjson -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" -op "$op" \
+      -rows "$ENTRIES" -concurrency "$CONC" -warmup-rows "$WARM" -total-rows "$ROWS" -timeout 30s \
+      -pid "$gw_pid" -fluss-pids "$FPIDS")
+  record gateway-ndjson "$kind" "$mode" "$t" "$l0" "$r"
+}
+ndjson_on() { [[ $NDJSON == 1 ]]; }
 java_run() { # mode [kind]: one Java client run
   local mode=$1 kind=${2:-main} t r l0
   sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
@@ -225,17 +244,20 @@ if [[ $WARMUP_ROUND == 1 ]]; then
   for mode in $MODES; do
     gw_run "$mode" warmup "$ENTRIES" "$CONC" "$ROWS"; java_run "$mode" warmup
     if arrow_on "$mode"; then gwa_run "$mode" warmup; fi
+    if ndjson_on; then gwn_run "$mode" warmup; fi
   done
 fi
 for r in $(seq 1 "$ROUNDS_W"); do
   for mode in $MODES; do
     if (( r % 2 )); then
       gw_run "$mode" main "$ENTRIES" "$CONC" "$ROWS"
+      if ndjson_on; then gwn_run "$mode" main; fi
       if arrow_on "$mode"; then gwa_run "$mode" main; fi
       java_run "$mode"
     else
       java_run "$mode"
       if arrow_on "$mode"; then gwa_run "$mode" main; fi
+      if ndjson_on; then gwn_run "$mode" main; fi
       gw_run "$mode" main "$ENTRIES" "$CONC" "$ROWS"
     fi
   done
@@ -402,6 +424,23 @@ if arrows:
               f"| {med([x['p50_ms'] for x in a]):.1f} / {med([x['p99_ms'] for x in a]):.1f} "
               f"| {med([us(x['rows'], x['gateway_ticks']) for x in a]):.2f} µs | {med([us(x['rows'], x['fluss_ticks']) for x in a]):.2f} µs "
               f"| {max(x['gateway_hwm_kb'] for x in a) / 1024:.0f} MiB | {per_batch(ax)} |")
+    print()
+ndjsons = [m for m in modes if sel("gateway-ndjson", "main", m)]
+if ndjsons:
+    print("NDJSON bodies, the same entries one per line (issue 25; target: NDJSON ≥ 1.0× JSON documents):")
+    print()
+    print("| mode | gateway JSON rows/s | gateway NDJSON rows/s | NDJSON ÷ JSON | NDJSON p50 / p99 ms | NDJSON gateway CPU/row | JSON gateway CPU/row | VmHWM gateway |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for m in ndjsons:
+        nx, gx = sel("gateway-ndjson", "main", m), sel("gateway", "main", m)
+        n, g = res(nx), res(gx)
+        nr = med([x["rows_per_s"] for x in n])
+        gr = med([x["rows_per_s"] for x in g]) if g else float("nan")
+        gcpu = f"{med([us(x['rows'], x['gateway_ticks']) for x in g]):.2f} µs" if g else "?"
+        print(f"| {name.get(m, m)} | {gr:,.0f} | {nr:,.0f} | {ratio(nr, gr, nx + gx)} "
+              f"| {med([x['p50_ms'] for x in n]):.1f} / {med([x['p99_ms'] for x in n]):.1f} "
+              f"| {med([us(x['rows'], x['gateway_ticks']) for x in n]):.2f} µs | {gcpu} "
+              f"| {max(x['gateway_hwm_kb'] for x in n) / 1024:.0f} MiB |")
     print()
 phases = [("outside", "outside the handler (HTTP, body, answer)"), ("w-encode", "writer: encode + buffer"),
           ("w-queue", "writer: queued for a batch"), ("w-slot", "… of which waiting for an in-flight slot"),
