@@ -5,7 +5,7 @@ CLUSTER := deployments/local/fluss-cluster.sh
 GATEWAY_CONFIG ?= configs/local.yaml
 GOLANGCI_VERSION ?= v2.15.0
 
-.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native fuzz-campaign test-backpressure bench-resources bench-resources-short soak
+.PHONY: check fmt-check tidy-check image test-deploy test-otel test-faults load all build run cluster-up cluster-down cluster-status test test-unit test-integration gen lint fuzz bench clean bench-native fuzz-campaign test-backpressure bench-resources bench-resources-short soak bench-scan
 
 all: build
 
@@ -74,6 +74,11 @@ soak:
 ## (tests/bench-native/run.sh; BENCH_SWEEP=1 for the entries x concurrency sweep)
 bench-native:
 	bash tests/bench-native/run.sh
+
+## bench-scan: the gateway's scan cursor chain and the Java client's LogScanner reading the same
+## 500,000-row log table side by side (tests/bench-native/scan.sh; SCAN_CHAINS=4 for four chains)
+bench-scan:
+	bash tests/bench-native/scan.sh
 
 gen:
 	bash adapters/fluss/proto/gen.sh

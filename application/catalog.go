@@ -329,7 +329,7 @@ func (s *CatalogService) CreatePartition(ctx context.Context, scope Scope, cmd C
 	}
 	// The auto-partition format and retention, as writes check them: a
 	// partition named otherwise could never be written.
-	if auto := domain.AutoPartitionOf(tinfo.Descriptor); auto.Enabled {
+	if auto := domain.AutoPartitionOf(tinfo.Descriptor); auto.Checked() {
 		if err := auto.CheckNewPartition(auto.TimeValue(domain.PartitionName(spec)), s.now()); err != nil {
 			return domain.PartitionInfo{}, false, err
 		}

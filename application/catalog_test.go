@@ -339,31 +339,43 @@ func TestCreatePartition(t *testing.T) {
 // TestCreatePartitionFollowsTheAutoPartitionRule: on a DAY auto-partitioned
 // table, POST .../partitions refuses a name writes would refuse (wrong
 // format, or older than the retention) with 400 naming the format, and
-// creates nothing; a well-formed, retained name is created.
+// creates nothing; a well-formed, retained name is created. A table's
+// table.auto-partition.time-format (Fluss 1.0) replaces the unit's format,
+// and with auto-partitioning off still decides the format (not the
+// retention), as the 1.0 coordinator's createPartition does.
 func TestCreatePartitionFollowsTheAutoPartitionRule(t *testing.T) {
 	t.Parallel()
 	path := domain.TablePath{Database: "db", Table: "t"}
-	info := func(p domain.TablePath) (domain.TableInfo, error) {
-		return domain.TableInfo{Path: p, Descriptor: domain.TableDescriptor{
-			PartitionKeys: []string{"dt"},
-			Properties: map[string]string{domain.OptAutoPartitionEnabled: "true", domain.OptAutoPartitionTimeUnit: "DAY",
-				domain.OptAutoPartitionRetention: "3"},
-		}}, nil
-	}
+	dayTable := map[string]string{domain.OptAutoPartitionEnabled: "true", domain.OptAutoPartitionTimeUnit: "DAY",
+		domain.OptAutoPartitionRetention: "3"}
+	isoTable := map[string]string{domain.OptAutoPartitionEnabled: "true", domain.OptAutoPartitionTimeUnit: "DAY",
+		domain.OptAutoPartitionRetention: "3", domain.OptAutoPartitionTimeFormat: "yyyy-MM-dd"}
+	formatOnly := map[string]string{domain.OptAutoPartitionTimeUnit: "MONTH", domain.OptAutoPartitionTimeFormat: "yyyy_MM"}
 	cases := []struct {
+		name           string
+		props          map[string]string
 		value, wantMsg string
 	}{
-		{value: "2026-12-03", wantMsg: "does not match the table's auto-partition format yyyyMMdd"},
-		{value: "20261340", wantMsg: "does not match"},
-		{value: "20261101", wantMsg: "older than the table's retention"},
-		{value: "20261203"},
+		{name: "day", props: dayTable, value: "2026-12-03", wantMsg: "does not match the table's auto-partition format yyyyMMdd"},
+		{name: "day", props: dayTable, value: "20261340", wantMsg: "does not match"},
+		{name: "day", props: dayTable, value: "20261101", wantMsg: "older than the table's retention"},
+		{name: "day", props: dayTable, value: "20261203"},
+		{name: "iso", props: isoTable, value: "20261203", wantMsg: "does not match the table's auto-partition format yyyy-MM-dd"},
+		{name: "iso", props: isoTable, value: "2026-11-01", wantMsg: "older than the table's retention"},
+		{name: "iso", props: isoTable, value: "2026-12-03"},
+		{name: "format-only", props: formatOnly, value: "202001", wantMsg: "auto-partitioning off"},
+		{name: "format-only", props: formatOnly, value: "2020_01"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.value, func(t *testing.T) {
+		t.Run(tc.name+"/"+tc.value, func(t *testing.T) {
 			t.Parallel()
 			createdAny := false
 			svc, _ := newService(&fakeCatalog{
-				getTable: info,
+				getTable: func(p domain.TablePath) (domain.TableInfo, error) {
+					return domain.TableInfo{Path: p, Descriptor: domain.TableDescriptor{
+						PartitionKeys: []string{"dt"}, Properties: tc.props,
+					}}, nil
+				},
 				createPartition: func(domain.TablePath, domain.PartitionSpec, bool) error {
 					createdAny = true
 					return nil

@@ -1,20 +1,23 @@
 package domain
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Fluss table options of auto-partitioning (apache/fluss:
-// config/ConfigOptions TABLE_AUTO_PARTITION_*).
+// config/ConfigOptions TABLE_AUTO_PARTITION_*). OptAutoPartitionTimeFormat
+// exists from Fluss 1.0 on (apache/fluss PR #3558, at 545c553); a 0.9.1
+// server refuses it as an unknown table option, so its tables never carry it.
 const (
-	OptAutoPartitionEnabled   = "table.auto-partition.enabled"
-	OptAutoPartitionKey       = "table.auto-partition.key"
-	OptAutoPartitionTimeUnit  = "table.auto-partition.time-unit"
-	OptAutoPartitionTimeZone  = "table.auto-partition.time-zone"
-	OptAutoPartitionRetention = "table.auto-partition.num-retention"
+	OptAutoPartitionEnabled    = "table.auto-partition.enabled"
+	OptAutoPartitionKey        = "table.auto-partition.key"
+	OptAutoPartitionTimeUnit   = "table.auto-partition.time-unit"
+	OptAutoPartitionTimeFormat = "table.auto-partition.time-format"
+	OptAutoPartitionTimeZone   = "table.auto-partition.time-zone"
+	OptAutoPartitionRetention  = "table.auto-partition.num-retention"
 )
 
 // AutoPartitionUnit is a Fluss auto-partition time unit
@@ -22,10 +25,11 @@ const (
 type AutoPartitionUnit string
 
 // The time units and the partition-value formats Fluss names their
-// partitions with (apache/fluss: utils/PartitionUtils#generateAutoPartitionTime,
-// java.time.format.DateTimeFormatter patterns): HOUR yyyyMMddHH, DAY
-// yyyyMMdd, MONTH yyyyMM, QUARTER yyyyQ (the year and the quarter digit 1-4,
-// e.g. 20264), YEAR yyyy.
+// partitions with by default (apache/fluss: utils/PartitionUtils
+// #getPartitionTimeFormat, java.time.format.DateTimeFormatter patterns):
+// HOUR yyyyMMddHH, DAY yyyyMMdd, MONTH yyyyMM, QUARTER yyyyQ (the year and
+// the quarter digit 1-4, e.g. 20264), YEAR yyyy. From Fluss 1.0 on a table
+// may name another pattern in table.auto-partition.time-format.
 const (
 	UnitHour    AutoPartitionUnit = "HOUR"
 	UnitDay     AutoPartitionUnit = "DAY"
@@ -34,7 +38,8 @@ const (
 	UnitYear    AutoPartitionUnit = "YEAR"
 )
 
-// Format is the Java DateTimeFormatter pattern of the unit's partition values.
+// Format is the Java DateTimeFormatter pattern of the unit's partition values
+// when the table sets no table.auto-partition.time-format.
 func (u AutoPartitionUnit) Format() string {
 	switch u {
 	case UnitHour:
@@ -56,17 +61,26 @@ func (u AutoPartitionUnit) Format() string {
 // time units and, every auto-partition.check.interval, drops the partitions
 // whose time value sorts before the value of now minus Retention units
 // (apache/fluss: server/coordinator/AutoPartitionManager#dropPartitions,
-// a string comparison). Newer Fluss clients refuse to create a partition
-// with a malformed or out-of-date time value before asking the server
+// a string comparison). Newer Fluss clients and the 1.0 coordinator refuse
+// to create a partition with a malformed or out-of-date time value
 // (apache/fluss: utils/PartitionUtils#validateAutoPartitionTime); this
-// type gives the gateway the same rule.
+// type gives the gateway the same rule. A table with auto-partitioning off
+// but a table.auto-partition.time-format keeps the format rule without the
+// retention (Checked reports it, Enabled is false).
 type AutoPartition struct {
+	// Enabled is table.auto-partition.enabled: Fluss creates and drops the
+	// table's partitions, so the retention applies.
 	Enabled bool
 	// Key is the partition key holding the time value; KeyIndex its
 	// position among the partition keys.
 	Key      string
 	KeyIndex int
 	Unit     AutoPartitionUnit
+	// TimeFormat is the table's table.auto-partition.time-format (Fluss
+	// 1.0), "" when it uses the unit's default pattern (Unit.Format). Only
+	// AutoPartitionOf compiles it: a value built otherwise uses the unit's
+	// default whatever TimeFormat says.
+	TimeFormat string
 	// Retention is the number of past units kept; negative keeps all.
 	Retention int
 	// Zone is the time zone partition values are computed in. Fluss's
@@ -74,18 +88,28 @@ type AutoPartition struct {
 	// it, uses UTC when the table does not set
 	// table.auto-partition.time-zone.
 	Zone *time.Location
+
+	// layout is TimeFormat compiled; nil when TimeFormat is "".
+	layout timeLayout
 }
 
 // AutoPartitionOf reads the auto-partition strategy of a table from its
-// properties and partition keys; Enabled is false for tables without it
-// (and for options the gateway cannot read, which it then does not police:
-// Fluss validated them when the table was created).
+// properties and partition keys. Checked is false for tables without
+// auto-partitioning or a time format, and for options the gateway cannot
+// read, which it then does not police: Fluss validated them when the table
+// was created (a time format outside the grammar of compileTimeFormat
+// included).
 func AutoPartitionOf(d TableDescriptor) AutoPartition {
 	p := d.Properties
-	if len(d.PartitionKeys) == 0 || !strings.EqualFold(strings.TrimSpace(p[OptAutoPartitionEnabled]), "true") {
+	if len(d.PartitionKeys) == 0 {
 		return AutoPartition{}
 	}
-	ap := AutoPartition{Enabled: true, Unit: UnitDay, Retention: 7, Zone: time.UTC}
+	enabled := strings.EqualFold(strings.TrimSpace(p[OptAutoPartitionEnabled]), "true")
+	format := p[OptAutoPartitionTimeFormat]
+	if !enabled && format == "" {
+		return AutoPartition{}
+	}
+	ap := AutoPartition{Enabled: enabled, Unit: UnitDay, Retention: 7, Zone: time.UTC, TimeFormat: format}
 	ap.Key = d.PartitionKeys[0]
 	if k := strings.TrimSpace(p[OptAutoPartitionKey]); k != "" {
 		ap.Key = k
@@ -119,27 +143,56 @@ func AutoPartitionOf(d TableDescriptor) AutoPartition {
 			ap.Zone = loc
 		}
 	}
+	if format != "" {
+		l, err := compileTimeFormat(format, ap.Unit)
+		if err != nil {
+			return AutoPartition{}
+		}
+		ap.layout = l
+	}
 	return ap
 }
 
-// Value renders t shifted by offset units as the unit's partition value
-// (apache/fluss: PartitionUtils#generateAutoPartitionTime).
+// Checked reports whether partition time values are checked at all:
+// auto-partitioning is on, or the table sets a time format, which Fluss
+// keeps checking for partitions created by name when auto-partitioning is
+// off (apache/fluss: PartitionUtils#validateAutoPartitionTime at 545c553).
+func (a AutoPartition) Checked() bool { return a.Enabled || a.layout != nil }
+
+// Pattern is the pattern of the table's partition time values:
+// table.auto-partition.time-format, or the unit's default.
+func (a AutoPartition) Pattern() string {
+	if a.layout != nil {
+		return a.TimeFormat
+	}
+	return a.Unit.Format()
+}
+
+func (a AutoPartition) timeLayout() timeLayout {
+	if a.layout != nil {
+		return a.layout
+	}
+	return defaultLayouts[a.Unit]
+}
+
+// Value renders t shifted by offset units as the table's partition value
+// (apache/fluss: PartitionUtils#generateAutoPartitionTime): the shift is in
+// the unit, the rendering in Pattern.
 func (a AutoPartition) Value(t time.Time, offset int) string {
 	t = t.In(a.Zone)
 	switch a.Unit {
 	case UnitHour:
 		t = t.Add(time.Duration(offset) * time.Hour)
-		return t.Format("2006010215")
 	case UnitDay:
-		return t.AddDate(0, 0, offset).Format("20060102")
+		t = t.AddDate(0, 0, offset)
 	case UnitMonth:
-		return addMonths(t, offset).Format("200601")
+		t = addMonths(t, offset)
 	case UnitQuarter:
 		t = addMonths(t, 3*offset)
-		return fmt.Sprintf("%04d%d", t.Year(), (int(t.Month())-1)/3+1)
 	default:
-		return fmt.Sprintf("%04d", t.AddDate(offset, 0, 0).Year())
+		t = t.AddDate(offset, 0, 0)
 	}
+	return a.timeLayout().format(t)
 }
 
 // addMonths adds n months as java.time's plusMonths does: the day is
@@ -151,48 +204,57 @@ func addMonths(t time.Time, n int) time.Time {
 	return first.AddDate(0, 0, min(d, last)-1)
 }
 
-// CheckFormat reports whether value has the unit's form: digits only, a
-// four-digit year, a real calendar date and hour.
+// CheckFormat reports whether value is a partition value Fluss's
+// auto-partitioning could name for this table: Pattern applied to a real
+// time (a four-digit year from 0001, a month 01-12, a day of that month, an
+// hour 00-23, a quarter 1-4), literals as the pattern spells them.
+//
+// Fluss's own check parses value with java.time's DateTimeFormatter in its
+// default SMART mode (apache/fluss: PartitionUtils#isValidPartitionTime),
+// which also lets through a few values no time renders to: a day past the
+// month's end (`20260231`), hour 24, month 00 or 13 in a pattern without a
+// day, years of five or more digits after a `+`. The gateway refuses those.
+// Conversely Java cannot parse the QUARTER default `yyyyQ` at all (its
+// quarter field has no fixed width, so the year takes every digit) and a
+// 1.0 coordinator refuses to create such partitions by name; the gateway
+// accepts the values Fluss's auto-partitioning itself creates (`20264`).
 func (a AutoPartition) CheckFormat(value string) error {
-	bad := func(example string) error {
-		return InvalidArgument("partition value `%s` of column `%s` does not match the table's auto-partition format %s "+
-			"(table.auto-partition.time-unit %s); Fluss names this table's partitions like `%s` and its retention compares "+
-			"names as text, so a partition named otherwise may be dropped with its rows at its next check; the entry was not written",
-			value, a.Key, a.Unit.Format(), a.Unit, example)
-	}
-	example := a.Value(time.Date(2026, 12, 1, 8, 0, 0, 0, a.Zone), 0)
-	if len(value) != len(a.Unit.Format()) {
-		return bad(example)
-	}
-	if a.Unit == UnitQuarter {
-		if !allDigits(value) || value[4] < '1' || value[4] > '4' {
-			return bad(example)
-		}
+	if a.timeLayout().matches(value) {
 		return nil
 	}
-	if !allDigits(value) {
-		return bad(example)
+	source := "table.auto-partition.time-unit " + string(a.Unit)
+	if a.layout != nil {
+		source = "table.auto-partition.time-format, time-unit " + string(a.Unit)
 	}
-	layout := map[AutoPartitionUnit]string{UnitHour: "2006010215", UnitDay: "20060102", UnitMonth: "200601", UnitYear: "2006"}[a.Unit]
-	if _, err := time.Parse(layout, value); err != nil {
-		return bad(example)
+	example := a.Value(time.Date(2026, 12, 1, 8, 0, 0, 0, a.Zone), 0)
+	if !a.Enabled {
+		return InvalidArgument("partition value `%s` of column `%s` does not match the table's auto-partition format %s "+
+			"(%s, auto-partitioning off); Fluss creates this table's partitions only with values like `%s`; the entry was not written",
+			cutValue(value), a.Key, a.Pattern(), source, example)
 	}
-	return nil
+	return InvalidArgument("partition value `%s` of column `%s` does not match the table's auto-partition format %s "+
+		"(%s); Fluss names this table's partitions like `%s` and its retention compares "+
+		"names as text, so a partition named otherwise may be dropped with its rows at its next check; the entry was not written",
+		cutValue(value), a.Key, a.Pattern(), source, example)
 }
 
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
+// cutValue shortens a quoted user value for an error message.
+func cutValue(v string) string {
+	keep := 64
+	if len(v) <= keep {
+		return v
 	}
-	return true
+	for keep > 0 && !utf8.RuneStart(v[keep]) {
+		keep--
+	}
+	return v[:keep] + "…"
 }
 
 // EarliestRetained is the smallest time value Fluss keeps at now, or "" when
-// the table keeps every partition.
+// the table keeps every partition (a negative retention, or auto-partitioning
+// off).
 func (a AutoPartition) EarliestRetained(now time.Time) string {
-	if a.Retention < 0 {
+	if !a.Enabled || a.Retention < 0 {
 		return ""
 	}
 	return a.Value(now, -a.Retention)

@@ -62,7 +62,8 @@ func requireInvalid(t *testing.T, err error, wantMsg string) {
 // TestDataTypeJSONFlussVectors replays DataTypeJsonSerdeTest [Fluss tests]:
 // each type is written exactly as Fluss writes it and read back unchanged.
 
-// docExampleDescriptor is the [doc 5.6] table as a create request states it:
+// docExampleDescriptor is the table of docs/fluss-json.md, "The worked
+// example", as a create request states it:
 // no ids yet.
 func docExampleDescriptor() TableDescriptor {
 	u := UnassignedFieldID

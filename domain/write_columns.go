@@ -5,7 +5,7 @@ import "strings"
 // ColumnarRows are the rows of a log-table append given column by column,
 // already in the layout of Fluss's ARROW log format (the buffers an Arrow
 // Java vector of the column's Fluss type holds; apache/fluss
-// fluss-common/.../utils/ArrowUtils.java#toArrowType), so that a writer can
+// fluss-common/.../utils/ArrowUtils.java#toArrowField), so that a writer can
 // copy them into Arrow log batches without a per-row Datum. The writer
 // checks the buffer lengths against the column types and refuses the whole
 // batch when they do not match; the values must already be checked (ranges,

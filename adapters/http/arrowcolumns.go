@@ -14,7 +14,7 @@ import (
 // The columnar form of an Arrow record batch (the fast path of Arrow IPC
 // appends): for a table domain.ColumnarAppendable accepts, a record batch
 // becomes domain.ColumnarRows, the buffers of the table's Fluss Arrow layout
-// (apache/fluss ArrowUtils#toArrowType), instead of one Datum row per row.
+// (apache/fluss ArrowUtils#toArrowField), instead of one Datum row per row.
 // Columns whose Arrow type already has that layout are passed on as they are
 // (slices of the stream's buffers: integers, floats, DATE, DECIMAL, BOOLEAN,
 // utf8 and binary, fixed_size_binary(n) for BINARY(n), a timestamp in the

@@ -57,7 +57,10 @@ import (
 //	                            "message": "…", "retryable": b, "applied": "no"|"unknown"}]}]}
 //
 // batch counts record batches from 0; rows count from 0 within their batch;
-// consecutive failed rows with the same verdict share one range. A schema
+// consecutive failed rows with the same verdict share one range. With
+// X-Fluss-Write-Positions each batch also has "positions": [{"first_row": i,
+// "last_row": j, "partition": "…", "bucket": b, "offset": o |
+// "log_end_offset": o}] (appendPositionRanges). A schema
 // that does not match, a stream that is not Arrow IPC or ends early, a
 // batch refused as a whole, or more rows than gateway.rest.write.stream.max-rows
 // end the request with an error stating what earlier batches wrote.
@@ -76,7 +79,7 @@ func (a *api) writeArrow(c *fiber.Ctx, scope application.Scope, path domain.Tabl
 	if err != nil {
 		return err
 	}
-	p := &arrowPipeline{a: a, c: c, scope: scope, path: path}
+	p := &arrowPipeline{a: a, c: c, scope: scope, path: path, positions: writePositionsAsked(c)}
 	err = p.run(body)
 	p.drain()
 	if p.stopErr != nil {
@@ -125,6 +128,9 @@ type arrowPipeline struct {
 	scope   application.Scope
 	path    domain.TablePath
 	pending []*arrowBatch
+	// positions adds each batch's written row ranges and where they landed
+	// (HeaderWritePositions).
+	positions bool
 	// rows and ok count the entries folded; out holds the batches' answers.
 	rows, ok int64
 	out      []byte
@@ -289,7 +295,60 @@ func (p *arrowPipeline) fold(b *arrowBatch) {
 		p.out = append(p.out, '}')
 		i = j + 1
 	}
-	p.out = append(p.out, "]}"...)
+	p.out = append(p.out, ']')
+	if p.positions {
+		p.out = appendPositionRanges(p.out, rs)
+	}
+	p.out = append(p.out, '}')
+}
+
+// appendPositionRanges appends `,"positions":[…]` for a record batch's
+// verdicts: its successful rows whose position is known, as ranges of rows
+// that landed next to each other, {"first_row":i,"last_row":j,
+// "partition":…,"bucket":b,"offset":o} (rows i…j at offsets o…o+j-i of the
+// bucket's log: log tables) or {…,"log_end_offset":o} (rows i…j in batches
+// of one bucket after which the changelog ended at o: primary-key tables;
+// see HeaderWritePositions). Failed rows and successes without a position
+// are in no range.
+func appendPositionRanges(dst []byte, rs []domain.EntryResult) []byte {
+	dst = append(dst, `,"positions":[`...)
+	first := true
+	for i := 0; i < len(rs); {
+		at := rs[i].At
+		if !rs[i].OK() || !at.Known {
+			i++
+			continue
+		}
+		j := i
+		for j+1 < len(rs) && rs[j+1].OK() && nextPosition(at, j-i, rs[j+1].At) {
+			j++
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, `{"first_row":`...)
+		dst = strconv.AppendInt(dst, int64(i), 10)
+		dst = append(dst, `,"last_row":`...)
+		dst = strconv.AppendInt(dst, int64(j), 10)
+		dst = appendWritePosition(dst, at)
+		dst = append(dst, '}')
+		i = j + 1
+	}
+	return append(dst, ']')
+}
+
+// nextPosition reports whether next continues the range that starts at
+// first and has k rows after its first: the same partition and bucket, and
+// the next offset of a log (Exact) or the same log end offset.
+func nextPosition(first domain.WrittenAt, k int, next domain.WrittenAt) bool {
+	if !next.Known || next.Exact != first.Exact || next.Partition != first.Partition || next.Bucket != first.Bucket {
+		return false
+	}
+	if first.Exact {
+		return next.Offset == first.Offset+int64(k)+1
+	}
+	return next.Offset == first.Offset
 }
 
 func sameVerdict(a, b domain.EntryResult) bool {

@@ -2,10 +2,11 @@ package http
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -31,8 +32,9 @@ import (
 //     is a 400 naming it.
 
 // rawDataType holds a data type document verbatim until the handler decodes
-// it with decodeDataType, which needs the field path for its messages.
-type rawDataType = json.RawMessage
+// it with decodeDataType, which needs the field path for its messages. A
+// member given as null holds "null"; an absent one is nil.
+type rawDataType = jsontext.Value
 
 // typeParams lists the parameter members of each type root.
 var typeParams = map[domain.TypeRoot][]string{
@@ -57,7 +59,7 @@ var typeRoots = []domain.TypeRoot{
 
 // decodeDataType decodes a column's `data_type` document. The result is
 // nullable; the column's `nullable` member decides the top level.
-func decodeDataType(raw json.RawMessage, path string) (domain.DataType, error) {
+func decodeDataType(raw []byte, path string) (domain.DataType, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return domain.DataType{}, domain.InvalidArgument("%s: required", path)
@@ -277,17 +279,15 @@ func appendRESTType(b []byte, t *domain.DataType, top bool, depth int) ([]byte, 
 			if i > 0 {
 				b = append(b, ',')
 			}
-			name, _ := json.Marshal(f.Name)
 			b = append(b, `{"name":`...)
-			b = append(b, name...)
+			b = appendJSONString(b, f.Name)
 			b = append(b, `,"field_type":`...)
 			if b, err = appendRESTType(b, &f.Type, false, depth+1); err != nil {
 				return nil, err
 			}
 			if f.Description != "" {
-				desc, _ := json.Marshal(f.Description)
 				b = append(b, `,"description":`...)
-				b = append(b, desc...)
+				b = appendJSONString(b, f.Description)
 			}
 			b = append(b, '}')
 		}

@@ -2,10 +2,9 @@ package http
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"io"
-	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -21,93 +20,82 @@ type node struct {
 	text  string  // string value or number literal
 }
 
-// parseJSON builds the node tree of exactly one JSON value, refusing
+// parseJSON builds the node tree of exactly one JSON value with a
+// jsontext.Decoder (the tokenizer of every request document), refusing
 // duplicate object keys and nesting deeper than maxJSONDepth. No field path
 // is built while parsing (the body checker has reported paths already); a
 // failure here names the byte offset.
 func parseJSON(body []byte) (*node, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), requestJSONOptions...)
 	root, err := parseTreeValue(dec, 0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, domain.InvalidArgument("malformed JSON: unexpected data after the top-level value at byte %d", dec.InputOffset())
+	at := dec.InputOffset()
+	if _, err := dec.ReadToken(); err != io.EOF {
+		for at < int64(len(body)) && isJSONSpace(body[at]) {
+			at++
+		}
+		return nil, domain.InvalidArgument("malformed JSON: unexpected data after the top-level value at byte %d", at)
 	}
 	return root, nil
 }
 
-func parseTreeValue(dec *json.Decoder, depth int) (*node, error) {
+func parseTreeValue(dec *jsontext.Decoder, depth int) (*node, error) {
 	if depth > maxJSONDepth {
 		return nil, domain.InvalidArgument("data type: JSON nests deeper than %d levels", maxJSONDepth)
 	}
-	tok, err := dec.Token()
+	tok, err := dec.ReadToken()
 	if err != nil {
-		return nil, treeSyntaxError(dec, err)
+		return nil, syntaxError(err, dec.InputOffset())
 	}
-	switch v := tok.(type) {
-	case json.Delim:
-		switch v {
-		case '{':
-			n := &node{kind: '{'}
-			seen := map[string]bool{}
-			for dec.More() {
-				tok, err := dec.Token()
-				if err != nil {
-					return nil, treeSyntaxError(dec, err)
-				}
-				key, _ := tok.(string)
-				if seen[key] {
-					return nil, domain.InvalidArgument("data type: duplicate key %q", truncateUTF8(key, 64))
-				}
-				seen[key] = true
-				item, err := parseTreeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				n.keys = append(n.keys, key)
-				n.items = append(n.items, item)
+	switch tok.Kind() {
+	case '{':
+		n := &node{kind: '{'}
+		seen := map[string]bool{}
+		for dec.PeekKind() != '}' {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return nil, syntaxError(err, dec.InputOffset())
 			}
-			if _, err := dec.Token(); err != nil {
-				return nil, treeSyntaxError(dec, err)
+			key := tok.String()
+			if seen[key] {
+				return nil, domain.InvalidArgument("data type: duplicate key %q", truncateUTF8(key, 64))
 			}
-			return n, nil
-		case '[':
-			n := &node{kind: '['}
-			for dec.More() {
-				item, err := parseTreeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				n.items = append(n.items, item)
+			seen[key] = true
+			item, err := parseTreeValue(dec, depth+1)
+			if err != nil {
+				return nil, err
 			}
-			if _, err := dec.Token(); err != nil {
-				return nil, treeSyntaxError(dec, err)
-			}
-			return n, nil
+			n.keys = append(n.keys, key)
+			n.items = append(n.items, item)
 		}
-		return nil, domain.InvalidArgument("malformed JSON at byte %d", dec.InputOffset())
-	case string:
-		return &node{kind: 's', text: v}, nil
-	case json.Number:
-		return &node{kind: 'n', text: v.String()}, nil
-	case bool:
-		return &node{kind: 'b', text: strconv.FormatBool(v)}, nil
-	default: // nil
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, syntaxError(err, dec.InputOffset())
+		}
+		return n, nil
+	case '[':
+		n := &node{kind: '['}
+		for dec.PeekKind() != ']' {
+			item, err := parseTreeValue(dec, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			n.items = append(n.items, item)
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, syntaxError(err, dec.InputOffset())
+		}
+		return n, nil
+	case '"':
+		return &node{kind: 's', text: tok.String()}, nil
+	case '0':
+		return &node{kind: 'n', text: tok.String()}, nil
+	case 't', 'f':
+		return &node{kind: 'b', text: tok.String()}, nil
+	default: // null
 		return &node{kind: 'z'}, nil
 	}
-}
-
-func treeSyntaxError(dec *json.Decoder, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return domain.InvalidArgument("malformed JSON at byte %d: %s", se.Offset, se.Error())
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return domain.InvalidArgument("malformed JSON: unexpected end of input at byte %d", dec.InputOffset())
-	}
-	return domain.InvalidArgument("malformed JSON at byte %d: %v", dec.InputOffset(), err)
 }
 
 // mismatch reports a value of the wrong JSON kind at path.

@@ -19,7 +19,25 @@
 //
 // Request bodies are parsed strictly: the media type must be JSON, duplicate
 // keys and unknown fields are rejected, and messages name the offending field
-// (for example `columns[2].data_type.precision`). Each request runs under a
+// (for example `columns[2].data_type.precision`).
+//
+// One JSON stack reads every request body: the JSON v2 module
+// (github.com/go-json-experiment/json, the candidate for encoding/json/v2).
+// Write, lookup and prefix-lookup bodies, NDJSON lines included, are decoded
+// by rowjson from jsontext tokens straight into rows (its fast path scans
+// the common write shape by hand, with the same results). Catalog and scan
+// bodies are checked token by token with a jsontext.Decoder against the Go
+// type they decode into (json.go, shapeChecker: unknown members, JSON types,
+// integer ranges, duplicate keys named by their path, keys of at most 1 KiB,
+// nesting of at most 256 levels, the deadline every 1024 values), then bound
+// with json.Unmarshal; data type documents are parsed from jsontext tokens
+// (datatype_tree.go). Everything is linear in the body's size. Responses
+// are written by rowjson (rows) and by encoding/json (catalog answers and
+// error envelopes): clients see its spelling byte for byte, which JSON v2
+// does not reproduce even with its v1 options (invalid UTF-8 becomes a raw
+// U+FFFD instead of \ufffd; TestAppendWriteResponseMatchesEncodingJSON).
+//
+// Each request runs under a
 // deadline passed to the use cases through the context
 // (gateway.rest.write.request-timeout, shortened by the caller's
 // X-Fluss-Request-Timeout header); running past it answers 504 timeout,

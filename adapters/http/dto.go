@@ -1,8 +1,6 @@
 package http
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -185,26 +183,16 @@ type orderedSpec domain.PartitionSpec
 
 // MarshalJSON writes the members in spec order.
 func (s orderedSpec) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	b := []byte{'{'}
 	for i, v := range s {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		k, err := json.Marshal(v.Key)
-		if err != nil {
-			return nil, err
-		}
-		val, err := json.Marshal(v.Value)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(val)
+		b = appendJSONString(b, v.Key)
+		b = append(b, ':')
+		b = appendJSONString(b, v.Value)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // timestamp renders a time as RFC 3339 in UTC with milliseconds; the zero

@@ -5,10 +5,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
+	"io"
 	"strconv"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fluss-gateway/fluss-gateway-go/application"
@@ -69,18 +70,89 @@ func (a *api) write(ctx context.Context, c *fiber.Ctx, scope application.Scope, 
 // fingerprint is the hash a key's request is recognised by: SHA-256 of the
 // body with insignificant JSON whitespace removed (the decompressed body as
 // is when it is not JSON) and of the invalid-entries mode, which changes the
-// answer. Linear in the body.
+// answer. Linear in the body; the compacted body is streamed into the hash,
+// never held whole. The digests are those encoding/json's Compact gave
+// (FuzzJSONCompat), so the fingerprints already in ledgers stay valid.
 func fingerprint(body []byte, report bool) string {
 	h := sha256.New()
-	var buf bytes.Buffer
-	buf.Grow(len(body))
-	if json.Compact(&buf, body) == nil {
-		h.Write(buf.Bytes())
-	} else {
+	if !validJSON(body) || compactTo(h, body) != nil {
+		h.Reset()
 		h.Write(body)
 	}
 	if report {
 		h.Write([]byte("\x00report"))
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// compactOptions are encoding/json's Compact rules in jsontext terms:
+// duplicate names and invalid UTF-8 pass, strings keep their spelling.
+var compactOptions = []jsontext.Options{
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+	jsontext.PreserveRawStrings(true),
+}
+
+// compactTo writes body, one valid JSON value (validJSON), to w without
+// insignificant whitespace, token by token with strings and numbers as they
+// are spelled.
+func compactTo(w io.Writer, body []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), compactOptions...)
+	out := &trimFinalNewline{w: w}
+	enc := jsontext.NewEncoder(out, compactOptions...)
+	for {
+		var err error
+		switch dec.PeekKind() {
+		case '{', '}', '[', ']':
+			var tok jsontext.Token
+			if tok, err = dec.ReadToken(); err == nil {
+				err = enc.WriteToken(tok)
+			}
+		default:
+			var v jsontext.Value
+			if v, err = dec.ReadValue(); err == nil {
+				err = enc.WriteValue(v)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if dec.StackDepth() == 0 {
+			return out.flush()
+		}
+	}
+}
+
+// trimFinalNewline passes writes on holding back their last byte, which it
+// drops at the end: jsontext's Encoder ends a top-level value with a
+// newline encoding/json's Compact does not write.
+type trimFinalNewline struct {
+	w       io.Writer
+	last    [1]byte
+	pending bool
+}
+
+func (t *trimFinalNewline) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if t.pending {
+		if _, err := t.w.Write(t.last[:]); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := t.w.Write(p[:len(p)-1]); err != nil {
+		return 0, err
+	}
+	t.last[0], t.pending = p[len(p)-1], true
+	return len(p), nil
+}
+
+// flush ends the output: the held-back byte must be the newline.
+func (t *trimFinalNewline) flush() error {
+	if t.pending && t.last[0] != '\n' {
+		_, err := t.w.Write(t.last[:])
+		return err
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package http
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -89,7 +88,7 @@ func (a *api) writeNDJSONKeyed(c *fiber.Ctx, scope application.Scope, path domai
 		if len(t) == 0 {
 			continue
 		}
-		if !json.Valid(t) {
+		if !validJSON(t) {
 			return domain.InvalidArgument("line %d: %s; nothing was written (a body with Idempotency-Key is checked whole first)", lineNo, syntaxMessage(t))
 		}
 		if len(ch.lines) == maxRows {

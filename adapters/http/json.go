@@ -5,7 +5,8 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/binary"
-	"encoding/json"
+	stdjson "encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
@@ -214,6 +217,19 @@ func checkJSONMediaType(contentType string) error {
 	return unsupported
 }
 
+// The request documents of this adapter are read with one JSON stack, the
+// JSON v2 module (github.com/go-json-experiment/json): rowjson's write and
+// lookup decoders, the shape check and binding below, and data type
+// documents (datatype_tree.go) all read tokens with jsontext.Decoder.
+// requestJSONOptions are the tokenizer options of the catalog and scan
+// bodies: duplicate names are found by the shape check, which names their
+// path, and invalid UTF-8 is replaced with U+FFFD, as encoding/json did
+// before (rowjson, the row codec, refuses it).
+var requestJSONOptions = []jsontext.Options{
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+}
+
 // decodeStrict is decodeBody without the media-type check, the limit and a
 // deadline.
 func decodeStrict(body []byte, dst any) error {
@@ -221,9 +237,9 @@ func decodeStrict(body []byte, dst any) error {
 }
 
 // decodeStrictContext vets body against dst's Go type in one streaming pass
-// (see shapeChecker), then decodes it with encoding/json. Both passes are
-// linear in the body's size and hold memory proportional to its nesting,
-// not its size.
+// over its tokens (see shapeChecker), then binds it with json.Unmarshal
+// (JSON v2). Both passes are linear in the body's size and hold memory
+// proportional to its nesting, not its size.
 func decodeStrictContext(ctx context.Context, body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return domain.InvalidArgument("request body is empty; expected a JSON object")
@@ -231,9 +247,9 @@ func decodeStrictContext(ctx context.Context, body []byte, dst any) error {
 	if err := checkDocument(ctx, body, reflect.TypeOf(dst).Elem()); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(body, dst); err != nil {
+	if err := json.Unmarshal(body, dst, requestJSONOptions...); err != nil {
 		// The shape check has vetted structure and types; anything left is
-		// a value encoding/json refuses, such as an invalid string escape.
+		// a value the binder refuses.
 		return domain.InvalidArgument("invalid JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
@@ -242,24 +258,38 @@ func decodeStrictContext(ctx context.Context, body []byte, dst any) error {
 // checkDocument checks that body is exactly one JSON value of the shape of
 // the Go type t (see shapeChecker).
 func checkDocument(ctx context.Context, body []byte, t reflect.Type) error {
-	s := &shapeChecker{b: body, ctx: ctx}
+	s := &shapeChecker{dec: jsontext.NewDecoder(bytes.NewBuffer(body), requestJSONOptions...), ctx: ctx}
 	if err := s.value(expect{t: t}, 0); err != nil {
 		return err
 	}
-	s.skipSpace()
-	if s.i < len(s.b) {
-		return domain.InvalidArgument("malformed JSON: unexpected data after the top-level value at byte %d", s.i)
+	at := s.dec.InputOffset()
+	if _, err := s.dec.ReadToken(); err != io.EOF {
+		for at < int64(len(body)) && isJSONSpace(body[at]) {
+			at++
+		}
+		return domain.InvalidArgument("malformed JSON: unexpected data after the top-level value at byte %d", at)
 	}
 	return nil
 }
+
+// validJSON reports whether b is exactly one JSON value, accepting
+// duplicate names and invalid UTF-8 as encoding/json's Valid did: a keyed
+// NDJSON body is checked line by line with it before anything is written,
+// and the row decoder then reports those two per entry.
+func validJSON(b []byte) bool {
+	return jsontext.Value(b).IsValid(requestJSONOptions...)
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // deadlineCheckEvery is how many values the checker reads between two looks
 // at the request deadline.
 const deadlineCheckEvery = 1024
 
-// shapeChecker scans a JSON document (RFC 8259) byte by byte against the Go
-// type it will be decoded into: objects carry only the fields the type
-// declares, scalars have its JSON type, object keys are unique and at most
+// shapeChecker reads a JSON document (RFC 8259) token by token with a
+// jsontext.Decoder and checks it against the Go type it will be decoded
+// into: objects carry only the fields the type declares, scalars have its
+// JSON type, integers fit it, object keys are unique and at most
 // maxJSONKeyBytes long, nesting stays within maxJSONDepth, and members of
 // Fluss DataType documents are known. null is accepted everywhere (it
 // leaves the Go zero value). It stops at the first violation, so a document
@@ -270,8 +300,7 @@ const deadlineCheckEvery = 1024
 // a stack of segments and turned into text only when an error is reported,
 // so the cost per member is constant whatever the length of its keys.
 type shapeChecker struct {
-	b      []byte
-	i      int
+	dec    *jsontext.Decoder
 	ctx    context.Context
 	values int
 	path   []pathSegment
@@ -342,48 +371,67 @@ func (s *shapeChecker) errorf(format string, args ...any) error {
 	return domain.InvalidArgument("%s: "+format, append([]any{orRoot(s.pathString())}, args...)...)
 }
 
-// syntax reports malformed JSON at the current byte.
-func (s *shapeChecker) syntax(what string) error {
-	if s.i >= len(s.b) {
-		return domain.InvalidArgument("malformed JSON: unexpected end of input at byte %d", s.i)
-	}
-	return domain.InvalidArgument("malformed JSON at byte %d: %s", s.i, what)
+// syntax turns a tokenizer error into a malformed-JSON message naming the
+// byte offset.
+func (s *shapeChecker) syntax(err error) error {
+	return syntaxError(err, s.dec.InputOffset())
 }
 
-func (s *shapeChecker) skipSpace() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
+// syntaxError is the message of a jsontext error; at is the decoder's
+// offset, used when the error has none.
+func syntaxError(err error, at int64) error {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		at = se.ByteOffset
 	}
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return domain.InvalidArgument("malformed JSON: unexpected end of input at byte %d", at)
+	}
+	what := err.Error()
+	if se != nil && se.Err != nil {
+		what = se.Err.Error()
+	}
+	return domain.InvalidArgument("malformed JSON at byte %d: %s", at, what)
 }
 
-// peek returns the next non-space byte, 0 at the end.
-func (s *shapeChecker) peek() byte {
-	s.skipSpace()
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
-// jsonKind is the kind of a JSON value by its first byte, for messages.
-func jsonKind(c byte) string {
-	switch {
-	case c == '{':
+// jsonKind names the kind of a JSON value for messages.
+func jsonKind(k jsontext.Kind) string {
+	switch k {
+	case '{':
 		return "an object"
-	case c == '[':
+	case '[':
 		return "an array"
-	case c == '"':
+	case '"':
 		return "a string"
-	case c == 't' || c == 'f':
+	case 't', 'f':
 		return "a boolean"
+	case 'n':
+		return "null"
 	default:
 		return "a number"
 	}
+}
+
+// peek returns the kind of the next value; a value that cannot start is
+// read, so that its syntax error is returned.
+func (s *shapeChecker) peek() (jsontext.Kind, error) {
+	if k := s.dec.PeekKind(); k != 0 {
+		return k, nil
+	}
+	_, err := s.dec.ReadToken()
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return 0, s.syntax(err)
+}
+
+// scalar consumes the next value, a scalar, and returns its text.
+func (s *shapeChecker) scalar() (jsontext.Value, error) {
+	v, err := s.dec.ReadValue()
+	if err != nil {
+		return nil, s.syntax(err)
+	}
+	return v, nil
 }
 
 // value checks the next value against e.
@@ -397,26 +445,27 @@ func (s *shapeChecker) value(e expect, depth int) error {
 			return err
 		}
 	}
-	c := s.peek()
-	switch c {
-	case 0:
-		return s.syntax("")
-	case 'n':
-		return s.literal("null")
+	k, err := s.peek()
+	if err != nil {
+		return err
+	}
+	if k == 'n' {
+		_, err := s.scalar()
+		return err
 	}
 	switch {
 	case e.any:
-		return s.skip(depth)
+		return s.skip(k, depth)
 	case e.dataType:
-		return s.dataType(e.typeDepth, depth)
+		return s.dataType(k, e.typeDepth, depth)
 	case e.rowFields:
-		if c != '[' {
-			return s.mismatch("an array", c)
+		if k != '[' {
+			return s.mismatch("an array", k)
 		}
 		return s.elements(expect{rowField: true, typeDepth: e.typeDepth}, depth)
 	case e.rowField:
-		if c != '{' {
-			return s.mismatch("an object", c)
+		if k != '{' {
+			return s.mismatch("an object", k)
 		}
 		return s.members(depth, '.', func(key string) (expect, error) {
 			if !contains(dataFieldKeys, key) {
@@ -432,14 +481,14 @@ func (s *shapeChecker) value(e expect, depth int) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == rawMessageType {
+	if t == rawValueType {
 		// The only raw documents in request bodies are data types.
-		return s.dataType(0, depth)
+		return s.dataType(k, 0, depth)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if c != '{' {
-			return s.mismatch("an object", c)
+		if k != '{' {
+			return s.mismatch("an object", k)
 		}
 		fields := jsonFields(t)
 		return s.members(depth, '.', func(key string) (expect, error) {
@@ -450,34 +499,32 @@ func (s *shapeChecker) value(e expect, depth int) error {
 			return expect{t: ft}, nil
 		})
 	case reflect.Slice:
-		if c != '[' {
-			return s.mismatch("an array", c)
+		if k != '[' {
+			return s.mismatch("an array", k)
 		}
 		return s.elements(expect{t: t.Elem()}, depth)
 	case reflect.Map:
-		if c != '{' {
-			return s.mismatch("an object", c)
+		if k != '{' {
+			return s.mismatch("an object", k)
 		}
 		return s.members(depth, '"', func(string) (expect, error) { return expect{t: t.Elem()}, nil })
 	case reflect.String:
-		if c != '"' {
-			return s.mismatch("a string", c)
+		if k != '"' {
+			return s.mismatch("a string", k)
 		}
-		_, err := s.str(false)
+		_, err := s.scalar()
 		return err
 	case reflect.Bool:
-		if c == 't' {
-			return s.literal("true")
+		if k != 't' && k != 'f' {
+			return s.mismatch("a boolean", k)
 		}
-		if c == 'f' {
-			return s.literal("false")
-		}
-		return s.mismatch("a boolean", c)
+		_, err := s.scalar()
+		return err
 	case reflect.Int, reflect.Int32, reflect.Int64:
-		if c != '-' && (c < '0' || c > '9') {
-			return s.mismatch("an integer", c)
+		if k != '0' {
+			return s.mismatch("an integer", k)
 		}
-		num, err := s.number()
+		num, err := s.scalar()
 		if err != nil {
 			return err
 		}
@@ -491,134 +538,26 @@ func (s *shapeChecker) value(e expect, depth int) error {
 		}
 		return nil
 	}
-	return s.skip(depth)
+	return s.skip(k, depth)
 }
-
-// literal consumes true, false or null.
-func (s *shapeChecker) literal(word string) error {
-	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
-		return s.syntax("invalid literal")
-	}
-	s.i += len(word)
-	return nil
-}
-
-// number consumes a JSON number and returns its text.
-func (s *shapeChecker) number() ([]byte, error) {
-	start := s.i
-	digits := func() int {
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
-	}
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		s.i++
-	}
-	switch {
-	case s.i < len(s.b) && s.b[s.i] == '0':
-		s.i++
-	case digits() == 0:
-		return nil, s.syntax("invalid number")
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if digits() == 0 {
-			return nil, s.syntax("invalid number")
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if digits() == 0 {
-			return nil, s.syntax("invalid number")
-		}
-	}
-	return s.b[start:s.i], nil
-}
-
-// str consumes a string whose opening quote is next; with decode it
-// returns its value (only object keys need it).
-func (s *shapeChecker) str(decode bool) (string, error) {
-	start := s.i
-	s.i++
-	escaped := false
-	for {
-		if s.i >= len(s.b) {
-			return "", s.syntax("")
-		}
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			if !decode {
-				return "", nil
-			}
-			if !escaped {
-				return string(s.b[start+1 : s.i-1]), nil
-			}
-			var v string
-			if err := json.Unmarshal(s.b[start:s.i], &v); err != nil {
-				s.i = start
-				return "", s.syntax("invalid string")
-			}
-			return v, nil
-		case c == '\\':
-			escaped = true
-			s.i++
-			if s.i >= len(s.b) {
-				return "", s.syntax("")
-			}
-			switch s.b[s.i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i++
-			case 'u':
-				s.i++
-				for k := 0; k < 4; k++ {
-					if s.i >= len(s.b) || !isHex(s.b[s.i]) {
-						return "", s.syntax("invalid \\u escape in string")
-					}
-					s.i++
-				}
-			default:
-				return "", s.syntax("invalid escape in string")
-			}
-		case c < 0x20:
-			return "", s.syntax("control character in string")
-		default:
-			s.i++
-		}
-	}
-}
-
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // members checks an object whose '{' is next; field says what each key's
 // value must be (or refuses the key). kind is '.' for struct members and
 // '"' for map keys.
 func (s *shapeChecker) members(depth int, kind byte, field func(key string) (expect, error)) error {
-	s.i++ // '{'
-	if s.peek() == '}' {
-		s.i++
-		return nil
+	if _, err := s.dec.ReadToken(); err != nil { // '{'
+		return s.syntax(err)
 	}
 	var seen map[string]struct{}
 	for {
-		if s.peek() != '"' {
-			return s.syntax("expected a string key")
-		}
-		key, err := s.str(true)
+		tok, err := s.dec.ReadToken()
 		if err != nil {
-			return err
+			return s.syntax(err)
 		}
-		if s.peek() != ':' {
-			return s.syntax("expected ':' after an object key")
+		if tok.Kind() == '}' {
+			return nil
 		}
-		s.i++
+		key := tok.String()
 		s.push(pathSegment{key: key, kind: kind})
 		if len(key) > maxJSONKeyBytes {
 			return s.errorf("object key of %d bytes is longer than the limit of %d bytes", len(key), maxJSONKeyBytes)
@@ -638,78 +577,52 @@ func (s *shapeChecker) members(depth int, kind byte, field func(key string) (exp
 			return err
 		}
 		s.pop()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.syntax("expected ',' or '}' after an object member")
-		}
 	}
 }
 
 // elements checks an array whose '[' is next.
 func (s *shapeChecker) elements(e expect, depth int) error {
-	s.i++ // '['
-	if s.peek() == ']' {
-		s.i++
-		return nil
+	if _, err := s.dec.ReadToken(); err != nil { // '['
+		return s.syntax(err)
 	}
 	s.push(pathSegment{kind: '['})
 	for i := 0; ; i++ {
+		if s.dec.PeekKind() == ']' {
+			if _, err := s.dec.ReadToken(); err != nil {
+				return s.syntax(err)
+			}
+			s.pop()
+			return nil
+		}
 		s.path[len(s.path)-1].index = i
 		if err := s.value(e, depth+1); err != nil {
 			return err
 		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			s.pop()
-			return nil
-		default:
-			return s.syntax("expected ',' or ']' after an array element")
-		}
 	}
 }
 
-// skip checks a value of any shape: only syntax, duplicate keys, key
-// lengths and nesting.
-func (s *shapeChecker) skip(depth int) error {
-	switch c := s.peek(); {
-	case c == '{':
+// skip checks a value of kind k of any shape: only syntax, duplicate keys,
+// key lengths and nesting.
+func (s *shapeChecker) skip(k jsontext.Kind, depth int) error {
+	switch k {
+	case '{':
 		return s.members(depth, '"', func(string) (expect, error) { return expect{any: true}, nil })
-	case c == '[':
+	case '[':
 		return s.elements(expect{any: true}, depth)
-	case c == '"':
-		_, err := s.str(false)
-		return err
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
-	case c == '-' || c >= '0' && c <= '9':
-		_, err := s.number()
-		return err
-	default:
-		return s.syntax("invalid character")
 	}
+	_, err := s.scalar()
+	return err
 }
 
-// dataType checks a Fluss DataType object that is next: its members are
-// known, nested types are objects, nesting stays within
+// dataType checks a Fluss DataType object that is next (of kind k): its
+// members are known, nested types are objects, nesting stays within
 // domain.MaxTypeNesting; the domain reader checks the rest.
-func (s *shapeChecker) dataType(typeDepth, depth int) error {
+func (s *shapeChecker) dataType(k jsontext.Kind, typeDepth, depth int) error {
 	if typeDepth > domain.MaxTypeNesting {
 		return s.errorf("data types nest deeper than %d levels", domain.MaxTypeNesting)
 	}
-	if c := s.peek(); c != '{' {
-		return s.mismatch("a data type object such as {\"type\":\"INTEGER\"}", c)
+	if k != '{' {
+		return s.mismatch("a data type object such as {\"type\":\"INTEGER\"}", k)
 	}
 	return s.members(depth, '.', func(key string) (expect, error) {
 		switch {
@@ -724,16 +637,12 @@ func (s *shapeChecker) dataType(typeDepth, depth int) error {
 	})
 }
 
-// mismatch reports a value of the wrong kind, starting with byte c; bytes
-// that start no JSON value are a syntax error.
-func (s *shapeChecker) mismatch(want string, c byte) error {
-	if !strings.ContainsRune(`{["tf-0123456789`, rune(c)) {
-		return s.syntax("invalid character")
-	}
-	return s.errorf("expected %s, got %s", want, jsonKind(c))
+// mismatch reports a value of the wrong kind k.
+func (s *shapeChecker) mismatch(want string, k jsontext.Kind) error {
+	return s.errorf("expected %s, got %s", want, jsonKind(k))
 }
 
-var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+var rawValueType = reflect.TypeFor[jsontext.Value]()
 
 // jsonFields maps the JSON names of t's exported fields to their types.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
@@ -780,7 +689,7 @@ func contains(list []string, s string) bool {
 
 // writeJSONBody encodes v as the JSON response body.
 func writeJSONBody(c *fiber.Ctx, v any) error {
-	body, err := json.Marshal(v)
+	body, err := stdjson.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,11 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -18,9 +21,9 @@ type fuzzRequest struct {
 	Props   map[string]string `json:"props"`
 	Keys    []string          `json:"keys"`
 	Columns []struct {
-		Name     string          `json:"name"`
-		DataType json.RawMessage `json:"data_type"`
-		Comment  *string         `json:"comment"`
+		Name     string         `json:"name"`
+		DataType jsontext.Value `json:"data_type"`
+		Comment  *string        `json:"comment"`
 	} `json:"columns"`
 	Nested *struct {
 		Values [][]int          `json:"values"`
@@ -73,6 +76,45 @@ func FuzzDecodeStrict(f *testing.F) {
 		// bytes (plus quoting); the rest of a message is short.
 		if limit := 4096 + maxJSONDepth*(4*maxPathKeyInMessage+16); len(de.Message) > limit {
 			t.Fatalf("message of %d bytes", len(de.Message))
+		}
+	})
+}
+
+// jsonEdgeSeeds are documents where JSON parsers tend to differ: escapes,
+// surrogates, invalid UTF-8, duplicate names, numbers, whitespace and
+// trailing data.
+var jsonEdgeSeeds = []string{
+	`{"a":1}`, " {\"a\" : [ 1 , 2.5e-3 , -0 ] }\n", `{"a":1,"a":2}`, `"\ud800"`, `"\udc00\ud800"`, "\"\xff\xfe\"",
+	`"\u00e9\/\b"`, `[1,2,]`, `{"a":1} {"b":2}`, `{"a":1}x`, `01`, `1.`, `-`, `1e400`, `"\u2028<>&"`, "\"\u2028\"", ``, ` `,
+	`[[[[]]]]`, `{"":null}`, `nul`, `true false`, "\"a\x00\"", `{"a":"b"` + "\t}",
+}
+
+// FuzzJSONCompat holds the two places where jsontext replaced
+// encoding/json on request bodies to encoding/json's results: validJSON
+// (the keyed NDJSON line check) accepts exactly what encoding/json's Valid
+// accepted, and the idempotency fingerprint compacts every body to the
+// bytes encoding/json's Compact gave, so the fingerprints already in
+// ledgers stay valid.
+func FuzzJSONCompat(f *testing.F) {
+	for _, s := range append(jsonEdgeSeeds, requestJSONSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if got, want := validJSON(body), json.Valid(body); got != want {
+			t.Fatalf("validJSON(%q) = %v, encoding/json's Valid %v", body, got, want)
+		}
+		var buf bytes.Buffer
+		want := body
+		if json.Compact(&buf, body) == nil {
+			want = buf.Bytes()
+		}
+		var got bytes.Buffer
+		if !validJSON(body) || compactTo(&got, body) != nil {
+			got.Reset()
+			got.Write(body)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("compact(%q) = %q, encoding/json %q", body, got.Bytes(), want)
 		}
 	})
 }

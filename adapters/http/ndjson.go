@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
@@ -28,20 +28,24 @@ import (
 // The body is read as it arrives and cut into chunks (ndjsonChunkRows lines
 // or ndjsonChunkBytes bytes, at most gateway.rest.write.max-rows); each chunk
 // is decoded by the row codec (rowjson, the JSON body's own decoder, over
-// the chunk's lines as one `entries` array) and handed to the write use
-// case while the next chunk is read; at most ndjsonInFlight chunks hold
-// memory at a time. Answers:
+// the chunk's lines as one `entries` array, each line's entry checked to
+// end where the line ends) and handed to the write use case while the next
+// chunk is read: chunk k+1 is decoded while chunk k waits for its verdicts
+// (only its decoding must be done first, so that a line that is not JSON
+// stops every later line); at most ndjsonInFlight chunks hold memory at a
+// time. Answers:
 //
 //   - by default the JSON body's answer (row_count, success_count,
 //     error_count, successes, failures), one entry per non-blank line;
 //   - with `Accept: application/x-ndjson`, one verdict line per entry in
 //     line order: {"line":n,"id":"…","ok":true} or {"line":n,"id":"…",
 //     "ok":false,"error_code":"…","message":"…","retryable":b,"applied":"no"|"unknown"}.
-//     The lines are built as chunks complete but sent once the body is
-//     done: the tracing middleware (otelfiber), response compression and
-//     the access log read the whole response body after the handler, which
-//     a response body stream (fasthttp SetBodyStreamWriter) would have to
-//     bypass first.
+//     The lines are sent as the chunks' verdicts arrive, while the body is
+//     still read (a streamed answer, stream.go).
+//
+// With X-Fluss-Write-Positions (HeaderWritePositions) each success, in
+// either answer, also carries its partition, bucket and offset or
+// log_end_offset (appendWritePosition).
 //
 // An invalid entry (unknown column, wrong type, missing id…) gets its own
 // invalid_argument verdict whose message starts with "line n: ". A line that
@@ -79,6 +83,10 @@ type ndjsonChunk struct {
 	// written.
 	badLine int
 	badMsg  string
+	// skipped is set when the chunk was decoded but not handed to the
+	// writer: an earlier chunk has a line that is not JSON (or was skipped
+	// itself). It has no verdicts.
+	skipped bool
 }
 
 // chunkDocs recycles the chunks' documents: a long body reuses a handful
@@ -88,7 +96,7 @@ var chunkDocs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); retur
 
 func newNDJSONChunk() *ndjsonChunk {
 	doc := chunkDocs.Get().(*[]byte)
-	return &ndjsonChunk{doc: append((*doc)[:0], `{"entries":[`...), badLine: -1,
+	return &ndjsonChunk{doc: append((*doc)[:0], ndjsonDocHead...), badLine: -1,
 		decoded: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -120,16 +128,25 @@ func (ch *ndjsonChunk) markDecoded() { ch.once.Do(func() { close(ch.decoded) }) 
 // ndjsonDecoder decodes one chunk for the write use case, answering invalid
 // lines one by one (DecodedWrite.Rejected).
 type ndjsonDecoder struct {
-	ch       *ndjsonChunk
+	ch *ndjsonChunk
+	// prev is the chunk dispatched before ch (nil for the first, and for a
+	// body decoded whole): ch is decoded while prev is, but handed to the
+	// writer only once prev is decoded, and not at all when prev has a
+	// line that is not JSON. ctx bounds that wait.
+	prev     *ndjsonChunk
+	ctx      context.Context
 	buf      *rowjson.Buffer
 	rejected []application.RejectedEntry
+	ends     []int // where each line's entry ends in the chunk's document
 	one      []byte
+	oneEnd   [1]int
 }
 
-// DecodeWrite decodes the chunk's lines as one entries array; when that
-// fails as a whole (a line that is not JSON, an invalid entry without a
-// usable id, a duplicate id) it decodes line by line, answering each
-// invalid line on its own and stopping at the first line that is not JSON.
+// DecodeWrite decodes the chunk's lines as one entries array, each line one
+// entry; when that fails as a whole (a line that is not JSON or not one
+// entry, an invalid entry without a usable id, a duplicate id) it decodes
+// line by line, answering each invalid line on its own and stopping at the
+// first line that is not JSON.
 func (d *ndjsonDecoder) DecodeWrite(t *application.Table, maxRows int) (application.DecodedWrite, error) {
 	batch, ids, err := d.decodeWrite(t, maxRows)
 	return application.DecodedWrite{Batch: batch, IDs: ids, Rejected: d.rejected}, err
@@ -144,43 +161,50 @@ func (d *ndjsonDecoder) decodeWrite(t *application.Table, maxRows int) (domain.W
 	ch := d.ch
 	ch.badLine, ch.badMsg = -1, ""
 	d.rejected = d.rejected[:0]
-	var (
-		batch    domain.WriteBatch
-		ids      []string
-		rejected []rowjson.Rejected
-	)
-	err = errNotAligned
-	if ch.balanced() {
-		doc := append(ch.doc, "]}"...)
-		batch, ids, rejected, err = codec.DecodeWriteReport(d.buf, doc, rowjson.Limits{MaxEntries: maxRows})
-		ch.doc = doc[:len(doc)-2]
-		if err == nil && len(ids)+len(rejected) != len(ch.lines) {
-			// A line with a top-level comma: not one JSON value.
-			err = errNotAligned
-		}
+	// Each line must be one entry on its own: the codec checks that entry i
+	// ends where line i ends (rowjson.Limits.EntryEnds), in the same pass
+	// that decodes it.
+	d.ends = d.ends[:0]
+	for i := range ch.lines {
+		d.ends = append(d.ends, ch.spans[2*i+1])
 	}
+	doc := append(ch.doc, "]}"...)
+	batch, ids, rejected, err := codec.DecodeWriteReport(d.buf, doc, rowjson.Limits{MaxEntries: maxRows, EntryEnds: d.ends})
+	ch.doc = doc[:len(doc)-2]
 	if err == nil {
 		for _, r := range rejected {
 			d.rejected = append(d.rejected, application.RejectedEntry{Index: r.Index, ID: r.ID, Message: lineMessage(ch.lines[r.Index], r.Message)})
 		}
+		if err := d.afterPrev(); err != nil {
+			return domain.WriteBatch{}, nil, err
+		}
 		return batch, ids, nil
 	}
-	if de := domain.AsError(err); err != errNotAligned && (de == nil || de.Kind != domain.KindInvalidArgument) {
+	if de := domain.AsError(err); !errors.Is(err, rowjson.ErrEntryBounds) && (de == nil || de.Kind != domain.KindInvalidArgument) {
 		return domain.WriteBatch{}, nil, err
 	}
+	// Line by line: a line that is not JSON, an invalid entry without a
+	// usable id, a duplicate id, or lines that are not one entry each.
 	var all domain.WriteBatch
 	ids = ids[:0]
 	for i := range ch.lines {
 		line := ch.line(i)
-		if !json.Valid(line) {
+		d.one = append(append(append(d.one[:0], ndjsonDocHead...), line...), "]}"...)
+		d.oneEnd[0] = len(ndjsonDocHead) + len(line)
+		b, oneIDs, rej, err := codec.DecodeWriteReport(d.buf, d.one, rowjson.Limits{MaxEntries: 1, EntryEnds: d.oneEnd[:]})
+		if err != nil && !lineIsJSON(line) {
+			// Checked only when the entry failed: a line that is one JSON
+			// value decodes as one entry ending at the line's end.
 			ch.badLine, ch.badMsg = i, syntaxMessage(line)
 			break
 		}
-		d.one = append(append(append(d.one[:0], `{"entries":[`...), line...), "]}"...)
-		b, oneIDs, rej, err := codec.DecodeWriteReport(d.buf, d.one, rowjson.Limits{MaxEntries: 1})
 		switch {
 		case err != nil:
-			d.rejected = append(d.rejected, application.RejectedEntry{Index: i, ID: lineID(line), Message: lineMessage(ch.lines[i], errorMessage(err))})
+			msg := errorMessage(err)
+			if errors.Is(err, rowjson.ErrEntryBounds) {
+				msg = "not one JSON value" // unreachable for a line that is JSON
+			}
+			d.rejected = append(d.rejected, application.RejectedEntry{Index: i, ID: lineID(line), Message: lineMessage(ch.lines[i], msg)})
 		case len(rej) > 0:
 			d.rejected = append(d.rejected, application.RejectedEntry{Index: i, ID: rej[0].ID, Message: lineMessage(ch.lines[i], rej[0].Message)})
 		default:
@@ -188,52 +212,54 @@ func (d *ndjsonDecoder) decodeWrite(t *application.Table, maxRows int) (domain.W
 			ids = append(ids, oneIDs...)
 		}
 	}
+	if err := d.afterPrev(); err != nil {
+		return domain.WriteBatch{}, nil, err
+	}
 	return all, ids, nil
 }
 
-// errNotAligned sends a chunk to the line-by-line decoding: its lines,
-// joined into one entries array, would not give one element per line.
-var errNotAligned = errors.New("lines not aligned with entries")
+// errChunkSkipped ends the write call of a chunk after a line that is not
+// JSON (ndjsonChunk.skipped).
+var errChunkSkipped = errors.New("an earlier line is not JSON")
 
-// balanced reports whether every line of the chunk closes what it opens:
-// no string left open, brackets and braces back at depth 0. Joined with
-// commas, such lines cannot merge into one another (a line with an open
-// string or object could swallow the next one: `{"a":"` and `","b":1}`
-// make one valid entry), so one element per line is then only a matter of
-// counting the elements. It is one pass over the bytes, far cheaper than
-// validating each line as JSON.
-func (ch *ndjsonChunk) balanced() bool {
-	for i := range ch.lines {
-		depth, inStr, esc := 0, false, false
-		for _, c := range ch.line(i) {
-			if inStr {
-				switch {
-				case esc:
-					esc = false
-				case c == '\\':
-					esc = true
-				case c == '"':
-					inStr = false
-				}
-				continue
-			}
-			switch c {
-			case '"':
-				inStr = true
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth < 0 {
-					return false
-				}
-			}
-		}
-		if inStr || depth != 0 {
-			return false
-		}
+// afterPrev waits, once the chunk is decoded, until the chunk before it is
+// decoded too, so that chunks reach the writer in line order and none after
+// a line that is not JSON does; it fails when the request's context ends
+// first.
+func (d *ndjsonDecoder) afterPrev() error {
+	prev := d.prev
+	if prev == nil {
+		return nil
 	}
-	return true
+	select {
+	case <-prev.decoded:
+	case <-d.ctx.Done():
+		return &domain.Error{Kind: domain.KindTimeout, Retryable: true, Cause: d.ctx.Err(),
+			Message: "the request deadline passed before the lines before them were decoded"}
+	}
+	if prev.badLine >= 0 || prev.skipped {
+		d.ch.skipped = true
+		return errChunkSkipped
+	}
+	return nil
 }
+
+// trimJSONSpace cuts JSON whitespace (RFC 8259: space, tab, LF, CR) from
+// both ends of line; a line of nothing else is blank. Other spaces (a
+// vertical tab, U+00A0) are not JSON's: a line holding them is not JSON.
+func trimJSONSpace(line []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	for len(line) > 0 && isSpace(line[0]) {
+		line = line[1:]
+	}
+	for len(line) > 0 && isSpace(line[len(line)-1]) {
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+// ndjsonDocHead opens the entries array a chunk's lines are joined into.
+const ndjsonDocHead = `{"entries":[`
 
 // lineMessage prefixes an entry's message with its line, dropping the
 // codec's "entries[i]: " (a position in the chunk, not in the body).
@@ -253,30 +279,58 @@ func errorMessage(err error) string {
 	return err.Error()
 }
 
-// lineID is the `id` of a line that is a JSON object with a string id, ""
-// otherwise.
+// lineJSONOptions make jsontext check only the JSON grammar of a line, as
+// RFC 8259 states it: duplicate member names and invalid UTF-8 in strings
+// are the entry's problems (its verdict), not a line that is not JSON.
+var lineJSONOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// lineIsJSON reports whether line is one JSON value.
+func lineIsJSON(line []byte) bool { return jsontext.Value(line).IsValid(lineJSONOptions...) }
+
+// lineID is the `id` member of a line that is a JSON object whose `id` is a
+// string, "" otherwise (the first `id` when there are several).
 func lineID(line []byte) string {
-	var v struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(line, &v) != nil {
+	dec := jsontext.NewDecoder(bytes.NewReader(line), lineJSONOptions...)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return ""
 	}
-	var id string
-	if json.Unmarshal(v.ID, &id) != nil {
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if name.String() != "id" {
+			if dec.SkipValue() != nil {
+				return ""
+			}
+			continue
+		}
+		if v, err := dec.ReadToken(); err == nil && v.Kind() == '"' {
+			return v.String()
+		}
 		return ""
 	}
-	return id
+	return ""
 }
 
 // syntaxMessage describes why line is not JSON, quoting at most a little of
-// it.
+// it: "not valid JSON (<jsontext's syntax error>): <line, cut short>".
 func syntaxMessage(line []byte) string {
-	var v any
-	err := json.Unmarshal(line, &v)
 	msg := "not valid JSON"
+	dec := jsontext.NewDecoder(bytes.NewReader(line), lineJSONOptions...)
+	_, err := dec.ReadValue()
+	if err == nil {
+		if _, err = dec.ReadToken(); err == io.EOF {
+			err = nil
+		} else if err == nil {
+			err = errors.New("more than one JSON value on the line")
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
 	if err != nil {
-		msg += " (" + err.Error() + ")"
+		msg += " (" + strings.TrimPrefix(err.Error(), "jsontext: ") + ")"
 	}
 	return msg + ": " + quoteCut(line, 40)
 }
@@ -292,8 +346,11 @@ func quoteCut(b []byte, n int) string {
 // in, in input order: the JSON body's answer or NDJSON verdict lines.
 type verdictSink struct {
 	ndjson bool
-	rows   int
-	ok     int
+	// positions adds each success's partition, bucket and offset (or
+	// log_end_offset) to its element or line (HeaderWritePositions).
+	positions bool
+	rows      int
+	ok        int
 	// succ is, for the JSON body, sinkHead reserved bytes (where send puts
 	// the counts, so the answer is never copied whole) and the successes'
 	// elements, comma-separated.
@@ -333,7 +390,11 @@ func (s *verdictSink) add(line int, id string, r domain.EntryResult) {
 		s.out = append(s.out, `,"id":`...)
 		s.out = appendJSONString(s.out, id)
 		if r.OK() {
-			s.out = append(s.out, `,"ok":true}`+"\n"...)
+			s.out = append(s.out, `,"ok":true`...)
+			if s.positions {
+				s.out = appendWritePosition(s.out, r.At)
+			}
+			s.out = append(s.out, "}\n"...)
 			return
 		}
 		s.out = append(s.out, `,"ok":false`...)
@@ -349,6 +410,9 @@ func (s *verdictSink) add(line int, id string, r domain.EntryResult) {
 		}
 		s.succ = append(s.succ, `{"id":`...)
 		s.succ = appendJSONString(s.succ, id)
+		if s.positions {
+			s.succ = appendWritePosition(s.succ, r.At)
+		}
 		s.succ = append(s.succ, '}')
 		return
 	}
@@ -468,7 +532,7 @@ func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.Tab
 		return err
 	}
 	ctx := c.UserContext()
-	sink := &verdictSink{ndjson: acceptsNDJSON(c.Get(fiber.HeaderAccept))}
+	sink := &verdictSink{ndjson: acceptsNDJSON(c.Get(fiber.HeaderAccept)), positions: writePositionsAsked(c)}
 	if sink.ndjson {
 		a.streamNDJSONVerdicts(c, scope, path, body, sink)
 		return nil
@@ -646,7 +710,7 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 				return &domain.Error{Kind: domain.KindLimitExceeded,
 					Message: fmt.Sprintf("line %d: longer than the limit of %d bytes; %s; nothing from there on was written", lineNo, maxLine, p.settled())}
 			}
-			if t := bytes.TrimSpace(line); len(t) > 0 {
+			if t := trimJSONSpace(line); len(t) > 0 {
 				if rows == maxRows {
 					if derr := p.flush(cur); derr != nil {
 						return derr
@@ -708,24 +772,18 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 	if p.stopped() {
 		return nil
 	}
+	p.settle(ndjsonInFlight - 1)
+	if p.stopped() {
+		return nil
+	}
+	// The chunk before this one, if still in flight: this one is decoded
+	// meanwhile, and written after it (ndjsonDecoder.afterPrev).
 	p.mu.Lock()
 	var prev *ndjsonChunk
 	if n := len(p.pending); n > 0 {
 		prev = p.pending[n-1]
 	}
 	p.mu.Unlock()
-	if prev != nil {
-		select {
-		case <-prev.decoded:
-		case <-prev.done:
-		}
-		if prev.badLine >= 0 {
-			// Nothing after a line that is not JSON is written.
-			p.drain()
-			return nil
-		}
-	}
-	p.settle(ndjsonInFlight - 1)
 	release, err := p.a.acquireChunk(p.ctx, int64(len(ch.doc))*ndjsonBudgetFactor)
 	if err != nil {
 		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
@@ -739,7 +797,7 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 		buf := buffers.Get()
 		defer buffers.Put(buf)
 		ch.res, ch.err = p.a.records.Write(p.ctx, p.scope, application.WriteCommand{
-			Path: p.path, Decoder: &ndjsonDecoder{ch: ch, buf: buf},
+			Path: p.path, Decoder: &ndjsonDecoder{ch: ch, prev: prev, ctx: p.ctx, buf: buf},
 		})
 		ch.recycle()
 	}()
@@ -776,6 +834,9 @@ func (p *ndjsonPipeline) drain() {
 // fold adds a finished chunk's verdicts to the answer, or records the error
 // that ends the request.
 func (p *ndjsonPipeline) fold(ch *ndjsonChunk) {
+	if ch.skipped {
+		return // after a line that is not JSON: not written, no verdicts
+	}
 	if ch.err != nil {
 		if p.stopErr == nil {
 			p.stopErr, p.stopWhat = ch.err, fmt.Sprintf("lines %d-%d were not written", ch.lines[0], ch.lines[len(ch.lines)-1])

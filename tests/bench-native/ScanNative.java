@@ -2,8 +2,10 @@
 // It reads a whole log table with the official Java client's LogScanner
 // (fluss-client, default options: every bucket subscribed from the beginning,
 // poll until each bucket reached the end offset it had at start) and prints
-// one line of JSON: rows, seconds, and this JVM's CPU (utime+stime of
-// /proc/self/stat, clock ticks) over the scan.
+// one line of JSON: rows, seconds, this JVM's CPU (utime+stime of
+// /proc/self/stat, clock ticks) over the scan and its peak RSS (VmHWM, KiB).
+// Every row exactly once: it fails unless each bucket's offsets run 0, 1, 2,
+// ... without a gap or a repeat (the gateway side checks the same).
 //
 //   java -cp <fluss-client.jar>:<classes> ScanNative <bootstrap> <db> <table>
 import java.nio.file.Files;
@@ -42,6 +44,7 @@ public class ScanNative {
             long t0 = System.nanoTime();
             long rows = 0, sum = 0;
             Map<Integer, Long> left = new HashMap<>();
+            Map<Integer, Long> next = new HashMap<>();
             try (LogScanner s = t.newScan().createLogScanner()) {
                 for (int b = 0; b < n; b++) {
                     if (ends.get(b) > 0) {
@@ -53,6 +56,12 @@ public class ScanNative {
                     ScanRecords recs = s.poll(Duration.ofMillis(500));
                     for (TableBucket tb : recs.buckets()) {
                         for (ScanRecord r : recs.records(tb)) {
+                            long due = next.getOrDefault(tb.getBucket(), 0L);
+                            if (r.logOffset() != due) {
+                                throw new IllegalStateException("bucket " + tb.getBucket() + ": offset "
+                                        + r.logOffset() + " where " + due + " was due");
+                            }
+                            next.put(tb.getBucket(), due + 1);
                             rows++;
                             sum += r.getRow().getFieldCount(); // touch every row
                             if (r.logOffset() + 1 >= ends.get(tb.getBucket())) left.remove(tb.getBucket());
@@ -61,8 +70,16 @@ public class ScanNative {
                 }
             }
             double secs = (System.nanoTime() - t0) / 1e9;
-            System.out.printf("{\"rows\": %d, \"seconds\": %.3f, \"cpu_ticks\": %d, \"fields\": %d}%n", rows, secs, cpu() - cpu0, sum);
+            System.out.printf("{\"rows\": %d, \"seconds\": %.3f, \"cpu_ticks\": %d, \"fields\": %d, \"vmhwm_kib\": %d}%n",
+                    rows, secs, cpu() - cpu0, sum, vmhwm());
         }
+    }
+
+    static long vmhwm() throws Exception {
+        for (String l : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (l.startsWith("VmHWM:")) return Long.parseLong(l.replaceAll("[^0-9]", ""));
+        }
+        return -1;
     }
 
     static long cpu() throws Exception {

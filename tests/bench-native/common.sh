@@ -1,4 +1,4 @@
-# Sourced (not run) by tests/bench-native/run.sh and scan.sh, from the
+# Sourced (not run) by tests/bench-native/run.sh, scan.sh and ab.sh, from the
 # repository root with ROOT set. It sets GO, JAVA and V (FLUSS_VERSION) and
 # defines what both do the same way:
 #   bench_java_build SRC...  compiles the Java sources against the Fluss client

@@ -64,6 +64,9 @@
 #   BENCH_LOOKUP (1)          0: no lookup runs; BENCH_LOOKUP_KEYS (200000) measured keys per run,
 #                             BENCH_LOOKUP_WARMUP (20000), BENCH_LOOKUP_BATCH (128) keys per request,
 #                             BENCH_LOOKUP_CONCURRENCY (16), BENCH_PREFIX_BATCH (16) prefixes per request
+#   BENCH_LOOKUP_ONLY (0)     1: only the lookup runs (BENCH_MODES is pk, no write runs; the Java client
+#                             fills gw_pk_1 and pfx_1 with BENCH_ROWS rows); with BENCH_PPROF=1, CPU and
+#                             allocation profiles of one extra prefix-lookup run (lookup-prefix-*.pprof)
 #   BENCH_FLUSS_DATA          the data directory of a BENCH_BOOTSTRAP cluster (rows per batch)
 #   BENCH_GATEWAY_PORT (28088), plus any FLUSS_GATEWAY__* override for the gateway
 #   BENCH_ARROW (1)           log mode: also the same rows as Arrow IPC stream bodies (Content-Type
@@ -82,6 +85,8 @@ WARM=${BENCH_WARMUP_ROWS:-50000}
 ENTRIES=${BENCH_ENTRIES:-500}
 CONC=${BENCH_CONCURRENCY:-16}
 MODES=${BENCH_MODES:-pk log}
+LOOKUP_ONLY=${BENCH_LOOKUP_ONLY:-0}
+[[ $LOOKUP_ONLY == 1 ]] && MODES=pk
 ARROW=${BENCH_ARROW:-1}
 ARROW_ENTRIES=${BENCH_ARROW_ENTRIES:-10000}
 ARROW_CONC=${BENCH_ARROW_CONCURRENCY:-4}
@@ -126,11 +131,13 @@ if [[ ${BENCH_SWEEP:-0} == 1 ]]; then
 fi
 WARMUP_ROUND=${BENCH_WARMUP_ROUND:-1}
 gw_tables=$(( WARMUP_ROUND + ROUNDS + ${BENCH_HALF:-1} + sweep_points + ${BENCH_PPROF:-0} ))
+java_tables=$(( WARMUP_ROUND + ROUNDS ))
+(( LOOKUP_ONLY )) && gw_tables=1 java_tables=0
 for mode in $MODES; do
   : > "$OUT/verify-$mode.txt"
   names=()
   for i in $(seq 1 "$gw_tables"); do names+=("gw_${mode}_$i"); done
-  for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("java_${mode}_$i"); done
+  for i in $(seq 1 "$java_tables"); do names+=("java_${mode}_$i"); done
   if [[ $mode == log && $ARROW == 1 ]]; then
     for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("gwa_${mode}_$i"); done
   fi
@@ -190,21 +197,29 @@ LOOKUP_WARM=${BENCH_LOOKUP_WARMUP:-20000}
 LOOKUP_BATCH=${BENCH_LOOKUP_BATCH:-128}
 LOOKUP_CONC=${BENCH_LOOKUP_CONCURRENCY:-16}
 PREFIX_BATCH=${BENCH_PREFIX_BATCH:-16}
-lookup_run() { # side key|prefix: one lookup run against gw_pk_1 (key) or pfx_1 (prefix), ids 0..ROWS-1 present
-  local side=$1 how=$2 t=gw_pk_1 per=$LOOKUP_BATCH r l0 pfx=()
+lookup_run() { # side key|prefix [pprof]: one lookup run against gw_pk_1 (key) or pfx_1 (prefix), ids 0..ROWS-1 present
+  local side=$1 how=$2 kind=lookup:$2 t=gw_pk_1 per=$LOOKUP_BATCH r l0 pfx=()
   [[ $how == prefix ]] && { t=pfx_1; per=$PREFIX_BATCH; pfx=(-prefix); }
   sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
   if [[ $side == gateway ]]; then
-    r=$("$OUT/load" -mode bench-lookup "${pfx[@]}" -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" \
+    r=$("$OUT/load" -mode bench-lookup "${pfx[@]}" "${PPROF_ARGS[@]}" -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" \
         -keys "$per" -concurrency "$LOOKUP_CONC" -total-keys "$LOOKUP_KEYS" -warmup-keys "$LOOKUP_WARM" -table-rows "$ROWS" \
         -timeout 30s -pid "$gw_pid" -fluss-pids "$FPIDS")
   else
     r=$(jrun BenchNative lookup "$BOOT" "$DB" "$t" "$how" "$ROWS" "$LOOKUP_KEYS" $((per * LOOKUP_CONC)) "$LOOKUP_WARM" "$FPIDS")
   fi
-  record "$side" "lookup:$how" pk "$t" "$l0" "$r"
+  [[ ${3:-} == pprof ]] && kind=pprof:$how
+  record "$side" "$kind" pk "$t" "$l0" "$r"
 }
 
 echo "==> $ROUNDS interleaved rounds per mode ($MODES): $ROWS rows per run after $WARM warm-up rows; gateway $ENTRIES entries × $CONC concurrent" >&2
+if [[ $LOOKUP_ONLY == 1 ]]; then
+  echo "==> lookups only: the Java client fills gw_pk_1 with $ROWS rows" >&2
+  jrun BenchNative write "$BOOT" "$DB" gw_pk_1 pk 0 "$ROWS" >/dev/null
+  WARMUP_ROUND=0 ROUNDS_W=0
+else
+  ROUNDS_W=$ROUNDS
+fi
 if [[ $WARMUP_ROUND == 1 ]]; then
   echo "==> warm-up round (not counted)" >&2
   for mode in $MODES; do
@@ -212,7 +227,7 @@ if [[ $WARMUP_ROUND == 1 ]]; then
     if arrow_on "$mode"; then gwa_run "$mode" warmup; fi
   done
 fi
-for r in $(seq 1 "$ROUNDS"); do
+for r in $(seq 1 "$ROUNDS_W"); do
   for mode in $MODES; do
     if (( r % 2 )); then
       gw_run "$mode" main "$ENTRIES" "$CONC" "$ROWS"
@@ -226,7 +241,7 @@ for r in $(seq 1 "$ROUNDS"); do
   done
 done
 
-if [[ ${BENCH_HALF:-1} == 1 ]]; then
+if [[ ${BENCH_HALF:-1} == 1 && $LOOKUP_ONLY != 1 ]]; then
   for mode in $MODES; do
     rate=$(python3 - "$RESULTS" "$mode" "$ENTRIES" <<'EOF'
 import json, statistics, sys
@@ -240,7 +255,7 @@ EOF
   done
 fi
 
-if [[ ${BENCH_SWEEP:-0} == 1 ]]; then
+if [[ ${BENCH_SWEEP:-0} == 1 && $LOOKUP_ONLY != 1 ]]; then
   for mode in $MODES; do
     for e in ${BENCH_SWEEP_ENTRIES:-100 500 2000}; do
       for c in ${BENCH_SWEEP_CONCURRENCY:-4 8 16 32}; do
@@ -250,7 +265,7 @@ if [[ ${BENCH_SWEEP:-0} == 1 ]]; then
   done
 fi
 
-if [[ ${BENCH_PPROF:-0} == 1 ]]; then
+if [[ ${BENCH_PPROF:-0} == 1 && $LOOKUP_ONLY != 1 ]]; then
   # Profiles of the measured part of one more run per mode (its bodies sent
   # BENCH_PPROF_REPEAT_<MODE> times, so it lasts the profile; not verified).
   for mode in $MODES; do
@@ -271,12 +286,19 @@ if [[ $LOOKUPS == 1 ]]; then
       else lookup_run java "$how"; lookup_run gateway "$how"; fi
     done
   done
+  if [[ ${BENCH_PPROF:-0} == 1 && $LOOKUP_ONLY == 1 ]]; then
+    PPROF_ARGS=(-pprof "http://127.0.0.1:$PPROF_PORT" -pprof-out "$OUT/lookup-prefix-" -pprof-seconds "${BENCH_PPROF_SECONDS:-6}s")
+    lookup_run gateway prefix pprof
+    PPROF_ARGS=()
+    echo "==> profiles: $OUT/lookup-prefix-profile.pprof, $OUT/lookup-prefix-allocs.pprof" >&2
+  fi
 fi
 
 # ---------------------------------------------------------------- verify
 echo "==> checking that every row landed" >&2
 for mode in $MODES; do
   mapfile -t specs < "$OUT/verify-$mode.txt"
+  (( ${#specs[@]} )) || continue
   jrun BenchNative verify "$BOOT" "$DB" "$mode" "${specs[@]}" >&2
 done
 
@@ -342,15 +364,16 @@ def per_batch(xs):
 
 modes = []
 for x in rs:
-    if x["mode"] not in modes and not x["kind"].startswith("lookup:"):
+    if x["mode"] not in modes and not x["kind"].startswith(("lookup:", "pprof:")):
         modes.append(x["mode"])
 name = {"pk": "PK upsert", "log": "log append (ARROW, ZSTD)"}
 def ratio(a, b, xs):
     if strict and noisy(xs):
         return "— (NOISY)"
     return f"{a / b:.2f}×" + (" NOISY" if noisy(xs) else "")
-print("| mode | Java client rows/s | gateway rows/s | gateway ÷ Java | gateway p50 / p99 ms | gateway CPU/row | Java client CPU/row | Fluss CPU/row (gateway runs / Java runs) | VmHWM gateway / Java | rows per batch gateway / Java |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+if any(sel("gateway", "main", m) for m in modes):
+    print("| mode | Java client rows/s | gateway rows/s | gateway ÷ Java | gateway p50 / p99 ms | gateway CPU/row | Java client CPU/row | Fluss CPU/row (gateway runs / Java runs) | VmHWM gateway / Java | rows per batch gateway / Java |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for m in modes:
     gx, jx = sel("gateway", "main", m), sel("java", "main", m)
     g, j = res(gx), res(jx)

@@ -7,7 +7,8 @@
 //
 // The request bodies are written as Go test data after the official
 // document's schemas and the bodies of its end-to-end test
-// (fluss-gateway/tests/e2e_cluster.rs: the journey database, the `orders`
+// (apache/fluss@27811ba4 fluss-gateway/tests/e2e_cluster.rs, a file not on
+// main at 545c553: the journey database, the `orders`
 // table definition, the PATCH changes, the partition `{"dt": ...}`); the
 // official document carries no request examples of its own.
 //

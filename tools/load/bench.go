@@ -338,27 +338,13 @@ func runBench(c config, bc benchConfig) error {
 	}
 	self := os.Getpid()
 	gw0, fl0, me0 := procTicks(c.pid), ticksOf(flussPids), procTicks(self)
-	var prof sync.WaitGroup
-	var profErr atomic.Value
-	if bc.pprofURL != "" {
-		secs := strconv.Itoa(int(bc.pprofFor.Seconds()))
-		for _, p := range []string{"profile", "allocs"} {
-			prof.Add(1)
-			go func() {
-				defer prof.Done()
-				if err := fetchTo(bc.pprofURL+"/debug/pprof/"+p+"?seconds="+secs, bc.pprofOut+p+".pprof"); err != nil {
-					profErr.Store(err)
-				}
-			}()
-		}
-	}
+	profiled := startProfiles(bc)
 	t0 := time.Now()
 	res := cl.send(timed, c.concurrency, c.rate)
 	secs := time.Since(t0).Seconds()
 	gw1, fl1, me1 := procTicks(c.pid), ticksOf(flussPids), procTicks(self)
-	prof.Wait()
-	if err, ok := profErr.Load().(error); ok {
-		return fmt.Errorf("pprof: %w", err)
+	if err := profiled(); err != nil {
+		return err
 	}
 	if err := check("timed", res); err != nil {
 		return err
@@ -422,4 +408,30 @@ func fetchTo(url, path string) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// startProfiles fetches the gateway's CPU and allocation profiles of the
+// next bc.pprofFor (nothing when bc.pprofURL is empty) into
+// <bc.pprofOut>profile.pprof and <bc.pprofOut>allocs.pprof; the function it
+// returns waits for both and returns the first error.
+func startProfiles(bc benchConfig) func() error {
+	var prof sync.WaitGroup
+	var profErr atomic.Value
+	if bc.pprofURL != "" {
+		secs := strconv.Itoa(int(bc.pprofFor.Seconds()))
+		for _, p := range []string{"profile", "allocs"} {
+			prof.Go(func() {
+				if err := fetchTo(bc.pprofURL+"/debug/pprof/"+p+"?seconds="+secs, bc.pprofOut+p+".pprof"); err != nil {
+					profErr.Store(err)
+				}
+			})
+		}
+	}
+	return func() error {
+		prof.Wait()
+		if err, ok := profErr.Load().(error); ok {
+			return fmt.Errorf("pprof: %w", err)
+		}
+		return nil
+	}
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The lookup bench (-mode bench-lookup) is the gateway side of the lookup
@@ -77,67 +79,214 @@ func lookupBodies(lc lookupConfig, first, n int64) ([][]byte, [][]int64) {
 
 // benchRowFields are the columns of a looked-up row that are checked.
 type benchRowFields struct {
-	K    jsonInt `json:"k"`
-	Name string  `json:"name"`
-	Qty  jsonInt `json:"qty"`
-	Note string  `json:"note"`
-}
-
-// jsonInt is an integer rendered as a JSON number or, for BIGINT (beyond
-// JavaScript's safe integers), as a string.
-type jsonInt int64
-
-func (v *jsonInt) UnmarshalJSON(b []byte) error {
-	n, err := strconv.ParseInt(strings.Trim(string(b), `"`), 10, 64)
-	*v = jsonInt(n)
-	return err
+	K    int64
+	Name string
+	Qty  int64
+	Note string
 }
 
 func (r benchRowFields) matches(id int64) bool {
-	return int64(r.K) == id && r.Name == "user-"+strconv.FormatInt(id, 10) && int64(r.Qty) == floorMod(id, 100_000) &&
+	return r.K == id && r.Name == "user-"+strconv.FormatInt(id, 10) && r.Qty == floorMod(id, 100_000) &&
 		r.Note == "payload-"+strconv.FormatInt(id, 10)+"-0123456789abcdef0123456789abcdef"
 }
 
+// lookupResult is what checkLookup reads of one element of `results`.
+type lookupResult struct {
+	inputIndex int64
+	found      bool
+	row        *benchRowFields // `row`, nil when null or absent
+	rowCount   int64
+	rows       []benchRowFields
+}
+
+// decoders holds idle answer decoders (one is about 8 KiB).
+var decoders sync.Pool
+
 // checkLookup counts the wrong answers in one lookup or prefix-lookup answer.
+// It walks the answer with a streaming tokenizer (jsontext) and reads only
+// the fields it checks: on this 2-core machine the load generator shares
+// the CPU with the gateway and Fluss, and decoding whole answers by
+// reflection (encoding/json) cost it about as much CPU per prefix as the
+// gateway spent answering it.
 func checkLookup(raw []byte, ids []int64, tableRows int64, prefix bool) (bad int, err error) {
-	var resp struct {
-		Results []struct {
-			InputIndex int             `json:"input_index"`
-			Found      bool            `json:"found"`
-			Row        *benchRowFields `json:"row"`
-			RowCount   int             `json:"row_count"`
-			Rows       []benchRowFields
-		} `json:"results"`
+	dec, _ := decoders.Get().(*jsontext.Decoder)
+	if dec == nil {
+		dec = jsontext.NewDecoder(bytes.NewReader(nil))
 	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
+	defer decoders.Put(dec)
+	dec.Reset(bytes.NewReader(raw))
+	var results []lookupResult
+	err = readObject(dec, func(name []byte) error {
+		if string(name) != "results" {
+			return dec.SkipValue()
+		}
+		results = make([]lookupResult, 0, len(ids))
+		return readArray(dec, func() error {
+			var r lookupResult
+			err := readLookupResult(dec, &r)
+			results = append(results, r)
+			return err
+		})
+	})
+	if err == nil {
+		switch _, err = dec.ReadToken(); err {
+		case io.EOF:
+			err = nil
+		case nil:
+			err = fmt.Errorf("data after the answer")
+		}
+	}
+	if err != nil {
 		return len(ids), err
 	}
-	if len(resp.Results) != len(ids) {
-		return len(ids), fmt.Errorf("%d results for %d keys", len(resp.Results), len(ids))
+	if len(results) != len(ids) {
+		return len(ids), fmt.Errorf("%d results for %d keys", len(results), len(ids))
 	}
-	for _, r := range resp.Results {
-		if r.InputIndex < 0 || r.InputIndex >= len(ids) {
+	for _, r := range results {
+		if r.inputIndex < 0 || r.inputIndex >= int64(len(ids)) {
 			bad++
 			continue
 		}
-		id := ids[r.InputIndex]
+		id := ids[r.inputIndex]
 		present := id < tableRows
 		var ok bool
 		switch {
 		case prefix && present:
-			ok = r.RowCount == 1 && len(r.Rows) == 1 && r.Rows[0].matches(id)
+			ok = r.rowCount == 1 && len(r.rows) == 1 && r.rows[0].matches(id)
 		case prefix:
-			ok = r.RowCount == 0 && len(r.Rows) == 0
+			ok = r.rowCount == 0 && len(r.rows) == 0
 		case present:
-			ok = r.Found && r.Row != nil && r.Row.matches(id)
+			ok = r.found && r.row != nil && r.row.matches(id)
 		default:
-			ok = !r.Found && r.Row == nil
+			ok = !r.found && r.row == nil
 		}
 		if !ok {
 			bad++
 		}
 	}
 	return bad, nil
+}
+
+func readLookupResult(dec *jsontext.Decoder, r *lookupResult) error {
+	r.inputIndex = -1
+	return readObject(dec, func(name []byte) error {
+		var err error
+		switch string(name) {
+		case "input_index":
+			r.inputIndex, err = readInt(dec)
+		case "row_count":
+			r.rowCount, err = readInt(dec)
+		case "found":
+			var v jsontext.Value
+			if v, err = dec.ReadValue(); err == nil {
+				r.found = string(v) == "true"
+			}
+		case "row":
+			if dec.PeekKind() == 'n' {
+				_, err = dec.ReadToken()
+				return err
+			}
+			r.row = new(benchRowFields)
+			err = readBenchRow(dec, r.row)
+		case "rows":
+			err = readArray(dec, func() error {
+				r.rows = append(r.rows, benchRowFields{})
+				return readBenchRow(dec, &r.rows[len(r.rows)-1])
+			})
+		default:
+			err = dec.SkipValue()
+		}
+		return err
+	})
+}
+
+func readBenchRow(dec *jsontext.Decoder, row *benchRowFields) error {
+	return readObject(dec, func(name []byte) error {
+		var err error
+		switch string(name) {
+		case "k":
+			row.K, err = readInt(dec)
+		case "qty":
+			row.Qty, err = readInt(dec)
+		case "name":
+			row.Name, err = readString(dec)
+		case "note":
+			row.Note, err = readString(dec)
+		default:
+			err = dec.SkipValue()
+		}
+		return err
+	})
+}
+
+// readObject reads one JSON object, calling field for each member name with
+// the decoder before its value (which field must consume).
+func readObject(dec *jsontext.Decoder, field func(name []byte) error) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return fmt.Errorf("expected an object, got %v", tok.Kind())
+	}
+	for dec.PeekKind() != '}' {
+		// The name as read (quoted); the names checked have no escapes,
+		// and a name that spells one with escapes is skipped as unknown.
+		name, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := field(name[1 : len(name)-1]); err != nil {
+			return err
+		}
+	}
+	_, err = dec.ReadToken()
+	return err
+}
+
+// readArray reads one JSON array, calling elem for each element.
+func readArray(dec *jsontext.Decoder, elem func() error) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '[' {
+		return fmt.Errorf("expected an array, got %v", tok.Kind())
+	}
+	for dec.PeekKind() != ']' {
+		if err := elem(); err != nil {
+			return err
+		}
+	}
+	_, err = dec.ReadToken()
+	return err
+}
+
+// readInt reads an integer rendered as a JSON number or, for BIGINT (beyond
+// JavaScript's safe integers), as a string.
+func readInt(dec *jsontext.Decoder) (int64, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return 0, err
+	}
+	switch tok.Kind() {
+	case '0':
+		return strconv.ParseInt(tok.String(), 10, 64)
+	case '"':
+		return strconv.ParseInt(tok.String(), 10, 64)
+	}
+	return 0, fmt.Errorf("expected an integer, got %v", tok.Kind())
+}
+
+func readString(dec *jsontext.Decoder) (string, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return "", err
+	}
+	if tok.Kind() != '"' {
+		return "", fmt.Errorf("expected a string, got %v", tok.Kind())
+	}
+	return tok.String(), nil
 }
 
 func runLookupBench(c config, bc benchConfig, lc lookupConfig) error {
@@ -234,10 +383,14 @@ func runLookupBench(c config, bc benchConfig, lc lookupConfig) error {
 	}
 	bodies, ids := lookupBodies(lc, 0, int64(lc.totalKeys))
 	gw0, fl0, me0 := procTicks(c.pid), ticksOf(flussPids), procTicks(os.Getpid())
+	profiled := startProfiles(bc)
 	t0 := time.Now()
 	res := send(bodies, ids)
 	secs := time.Since(t0).Seconds()
 	gw1, fl1, me1 := procTicks(c.pid), ticksOf(flussPids), procTicks(os.Getpid())
+	if err := profiled(); err != nil {
+		return err
+	}
 	if err := check("timed", res); err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,7 +76,7 @@ func main() {
 	flag.IntVar(&bc.totalRows, "total-rows", 200_000, "bench mode: rows in the measured part")
 	flag.StringVar(&bc.flussPids, "fluss-pids", "", "bench mode: comma-separated pids of the Fluss processes whose CPU is reported")
 	flag.IntVar(&bc.repeat, "repeat", 1, "bench mode: send the measured requests this many times (profiling runs)")
-	flag.StringVar(&bc.pprofURL, "pprof", "", "bench mode: base URL of the gateway's pprof listener; CPU and allocation profiles of the measured part")
+	flag.StringVar(&bc.pprofURL, "pprof", "", "bench and bench-lookup modes: base URL of the gateway's pprof listener; CPU and allocation profiles of the measured part")
 	flag.StringVar(&bc.pprofOut, "pprof-out", "gateway-", "bench mode: file prefix of the profiles (<prefix>profile.pprof, <prefix>allocs.pprof)")
 	flag.DurationVar(&bc.pprofFor, "pprof-seconds", 6*time.Second, "bench mode: profile length from the start of the measured part")
 	flag.StringVar(&bc.body, "body", "json", "bench mode: request bodies: json (entries documents) or arrow (Arrow IPC streams, -op append)")
@@ -85,7 +86,27 @@ func main() {
 	flag.IntVar(&lc.warmupKeys, "warmup-keys", 20_000, "bench-lookup mode: keys looked up before the measured part")
 	flag.Int64Var(&lc.tableRows, "table-rows", 0, "bench-lookup mode: the table holds ids 0..table-rows-1")
 	flag.BoolVar(&lc.prefix, "prefix", false, "bench-lookup mode: prefix lookups by k (a pfx table) instead of primary-key lookups")
+	selfProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile (the whole run) to this file")
 	flag.Parse()
+	if *selfProfile != "" {
+		f, err := os.Create(*selfProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load: -cpuprofile:", err)
+			os.Exit(1)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if err := dispatch(c, bc, lc); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+func dispatch(c config, bc benchConfig, lc lookupConfig) error {
 	var err error
 	switch c.mode {
 	case "bench":
@@ -95,10 +116,7 @@ func main() {
 	default:
 		err = run(c)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "load:", err)
-		os.Exit(1)
-	}
+	return err
 }
 
 // stats collects the outcome of one phase.

@@ -215,19 +215,36 @@ func (c *coalescer) send(ctx context.Context, k lineKey, g *group) {
 		s.answers, s.err = c.roundTrip(ctx, g.dest, k, s.buckets)
 		return
 	}
+	// Number the merged buckets and count their keys, then lay every
+	// merged bucket's keys out in one array, each bucket exactly its size.
 	var merged []bucketKeys
+	var counts []int
 	index := make(map[physBucket]int)
-	slots := make([][]slot, len(g.shares))
-	for i, s := range g.shares {
-		slots[i] = make([]slot, len(s.buckets))
-		for j, b := range s.buckets {
+	nslots := 0
+	for _, s := range g.shares {
+		nslots += len(s.buckets)
+		for _, b := range s.buckets {
 			pb := physBucket{b.part, b.bucket}
 			m, ok := index[pb]
 			if !ok {
 				m = len(merged)
 				index[pb] = m
-				merged = append(merged, bucketKeys{part: b.part, bucket: b.bucket, keys: make([][]byte, 0, g.keys)})
+				merged = append(merged, bucketKeys{part: b.part, bucket: b.bucket})
+				counts = append(counts, 0)
 			}
+			counts[m] += len(b.keys)
+		}
+	}
+	all := make([][]byte, g.keys)
+	for m := range merged {
+		merged[m].keys, all = all[:0:counts[m]], all[counts[m]:]
+	}
+	slots := make([][]slot, len(g.shares))
+	flat := make([]slot, nslots)
+	for i, s := range g.shares {
+		slots[i], flat = flat[:len(s.buckets):len(s.buckets)], flat[len(s.buckets):]
+		for j, b := range s.buckets {
+			m := index[physBucket{b.part, b.bucket}]
 			slots[i][j] = slot{merged: m, off: len(merged[m].keys), n: len(b.keys)}
 			merged[m].keys = append(merged[m].keys, b.keys...)
 		}
@@ -283,52 +300,89 @@ func (a bucketAnswer) cut(off, n, total int) bucketAnswer {
 // roundTrip sends one Lookup or PrefixLookup request for buckets and
 // returns its per-bucket answers.
 func (c *coalescer) roundTrip(ctx context.Context, dest meta.Dest, k lineKey, buckets []bucketKeys) ([]bucketAnswer, error) {
+	if k.prefix {
+		return sendKind(ctx, c.call, dest, k.table, buckets, &prefixLookupKind)
+	}
+	return sendKind(ctx, c.call, dest, k.table, buckets, &lookupKind)
+}
+
+// requestKind is what differs between a Lookup and a PrefixLookup round
+// trip: the API key and the generated message types. Their per-bucket
+// entries have the same fields (partition_id, bucket_id, keys; the answers
+// error_code, error_message and the values or value lists, field 5) but are
+// distinct Go types, so a kind names how to set and read them (apache/fluss
+// v0.9.1-incubating, fluss-rpc/src/main/proto/FlussApi.proto).
+type requestKind[E, A any, Req, Resp proto.Message] struct {
+	api wire.APIKey
+	// request makes the request of table with entries.
+	request func(table int64, entries []*E) Req
+	// entry fills one per-bucket entry; part is nil for a non-partitioned table.
+	entry func(e *E, bucket *int32, part *int64, keys [][]byte)
+	// response makes an empty answer and answers lists its per-bucket entries.
+	response func() Resp
+	answers  func(Resp) []*A
+	// answer reads one per-bucket entry (partOf for its partition).
+	answer func(a *A) bucketAnswer
+}
+
+var lookupKind = requestKind[flusspb.PbLookupReqForBucket, flusspb.PbLookupRespForBucket, *flusspb.LookupRequest, *flusspb.LookupResponse]{
+	api: wire.KeyLookup,
+	request: func(table int64, entries []*flusspb.PbLookupReqForBucket) *flusspb.LookupRequest {
+		return &flusspb.LookupRequest{TableId: proto.Int64(table), BucketsReq: entries}
+	},
+	entry: func(e *flusspb.PbLookupReqForBucket, bucket *int32, part *int64, keys [][]byte) {
+		e.BucketId, e.PartitionId, e.Keys = bucket, part, keys
+	},
+	response: func() *flusspb.LookupResponse { return &flusspb.LookupResponse{} },
+	answers:  (*flusspb.LookupResponse).GetBucketsResp,
+	answer: func(r *flusspb.PbLookupRespForBucket) bucketAnswer {
+		return bucketAnswer{part: partOf(r.PartitionId), bucket: r.GetBucketId(), code: r.ErrorCode, msg: r.GetErrorMessage(),
+			values: r.GetValues(), count: len(r.GetValues())}
+	},
+}
+
+var prefixLookupKind = requestKind[flusspb.PbPrefixLookupReqForBucket, flusspb.PbPrefixLookupRespForBucket, *flusspb.PrefixLookupRequest, *flusspb.PrefixLookupResponse]{
+	api: wire.KeyPrefixLookup,
+	request: func(table int64, entries []*flusspb.PbPrefixLookupReqForBucket) *flusspb.PrefixLookupRequest {
+		return &flusspb.PrefixLookupRequest{TableId: proto.Int64(table), BucketsReq: entries}
+	},
+	entry: func(e *flusspb.PbPrefixLookupReqForBucket, bucket *int32, part *int64, keys [][]byte) {
+		e.BucketId, e.PartitionId, e.Keys = bucket, part, keys
+	},
+	response: func() *flusspb.PrefixLookupResponse { return &flusspb.PrefixLookupResponse{} },
+	answers:  (*flusspb.PrefixLookupResponse).GetBucketsResp,
+	answer: func(r *flusspb.PbPrefixLookupRespForBucket) bucketAnswer {
+		return bucketAnswer{part: partOf(r.PartitionId), bucket: r.GetBucketId(), code: r.ErrorCode, msg: r.GetErrorMessage(),
+			lists: r.GetValueLists(), count: len(r.GetValueLists())}
+	},
+}
+
+// sendKind sends one request of kind kd for buckets of table to dest and
+// returns its per-bucket answers, in the server's order.
+func sendKind[E, A any, Req, Resp proto.Message](ctx context.Context, call meta.Caller, dest meta.Dest, table int64,
+	buckets []bucketKeys, kd *requestKind[E, A, Req, Resp]) ([]bucketAnswer, error) {
 	n := len(buckets)
 	ids := make([]int32, n)
 	pids := make([]int64, n)
+	entries := make([]E, n)
+	ptrs := make([]*E, n)
 	for i, b := range buckets {
 		ids[i], pids[i] = b.bucket, b.part
-	}
-	if k.prefix {
-		pbs := make([]flusspb.PbPrefixLookupReqForBucket, n)
-		req := &flusspb.PrefixLookupRequest{TableId: proto.Int64(k.table), BucketsReq: make([]*flusspb.PbPrefixLookupReqForBucket, n)}
-		for i, b := range buckets {
-			pb := &pbs[i]
-			pb.BucketId, pb.Keys = &ids[i], b.keys
-			if b.part != meta.NoPartition {
-				pb.PartitionId = &pids[i]
-			}
-			req.BucketsReq[i] = pb
-		}
-		resp := &flusspb.PrefixLookupResponse{}
-		if err := c.call.Call(ctx, dest, wire.KeyPrefixLookup, req, resp); err != nil {
-			return nil, err
-		}
-		answers := make([]bucketAnswer, 0, len(resp.GetBucketsResp()))
-		for _, r := range resp.GetBucketsResp() {
-			answers = append(answers, bucketAnswer{part: partOf(r.PartitionId), bucket: r.GetBucketId(),
-				code: r.ErrorCode, msg: r.GetErrorMessage(), lists: r.GetValueLists(), count: len(r.GetValueLists())})
-		}
-		return answers, nil
-	}
-	pbs := make([]flusspb.PbLookupReqForBucket, n)
-	req := &flusspb.LookupRequest{TableId: proto.Int64(k.table), BucketsReq: make([]*flusspb.PbLookupReqForBucket, n)}
-	for i, b := range buckets {
-		pb := &pbs[i]
-		pb.BucketId, pb.Keys = &ids[i], b.keys
+		var part *int64
 		if b.part != meta.NoPartition {
-			pb.PartitionId = &pids[i]
+			part = &pids[i]
 		}
-		req.BucketsReq[i] = pb
+		kd.entry(&entries[i], &ids[i], part, b.keys)
+		ptrs[i] = &entries[i]
 	}
-	resp := &flusspb.LookupResponse{}
-	if err := c.call.Call(ctx, dest, wire.KeyLookup, req, resp); err != nil {
+	resp := kd.response()
+	if err := call.Call(ctx, dest, kd.api, kd.request(table, ptrs), resp); err != nil {
 		return nil, err
 	}
-	answers := make([]bucketAnswer, 0, len(resp.GetBucketsResp()))
-	for _, r := range resp.GetBucketsResp() {
-		answers = append(answers, bucketAnswer{part: partOf(r.PartitionId), bucket: r.GetBucketId(),
-			code: r.ErrorCode, msg: r.GetErrorMessage(), values: r.GetValues(), count: len(r.GetValues())})
+	got := kd.answers(resp)
+	answers := make([]bucketAnswer, 0, len(got))
+	for _, r := range got {
+		answers = append(answers, kd.answer(r))
 	}
 	return answers, nil
 }

@@ -25,7 +25,7 @@ import (
 //     TableDescriptor.builder()...build().toJsonBytes(),
 //     DatabaseDescriptor.builder()), on OpenJDK 17. The definitions are given
 //     next to each vector as the equivalent domain value.
-//   - [doc 5.6]: the worked example of docs/fluss-json.md, a table written
+//   - [worked example]: docs/fluss-json.md, "The worked example", a table written
 //     for this project.
 
 // --- type constructors for readable expectations ---------------------------
@@ -774,7 +774,7 @@ func TestTableDescriptorJSONVectors(t *testing.T) {
 	}
 }
 
-// docExampleJSON is the complete table example of [doc 5.6].
+// docExampleJSON is the complete table of [worked example].
 const docExampleJSON = `{
   "version": 1,
   "schema": {
@@ -812,7 +812,7 @@ const docExampleJSON = `{
   "custom_properties": {"owner": "team-go"}
 }`
 
-// docExampleDescriptor is the [doc 5.6] table as a create request states it:
+// docExampleDescriptor is the [worked example] table as a create request states it:
 // no ids yet.
 func docExampleDescriptor() domain.TableDescriptor {
 	u := domain.UnassignedFieldID

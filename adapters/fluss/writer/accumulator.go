@@ -502,20 +502,25 @@ func (w *Writer) completeBatchLocked(bt *batch, at domain.WrittenAt) {
 			b.lastAcked = bt.seq
 		}
 	}
-	for i, r := range bt.recs {
+	// bt.recs are the batch's records in order (build keeps only those it
+	// wrote), so the rows before a record are its index in the batch, or
+	// more when columnar records (several rows each) precede it.
+	row := int64(0)
+	for _, r := range bt.recs {
 		if r.state == recBatched && r.batch == bt {
 			var res domain.EntryResult
 			if at.Known {
-				// bt.recs are the batch's records in order (build keeps
-				// only those it wrote), so i is the row's index in it.
 				res.At = domain.WrittenAt{Known: true, Partition: r.enc.partName, Bucket: b.key.bucket,
 					Offset: at.Offset, Exact: bt.log}
 				if bt.log {
-					res.At.Offset += int64(i)
+					res.At.Offset += row
 				}
 			}
+			row += int64(r.rows())
 			w.resolveLocked(r, res)
+			continue
 		}
+		row += int64(r.rows())
 	}
 	w.releaseBatch(bt)
 }

@@ -158,7 +158,8 @@ func (w *Writer) writeColumns(ctx context.Context, wb *domain.WriteBatch) ([]dom
 }
 
 // setResults gives res to the entries of record r: its own, or its chunk's
-// rows for a columnar write.
+// rows for a columnar write, each at its own offset when res.At is the
+// chunk's first row's exact log offset.
 func (req *request) setResults(r *rec, res domain.EntryResult) {
 	if req.chunks == nil {
 		req.results[r.idx] = res
@@ -167,6 +168,9 @@ func (req *request) setResults(r *rec, res domain.EntryResult) {
 	ch := req.chunks[r.idx]
 	for i := ch.from; i < ch.to; i++ {
 		req.results[i] = res
+		if res.At.Known && res.At.Exact {
+			res.At.Offset++
+		}
 	}
 }
 

@@ -43,3 +43,37 @@ func TestWrittenAtPositions(t *testing.T) {
 		assert.Equal(t, int64(2), r.At.Offset)
 	}
 }
+
+// TestWrittenAtPositionsColumnar: rows of columnar writes (chunks of many
+// rows, each one record of a batch) and entries sharing batches each get
+// their own offset: in every bucket the answered offsets are distinct and
+// run from 0 without a gap.
+func TestWrittenAtPositionsColumnar(t *testing.T) {
+	t.Parallel()
+	tb := logTable(42, 2)
+	e := newEnv(t, Options{Linger: time.Millisecond, BatchSize: 4 << 10}, tb)
+	ctx := ctxTimeout(t, 10*time.Second)
+	var all []domain.EntryResult
+	for k := range 3 {
+		res, err := e.w.Write(ctx, &domain.WriteBatch{Table: tb.Path, Columns: logColumns(k*1000, 1000)})
+		require.NoError(t, err)
+		all = append(all, res...)
+		all = append(all, e.write(t, ctx, tb.Path,
+			domain.WriteEntry{Op: domain.OpAppend, Row: []domain.Datum{{I64: int64(-k)}, {Bytes: []byte("e")}}})...)
+	}
+	perBucket := map[int32]map[int64]bool{}
+	for i, r := range all {
+		require.True(t, r.OK(), "row %d: %+v", i, r)
+		require.True(t, r.At.Known && r.At.Exact, "row %d: %+v", i, r.At)
+		if perBucket[r.At.Bucket] == nil {
+			perBucket[r.At.Bucket] = map[int64]bool{}
+		}
+		assert.False(t, perBucket[r.At.Bucket][r.At.Offset], "row %d: bucket %d offset %d answered twice", i, r.At.Bucket, r.At.Offset)
+		perBucket[r.At.Bucket][r.At.Offset] = true
+	}
+	for b, offs := range perBucket {
+		for o := range int64(len(offs)) {
+			assert.True(t, offs[o], "bucket %d: offset %d missing", b, o)
+		}
+	}
+}

@@ -260,7 +260,7 @@ func (w *Writer) Write(ctx context.Context, wb *domain.WriteBatch) ([]domain.Ent
 		r.part = meta.NoPartition
 		if len(c.partPos) > 0 {
 			del := wb.Entries[i].Op == domain.OpDelete
-			if auto.Enabled {
+			if auto.Checked() {
 				if err := autoPartitionRule(auto, r.enc.partName, del, at, &partRule); err != nil {
 					results[i] = domain.EntryResult{Code: CodeInvalidArgument, Message: err.Error(), Applied: domain.AppliedNo}
 					continue
@@ -850,15 +850,17 @@ func (w *Writer) Close(ctx context.Context) error {
 
 // autoPartitionRule applies a table's auto-partition rule to the partition
 // an entry goes to (apache/fluss: PartitionUtils#validateAutoPartitionTime):
-// the time value must have the unit's format (for every entry: a value of
-// another form, e.g. `2026-12-01` beside Fluss's own `20261201`, names a
-// second partition for the same day, and since it sorts before every
+// the time value must have the table's format (auto.Pattern: its
+// table.auto-partition.time-format or the unit's default), for every entry:
+// a value of another form, e.g. `2026-12-01` beside Fluss's own `20261201`,
+// names a second partition for the same day, and since it sorts before every
 // well-formed value Fluss's retention drops it, rows included, at its next
-// check) and, for an upsert, lie within the
-// retention, since a partition created for an older value is dropped with
-// its rows at Fluss's next auto-partition check. A delete is not held to
-// the retention: it never creates a partition. Verdicts are kept per
-// partition name in *memo.
+// check. An upsert's value must also lie within the retention, since a
+// partition created for an older value is dropped with its rows at Fluss's
+// next auto-partition check (only with auto-partitioning on: a table with
+// just a time format keeps every partition). A delete is not held to the
+// retention: it never creates a partition. Verdicts are kept per partition
+// name in *memo.
 func autoPartitionRule(auto domain.AutoPartition, name string, del bool, now time.Time, memo *map[string]error) error {
 	v := auto.TimeValue(name)
 	if err := auto.CheckFormat(v); err != nil {

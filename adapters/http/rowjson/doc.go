@@ -38,9 +38,10 @@
 //
 // # Values
 //
-// The rules are the official gateway's decoder's (apache/fluss
-// fluss-gateway src/protocol/rest/codec/decoder.rs and temporal.rs; its unit
-// tests are restated in official_test.go):
+// The rules are the official gateway's decoder's (apache/fluss@a57d74c2
+// fluss-gateway/src/protocol/rest/codec/decoder.rs, and temporal.rs as found
+// in the fork wzx140/fluss@e6fab2fe; neither is on apache/fluss main at
+// 545c553; their unit tests are restated in official_test.go):
 //
 //	TINYINT…BIGINT     JSON number or numeric string: [+-]digits[.digits]
 //	                   [e[+-]digits] (+ only in strings, leading zeros fine)

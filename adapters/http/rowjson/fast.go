@@ -398,6 +398,9 @@ func (st *state) fastEntries(s *fastScanner, entries []domain.WriteEntry) ([]dom
 		if !haveID || e.Op == 0 {
 			return entries, false
 		}
+		if ends := st.lim.EntryEnds; ends != nil && (i >= len(ends) || s.pos != ends[i]) {
+			return entries, false
+		}
 		entries = append(entries, e)
 		c := s.ws()
 		s.pos++
@@ -407,6 +410,9 @@ func (st *state) fastEntries(s *fastScanner, entries []domain.WriteEntry) ([]dom
 		if c != ',' {
 			return entries, false
 		}
+	}
+	if ends := st.lim.EntryEnds; ends != nil && len(entries) != len(ends) {
+		return entries, false
 	}
 	if s.ws() != '}' {
 		return entries, false

@@ -2,6 +2,7 @@ package rowjson
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -240,26 +241,35 @@ func (st *state) keyList(field string, sel, pos []int, role string) ([][]domain.
 	if _, err := st.dec.ReadToken(); err != nil {
 		return nil, topErr(st.syntaxErr(err))
 	}
-	var out [][]domain.Datum
-	for i := 0; st.dec.PeekKind() != ']'; i++ {
-		if i >= st.lim.MaxEntries {
+	// The keys' Datums go into one flat array, grown as keys arrive and cut
+	// into keys at the end: a request of 16 one-column prefixes allocates
+	// 16 Datums rather than the slab's first chunk (256 Datums, 20 KiB,
+	// zeroed), which was the largest allocation of a prefix lookup.
+	w := len(sel)
+	flat := make([]domain.Datum, 0, w*16)
+	n := 0
+	for ; st.dec.PeekKind() != ']'; n++ {
+		if n >= st.lim.MaxEntries {
 			return nil, &domain.Error{Kind: domain.KindLimitExceeded,
 				Message: field + ": more than " + strconv.Itoa(st.lim.MaxEntries) + " elements"}
 		}
-		key := st.slab.alloc(len(sel))
-		if err := st.keyObject(key, sel, pos, role); err != nil {
+		flat = slices.Grow(flat, w)[:len(flat)+w]
+		if err := st.keyObject(flat[len(flat)-w:], sel, pos, role); err != nil {
 			if fe, ok := err.(*fieldError); ok {
-				return nil, fieldInvalid(fe, "%s[%d]: %s", field, i, fe.Error())
+				return nil, fieldInvalid(fe, "%s[%d]: %s", field, n, fe.Error())
 			}
 			return nil, err
 		}
-		out = append(out, key)
 	}
 	if _, err := st.dec.ReadToken(); err != nil {
 		return nil, topErr(st.syntaxErr(err))
 	}
-	if len(out) == 0 {
+	if n == 0 {
 		return nil, invalid("%s: must contain at least one element", field)
+	}
+	out := make([][]domain.Datum, n)
+	for i := range out {
+		out[i] = flat[i*w : (i+1)*w : (i+1)*w]
 	}
 	return out, nil
 }

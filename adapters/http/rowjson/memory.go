@@ -70,8 +70,17 @@ func chargeRefusal(r any) error {
 // left to the garbage collector), so a pooled Buffer does not pin the memory
 // of one exceptional request. It drops the ChargeFunc (see SetCharge).
 func (b *Buffer) Reset() {
-	b.slab.reset()
-	b.arena.reset()
+	// The Datums kept in the slab's chunks point at the last decode's
+	// values: into the arena's chunks, into the slab's own chunks, or at
+	// values allocated apart (large ones) or in chunks this Reset drops.
+	// Only in the last case would a pooled Buffer pin memory it does not
+	// count as retained (issue 21), so only then are the kept chunks
+	// cleared now; otherwise a chunk is cleared as it is handed out again,
+	// while its cache lines are about to be written anyway (clearing every
+	// kept chunk here, up to 1 MiB per request, cost the 500-row writes of
+	// make bench-native about a tenth of the gateway's CPU: issue 22).
+	escaped := b.arena.reset() || b.slab.escaped
+	b.slab.reset(escaped)
 	// Drop references to rows in the whole array: a decode leaves entries
 	// at length 0 (DecodeWriteTo hands the filled slice to the batch), so
 	// clearing only its length cleared nothing, and every pooled Buffer
@@ -114,9 +123,12 @@ type slab struct {
 	chunks   [][]domain.Datum
 	ci       int // current chunk index; len(chunks) when none
 	off      int // used part of the current chunk; an int, so allocating stores no pointer
-	dirty    int // chunks[:dirty] were used before the last reset
+	dirty    int // chunks[:dirty] may hold Datums of an earlier decode
 	retained int // Datums in chunks
 	next     int // size of the next new chunk
+	// escaped: since the last reset, Datums were handed out apart from the
+	// chunks (large requests), which Datums in the chunks may point at.
+	escaped bool
 	// charge (nil: none) is told of each chunk before its first use since
 	// the last Reset; chunks[:paid] were charged.
 	charge ChargeFunc
@@ -187,6 +199,7 @@ func (s *slab) grow(n int) []domain.Datum {
 		// Large values get their own allocation rather than wasting the
 		// rest of a chunk.
 		mustCharge(s.charge, n*datumSize, 0)
+		s.escaped = true
 		return make([]domain.Datum, n)
 	}
 	mustCharge(s.charge, size*datumSize, 0)
@@ -199,27 +212,42 @@ func (s *slab) grow(n int) []domain.Datum {
 	return c[:n:n]
 }
 
-func (s *slab) reset() {
+// used is the number of leading kept chunks that may hold Datums: those an
+// earlier decode left dirty and those handed out since.
+func (s *slab) used() int {
+	return min(max(s.dirty, s.ci+1), len(s.chunks))
+}
+
+// reset keeps the first chunks, up to maxRetained bytes. With escaped (the
+// last decode's values reach memory the Buffer does not keep: values
+// allocated apart, or chunks dropped here) the kept chunks are cleared now:
+// their Datums would otherwise keep those values alive until the next
+// decode reached them (issue 21: 25 MiB per pooled Buffer after a write of
+// 64 KiB strings). Otherwise every Datum of a kept chunk points into the
+// Buffer's own kept chunks, and the chunks are cleared as they are handed
+// out again (alloc), at most maxRetained bytes either way.
+func (s *slab) reset(escaped bool) {
 	total := 0
 	for i, c := range s.chunks {
 		if (total+len(c))*datumSize > maxRetained {
 			clear(s.chunks[i:])
 			s.chunks = s.chunks[:i]
+			escaped = true // Elems may point into the dropped chunks
 			break
 		}
 		total += len(c)
 	}
 	s.retained = total
-	// Clear the kept chunks now rather than as they are handed out again:
-	// their Datums point at the last decode's strings and bytes (and
-	// through them at the byte chunks Reset dropped), which a pooled
-	// Buffer otherwise kept alive until its next decode reached them
-	// (issue 21: 25 MiB per pooled Buffer after a write of 64 KiB strings).
-	// At most maxRetained bytes are cleared.
-	for _, c := range s.chunks {
-		clear(c)
+	if escaped {
+		// The chunks an earlier decode left dirty and those this one used.
+		for _, c := range s.chunks[:s.used()] {
+			clear(c)
+		}
+		s.dirty = 0
+	} else {
+		s.dirty = s.used()
 	}
-	s.dirty = 0
+	s.escaped = false
 	s.ci, s.off = 0, 0
 }
 
@@ -232,6 +260,8 @@ type arena struct {
 	next     int
 	retained int
 	large    bool // the last reservation is a separate allocation
+	// escaped: since the last reset, a reservation was allocated apart.
+	escaped bool
 	// charge and paid: as in slab.
 	charge ChargeFunc
 	paid   int
@@ -276,6 +306,7 @@ func (a *arena) grow(n int) []byte {
 	if n > size/4 {
 		mustCharge(a.charge, 0, n)
 		a.large = true
+		a.escaped = true
 		return make([]byte, 0, n)
 	}
 	mustCharge(a.charge, 0, size)
@@ -310,12 +341,17 @@ func (a *arena) copy(b []byte) []byte {
 	return a.commit(append(a.reserve(len(b)), b...))
 }
 
-func (a *arena) reset() {
+// reset keeps the first chunks, up to maxRetained bytes, and reports
+// whether values were handed out since the last reset from memory it does
+// not keep (large values allocated apart, or chunks dropped now).
+func (a *arena) reset() (escaped bool) {
+	escaped, a.escaped = a.escaped, false
 	total := 0
 	for i, c := range a.chunks {
 		if total+cap(c) > maxRetained {
 			clear(a.chunks[i:])
 			a.chunks = a.chunks[:i]
+			escaped = true
 			break
 		}
 		total += cap(c)
@@ -325,4 +361,5 @@ func (a *arena) reset() {
 	if len(a.chunks) > 0 {
 		a.buf = a.chunks[0][:0]
 	}
+	return escaped
 }

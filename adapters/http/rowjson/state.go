@@ -32,7 +32,21 @@ type Limits struct {
 	// invalid ones. An invalid entry without a usable id still fails the
 	// whole body.
 	ReportInvalid bool
+	// EntryEnds (write bodies), when not nil, pins where every entry must
+	// end: the body holds exactly len(EntryEnds) entries and entries[i]
+	// ends (the byte after its closing brace) at body offset EntryEnds[i].
+	// Otherwise the decode fails with ErrEntryBounds and nothing else. A
+	// caller that joins separately framed values into one entries array
+	// (NDJSON lines joined with commas) learns from it, without a second
+	// pass over the bytes, that every value was one entry on its own: one
+	// that spilled into its neighbour (`{"a":"` then `","b":1}`) or held two
+	// (`{…},{…}`) ends elsewhere.
+	EntryEnds []int
 }
+
+// ErrEntryBounds is the error of a write body whose entries do not end where
+// Limits.EntryEnds says.
+var ErrEntryBounds = errors.New("rowjson: entries do not end at the given offsets")
 
 // Defaults for zero Limits fields.
 const (
@@ -194,6 +208,7 @@ func putState(st *state) {
 	// Drop every reference to the request: body, schema, returned memory.
 	st.rd = bytes.Buffer{}
 	st.dec.Reset(emptyReader)
+	st.lim.EntryEnds = nil
 	st.c = nil
 	st.buf, st.slab, st.arena = nil, nil, nil
 	st.path = st.path[:0]

@@ -2,6 +2,7 @@ package rowjson
 
 import (
 	"bytes"
+	"errors"
 	"hash/maphash"
 	"io"
 	"math/bits"
@@ -83,6 +84,9 @@ func (c *Codec) decodeWriteAll(buf *Buffer, body []byte, lim Limits, fast bool) 
 		}
 	}
 	batch, ids, err = st.decodeWrite()
+	if errors.Is(err, ErrEntryBounds) {
+		return domain.WriteBatch{}, nil, nil, err
+	}
 	if err != nil {
 		return batch, ids, nil, malformedFirst(body, err)
 	}
@@ -401,11 +405,20 @@ func (st *state) entries(deferPartial bool) ([]domain.WriteEntry, error) {
 			if !st.skipBadEntry(i, arrDepth, err) {
 				return nil, err
 			}
+			if !st.entryEndsAt(i) {
+				return nil, ErrEntryBounds
+			}
 			st.deferred = st.deferred[:nDeferred]
 			continue
 		}
+		if !st.entryEndsAt(i) {
+			return nil, ErrEntryBounds
+		}
 		st.valid = append(st.valid, true)
 		entries = append(entries, e)
+	}
+	if ends := st.lim.EntryEnds; ends != nil && len(st.valid) != len(ends) {
+		return nil, ErrEntryBounds
 	}
 	if _, err := st.dec.ReadToken(); err != nil {
 		return nil, topErr(st.syntaxErr(err))
@@ -414,6 +427,13 @@ func (st *state) entries(deferPartial bool) ([]domain.WriteEntry, error) {
 		return nil, invalid("entries: must contain at least one entry")
 	}
 	return entries, nil
+}
+
+// entryEndsAt reports whether entries[i], just read, ends where
+// Limits.EntryEnds wants it (always true without EntryEnds).
+func (st *state) entryEndsAt(i int) bool {
+	ends := st.lim.EntryEnds
+	return ends == nil || i < len(ends) && int(st.dec.InputOffset()) == ends[i]
 }
 
 // MaxNamedInvalid bounds the invalid entries a 400 message names; the rest

@@ -6,8 +6,11 @@
 // reading the buckets b with b mod N = i (one consumer per bucket group, as
 // a Kafka-style consumer group would split them).
 //
-// The client reads every answer whole and checks it is well-formed JSON
-// while counting its records (a streaming tokenizer, as a consumer that
+// Every row exactly once: the client reads each record's "bucket" and
+// "offset" and fails unless every bucket's offsets run 0, 1, 2, ... without a
+// gap or a repeat (a log table's offsets are dense), so rows == the rows
+// written means each was read once. The client reads every answer whole and
+// checks it is well-formed JSON while counting its records (a streaming tokenizer, as a consumer that
 // hands each record on would; the Java side's LogScanner likewise hands
 // out rows without rendering them). Answers are not gzip'd unless -gzip:
 // both sides read over loopback, and the Java client's fetches are not
@@ -24,6 +27,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,9 +40,59 @@ type answer struct {
 	CaughtUp bool
 }
 
+// offsets holds the next offset each bucket must show (one chain's buckets).
+type offsets map[int64]int64
+
+// readRecord reads one record object, checking its bucket's offset is the
+// next one, and skips the rest of it.
+func (next offsets) readRecord(dec *jsontext.Decoder) error {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return fmt.Errorf("record: not an object: %v", err)
+	}
+	bucket, offset := int64(-1), int64(-1)
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		switch key := name.String(); key {
+		case "bucket", "offset":
+			tok, err := dec.ReadToken()
+			if err != nil || tok.Kind() != '0' {
+				return fmt.Errorf("record %s: not a number: %v", key, err)
+			}
+			n, err := tok.Int()
+			if err != nil {
+				return fmt.Errorf("record %s: %v", key, err)
+			}
+			if key == "bucket" {
+				bucket = n
+			} else {
+				offset = n
+			}
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	if bucket < 0 || offset < 0 {
+		return errors.New("record without bucket or offset")
+	}
+	if offset != next[bucket] {
+		return fmt.Errorf("bucket %d: offset %d where %d was due (a row lost or read twice)", bucket, offset, next[bucket])
+	}
+	next[bucket] = offset + 1
+	return nil
+}
+
 // readAnswer reads a scan answer, {"records": [...], "cursor": "...",
-// "caught_up": bool}, validating all of it and counting the records.
-func readAnswer(r io.Reader) (answer, error) {
+// "caught_up": bool}, validating all of it, counting the records and
+// checking their offsets against next.
+func readAnswer(r io.Reader, next offsets) (answer, error) {
 	var a answer
 	dec := jsontext.NewDecoder(bufio.NewReaderSize(r, 64<<10))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
@@ -55,7 +109,7 @@ func readAnswer(r io.Reader) (answer, error) {
 				return a, fmt.Errorf("records: not an array: %v", err)
 			}
 			for dec.PeekKind() != ']' {
-				if err := dec.SkipValue(); err != nil {
+				if err := next.readRecord(dec); err != nil {
 					return a, err
 				}
 				a.Records++
@@ -90,19 +144,22 @@ func readAnswer(r io.Reader) (answer, error) {
 	return a, nil
 }
 
-func chain(client *http.Client, url string, maxRows int, buckets []int) (rows, requests int, err error) {
+func chain(client *http.Client, url string, maxRows int, buckets []int, took *[]time.Duration) (rows, requests int, err error) {
 	req := map[string]any{"start": map[string]any{"position": "earliest"}, "max_rows": maxRows}
 	if buckets != nil {
 		req["buckets"] = buckets
 	}
+	next := offsets{}
 	for {
 		body, _ := json.Marshal(req)
+		t0 := time.Now()
 		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
 		if err != nil {
 			return rows, requests, err
 		}
-		a, err := readAnswer(resp.Body)
+		a, err := readAnswer(resp.Body, next)
 		resp.Body.Close()
+		*took = append(*took, time.Since(t0))
 		requests++
 		if err != nil || resp.StatusCode != http.StatusOK {
 			return rows, requests, fmt.Errorf("status %d: %v", resp.StatusCode, err)
@@ -130,6 +187,7 @@ func main() {
 	start := time.Now()
 	var mu sync.Mutex
 	var rows, requests int
+	var took []time.Duration
 	var firstErr error
 	var wg sync.WaitGroup
 	for i := range *chains {
@@ -142,10 +200,12 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, q, err := chain(client, url, *maxRows, mine)
+			var mineTook []time.Duration
+			r, q, err := chain(client, url, *maxRows, mine, &mineTook)
 			mu.Lock()
 			defer mu.Unlock()
 			rows, requests = rows+r, requests+q
+			took = append(took, mineTook...)
 			if err != nil && firstErr == nil {
 				firstErr = err
 			}
@@ -156,5 +216,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scanclient:", firstErr)
 		os.Exit(1)
 	}
-	fmt.Printf("{\"rows\": %d, \"seconds\": %.3f, \"requests\": %d}\n", rows, time.Since(start).Seconds(), requests)
+	secs := time.Since(start).Seconds()
+	slices.Sort(took)
+	pct := func(p float64) float64 {
+		if len(took) == 0 {
+			return 0
+		}
+		return float64(took[int(p*float64(len(took)-1))].Microseconds()) / 1000
+	}
+	fmt.Printf("{\"rows\": %d, \"seconds\": %.3f, \"requests\": %d, \"p50_ms\": %.1f, \"p99_ms\": %.1f}\n",
+		rows, secs, requests, pct(0.50), pct(0.99))
 }

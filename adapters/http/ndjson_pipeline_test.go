@@ -1,0 +1,173 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/fluss-gateway/fluss-gateway-go/application"
+	"github.com/fluss-gateway/fluss-gateway-go/domain"
+)
+
+// overlapWriter holds the verdicts of its first Write until a second Write
+// has started (or a second passed), and records which happened: the second
+// call can only start while the first waits if the chunk after it was read
+// and decoded meanwhile.
+type overlapWriter struct {
+	mu         sync.Mutex
+	calls      int
+	second     chan struct{}
+	overlapped bool
+	rows       int
+}
+
+func (w *overlapWriter) Write(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+	w.mu.Lock()
+	w.calls++
+	n := w.calls
+	w.rows += b.Len()
+	w.mu.Unlock()
+	switch n {
+	case 1:
+		select {
+		case <-w.second:
+			w.mu.Lock()
+			w.overlapped = true
+			w.mu.Unlock()
+		case <-time.After(time.Second):
+		}
+	case 2:
+		close(w.second)
+	}
+	return make([]domain.EntryResult, b.Len()), nil
+}
+
+// TestNDJSONChunksOverlapTheWriter: while the writer holds the verdicts of
+// one chunk, the next chunk is read, decoded and handed to the writer; the
+// verdicts still come back in line order.
+func TestNDJSONChunksOverlapTheWriter(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"))
+	var body bytes.Buffer
+	n := 3 * ndjsonChunkRows
+	for i := range n {
+		body.WriteString(appendLine(fmt.Sprintf("e%d", i), i, "m") + "\n")
+	}
+	for _, accept := range []string{"application/json", MIMEApplicationNDJSON} {
+		t.Run(accept, func(t *testing.T) {
+			g := newGateway(t).withTables()
+			w := &overlapWriter{second: make(chan struct{})}
+			g.data.writer = w
+			r := g.postRaw(eventsWrite, body.Bytes(), "Content-Type", MIMEApplicationNDJSON, "Accept", accept)
+			require.Equal(t, 200, r.status, "%.300s", r.body)
+			assert.True(t, w.overlapped, "the second chunk reached the writer while the first waited for its verdicts")
+			assert.Equal(t, n, w.rows)
+			if accept == MIMEApplicationNDJSON {
+				lines := bytes.Split(bytes.TrimSuffix(r.body, []byte("\n")), []byte("\n"))
+				require.Len(t, lines, n)
+				for i, l := range lines {
+					require.Equal(t, fmt.Sprintf(`{"line":%d,"id":"e%d","ok":true}`, i+1, i), string(l))
+				}
+			} else {
+				assert.Contains(t, string(r.body), `"row_count":`+fmt.Sprint(n))
+			}
+			require.NoError(t, g.app.Shutdown())
+		})
+	}
+}
+
+// TestNDJSONBadLineStopsLaterChunks: chunks after the one holding a line
+// that is not JSON are read and decoded meanwhile, but none of their lines
+// reaches the writer, with either answer; the lines before it do.
+func TestNDJSONBadLineStopsLaterChunks(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"))
+	const bad = ndjsonChunkRows + 100 // in the second chunk
+	var body bytes.Buffer
+	for i := range 4 * ndjsonChunkRows {
+		if i == bad {
+			body.WriteString("{oops\n")
+			continue
+		}
+		body.WriteString(appendLine(fmt.Sprintf("e%d", i), i, "m") + "\n")
+	}
+	for _, accept := range []string{"application/json", MIMEApplicationNDJSON} {
+		t.Run(accept, func(t *testing.T) {
+			g := newGateway(t).withTables()
+			w := &countingWriter{}
+			g.data.writer = w
+			r := g.postRaw(eventsWrite, body.Bytes(), "Content-Type", MIMEApplicationNDJSON, "Accept", accept)
+			assert.Equal(t, int64(bad), w.rows.Load(), "exactly the lines before the bad one were written")
+			want := fmt.Sprintf("line %d: not valid JSON", bad+1)
+			if accept == MIMEApplicationNDJSON {
+				require.Equal(t, 200, r.status)
+				lines := bytes.Split(bytes.TrimSuffix(r.body, []byte("\n")), []byte("\n"))
+				require.Len(t, lines, bad+1, "a verdict per written line, then the error line")
+				assert.Contains(t, string(lines[bad]), want)
+			} else {
+				require.Equal(t, 400, r.status, "%.300s", r.body)
+				assert.Contains(t, r.message(t), want)
+				assert.Contains(t, r.message(t), fmt.Sprintf("%d written, 0 failed", bad))
+			}
+			require.NoError(t, g.app.Shutdown())
+		})
+	}
+}
+
+// TestNDJSONDecoderWaitsForThePreviousChunk: a chunk is decoded whatever
+// the chunk before it is doing, but its rows go to the writer only once
+// that chunk is decoded, not at all when it holds a line that is not JSON
+// (or was itself skipped), and the wait ends with the request's context.
+func TestNDJSONDecoderWaitsForThePreviousChunk(t *testing.T) {
+	t.Parallel()
+	tbl := application.NewTable(domain.TableInfo{Descriptor: domain.TableDescriptor{Schema: domain.Schema{Columns: []domain.Column{
+		{Name: "ts", Type: domain.DataType{Root: domain.TypeBigInt, Nullable: true}},
+		{Name: "msg", Type: domain.DataType{Root: domain.TypeString, Nullable: true}},
+	}}}})
+	chunk := func() *ndjsonChunk {
+		ch := newNDJSONChunk()
+		ch.add([]byte(appendLine("a", 1, "x")), 1, 10)
+		return ch
+	}
+	decode := func(ctx context.Context, prev *ndjsonChunk) (*ndjsonChunk, <-chan error) {
+		ch := chunk()
+		out := make(chan error, 1)
+		go func() {
+			dw, err := (&ndjsonDecoder{ch: ch, prev: prev, ctx: ctx, buf: buffers.Get()}).DecodeWrite(tbl, 100)
+			if err == nil && len(dw.IDs) != 1 {
+				err = fmt.Errorf("%d ids", len(dw.IDs))
+			}
+			out <- err
+		}()
+		return ch, out
+	}
+
+	prev := chunk()
+	_, out := decode(context.Background(), prev)
+	select {
+	case err := <-out:
+		t.Fatalf("handed to the writer before the previous chunk was decoded: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	prev.markDecoded()
+	require.NoError(t, <-out)
+
+	bad := chunk()
+	bad.badLine = 0
+	bad.markDecoded()
+	ch, out := decode(context.Background(), bad)
+	require.ErrorIs(t, <-out, errChunkSkipped)
+	assert.True(t, ch.skipped)
+	_, out = decode(context.Background(), ch)
+	require.ErrorIs(t, <-out, errChunkSkipped, "a chunk after a skipped one is skipped too")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	_, out = decode(ctx, chunk())
+	cancel()
+	assert.Equal(t, domain.KindTimeout, domain.KindOf(<-out))
+}
