@@ -2,8 +2,6 @@ package application
 
 import (
 	"context"
-	"sync"
-	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -105,24 +103,4 @@ func newService(c *fakeCatalog) (*CatalogService, *fakeClusters) {
 // intColumn is a nullable INTEGER column with an unassigned id.
 func intColumn(name string, nullable bool) domain.Column {
 	return domain.Column{Name: name, Type: domain.DataType{Root: domain.TypeInteger, Nullable: nullable}, ID: domain.UnassignedFieldID}
-}
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_800_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }

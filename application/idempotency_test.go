@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testclock"
 )
 
 // firstRowCluster is a fake cluster for the keyed-write use case: the
@@ -234,7 +235,7 @@ func TestIdempotentWritesReplaysVerdictsAndErrors(t *testing.T) {
 
 func TestIdempotentWritesDeadAttempt(t *testing.T) {
 	f := newFirstRowCluster()
-	clock := newFakeClock()
+	clock := testclock.New()
 	crash := errors.New("crash")
 	dying := newIdem(f, IdempotencyOptions{Now: clock.Now, Lease: time.Minute,
 		AfterWrite: func(context.Context, IdempotencyKey) error { return crash }})

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testclock"
 )
 
 // dataClusters hands out sessions over catalog, writer and lookup for
@@ -321,7 +322,7 @@ func TestDecodeFailureAgainstACachedDefinitionRefetches(t *testing.T) {
 	dc := &dataClusters{catalog: vc.catalog(), writer: writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
 		return make([]domain.EntryResult, len(b.Entries)), nil
 	})}
-	clock := newFakeClock()
+	clock := testclock.New()
 	s := NewRecordService(dc, RecordOptions{Now: clock.Now})
 	scope := Scope{Cluster: "c1"}
 	// Valid only against schema 2 (a column was added).
@@ -359,7 +360,7 @@ func TestUnknownColumnRefreshesOnceBeforeRefusing(t *testing.T) {
 	dc := &dataClusters{catalog: vc.catalog(), writer: writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
 		return make([]domain.EntryResult, len(b.Entries)), nil
 	})}
-	clock := newFakeClock()
+	clock := testclock.New()
 	s := NewRecordService(dc, RecordOptions{Now: clock.Now})
 	scope := Scope{Cluster: "c1"}
 	decoder := func(validFrom int32) decoderFunc {
@@ -424,7 +425,7 @@ func TestReportedUnknownColumnRefreshesOnce(t *testing.T) {
 		written = append(written, len(b.Entries))
 		return make([]domain.EntryResult, len(b.Entries)), nil
 	})}
-	clock := newFakeClock()
+	clock := testclock.New()
 	s := NewRecordService(dc, RecordOptions{Now: clock.Now})
 	scope := Scope{Cluster: "c1"}
 	_, err := s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: decoder1()})
@@ -465,7 +466,7 @@ func TestInvalidRequestsDoNotStreamRefreshes(t *testing.T) {
 	dc := &dataClusters{catalog: vc.catalog(), writer: writerFunc(func(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
 		return make([]domain.EntryResult, len(b.Entries)), nil
 	})}
-	clock := newFakeClock()
+	clock := testclock.New()
 	s := NewRecordService(dc, RecordOptions{Now: clock.Now})
 	bad := decoderFunc{write: func(*Table, int) (domain.WriteBatch, []string, error) {
 		return domain.WriteBatch{}, nil, domain.InvalidArgument("entry `a`: column `nope`: no such column")
@@ -490,7 +491,7 @@ func TestInvalidRequestsDoNotStreamRefreshes(t *testing.T) {
 
 func TestSnapshots(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := testclock.New()
 	c := newSnapshots(2, clock.Now)
 	key := func(cluster string) tableKey { return tableKey{cluster: cluster, path: usersPath} }
 	v1 := domain.TableInfo{Path: usersPath, TableID: 1, SchemaID: 1}

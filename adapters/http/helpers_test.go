@@ -120,13 +120,20 @@ func (g *gateway) call(method, path, body string, headers ...string) response {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
+		headers = append([]string{"Content-Type", "application/json"}, headers...)
 	}
-	req := httptest.NewRequest(method, "/", rd)
-	// The request line carries path verbatim, so tests control its encoding.
+	r := g.send(method, path, rd, headers...)
+	require.NotEmpty(g.t, r.header.Get(HeaderRequestID), "%s %s has no request id", method, path)
+	return r
+}
+
+// send sends a request with the header pairs (a later pair replaces an
+// earlier one of the same name); the request line carries path verbatim, so
+// tests control its encoding.
+func (g *gateway) send(method, path string, body io.Reader, headers ...string) response {
+	g.t.Helper()
+	req := httptest.NewRequest(method, "/", body)
 	req.RequestURI = path
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
@@ -135,7 +142,6 @@ func (g *gateway) call(method, path, body string, headers ...string) response {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(g.t, err)
-	require.NotEmpty(g.t, resp.Header.Get(HeaderRequestID), "%s %s has no request id", method, path)
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 

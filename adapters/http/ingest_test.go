@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	nethttp "net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,17 +35,7 @@ func appendLine(id string, ts int, msg string) string {
 // postRaw sends body with the given headers (Content-Type included).
 func (g *gateway) postRaw(path string, body []byte, headers ...string) response {
 	g.t.Helper()
-	req := httptest.NewRequest("POST", "/", bytes.NewReader(body))
-	req.RequestURI = path
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := g.app.Test(req, -1)
-	require.NoError(g.t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(g.t, err)
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	return g.send("POST", path, bytes.NewReader(body), headers...)
 }
 
 func TestWriteNDJSON(t *testing.T) {

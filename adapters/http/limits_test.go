@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,27 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testclock"
 )
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_800_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 func exhausted(t *testing.T, err error) *domain.Error {
 	t.Helper()
@@ -43,7 +23,7 @@ func exhausted(t *testing.T, err error) *domain.Error {
 
 func TestConcurrencyLimitRetryAfterFromHolderAge(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := testclock.New()
 	l := newConcurrencyLimit("write", 2, 20*time.Millisecond)
 	l.now = clock.Now
 	r1, err := l.Acquire(context.Background())
@@ -81,7 +61,7 @@ func TestConcurrencyLimitRetryAfterFromHolderAge(t *testing.T) {
 
 func TestConcurrencyLimitQueuePositionAndFIFO(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := testclock.New()
 	l := newConcurrencyLimit("lookup", 1, 5*time.Second)
 	l.now = clock.Now
 	release, err := l.Acquire(context.Background())
@@ -140,7 +120,7 @@ func TestConcurrencyLimitCancelledWaiter(t *testing.T) {
 
 func TestRateLimitRetryAfterAndCancel(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := testclock.New()
 	r := newRateLimit("write", 1, 0, 0, 10*time.Millisecond)
 	r.now = clock.Now
 	require.NoError(t, r.Admit(context.Background(), 100))

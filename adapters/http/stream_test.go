@@ -19,24 +19,8 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
-
-// readLine reads one line from r within 20 s (a loaded machine under -race).
-func readLine(t *testing.T, r *bufio.Reader) string {
-	t.Helper()
-	got := make(chan string, 1)
-	go func() {
-		line, _ := r.ReadString('\n')
-		got <- line
-	}()
-	select {
-	case line := <-got:
-		return line
-	case <-time.After(20 * time.Second):
-		t.Fatal("no line within 20 s")
-		return ""
-	}
-}
 
 // streamingGateway has one write and one scan slot and a memory budget.
 func streamingGateway(t *testing.T, budget *membudget.Budget, extra ...gatewayOption) *gateway {
@@ -88,7 +72,7 @@ func TestStreamedVerdictsArriveBeforeTheBodyEnds(t *testing.T) {
 	assert.Equal(t, MIMEApplicationNDJSON, res.resp.Header.Get("Content-Type"))
 	body := bufio.NewReader(res.resp.Body)
 
-	assert.Equal(t, `{"line":1,"id":"a","ok":true}`+"\n", readLine(t, body), "the first verdict arrives while the body is open")
+	assert.Equal(t, `{"line":1,"id":"a","ok":true}`+"\n", testlog.ReadLine(t, body, 20*time.Second), "the first verdict arrives while the body is open")
 	// The stream holds the only write slot.
 	other := g.postRaw(eventsWrite, []byte(appendLine("x", 9, "x")), "Content-Type", MIMEApplicationNDJSON)
 	assert.Equal(t, 429, other.status, "%s", other.body)
@@ -96,7 +80,7 @@ func TestStreamedVerdictsArriveBeforeTheBodyEnds(t *testing.T) {
 	time.Sleep(400 * time.Millisecond) // past the write timeout
 	_, err = io.WriteString(pw, `{"id":"b","append":{"nope":1}}`+"\n")
 	require.NoError(t, err)
-	second := readLine(t, body)
+	second := testlog.ReadLine(t, body, 20*time.Second)
 	assert.Contains(t, second, `{"line":2,"id":"b","ok":false,"error_code":"invalid_argument"`)
 
 	require.NoError(t, pw.Close())
@@ -179,7 +163,7 @@ func TestStreamedScanLinesArriveBeforeTheAnswerEnds(t *testing.T) {
 	body := bufio.NewReader(resp.Body)
 	<-firstSent
 	var first map[string]any
-	require.NoError(t, json.Unmarshal([]byte(readLine(t, body)), &first))
+	require.NoError(t, json.Unmarshal([]byte(testlog.ReadLine(t, body, 20*time.Second)), &first))
 	assert.EqualValues(t, 0, first["offset"], "the first record arrives before the answer is rendered")
 	assert.Positive(t, budget.Stats().InUse, "the records stay charged while they stream")
 	other := g.call(nethttp.MethodPost, path, `{"start":{"position":"earliest"}}`)
@@ -256,7 +240,7 @@ func TestStreamedAnswersLeaveNoGoroutines(t *testing.T) {
 	go func() { _, _ = io.WriteString(pw, appendLine("a", 1, "x")+"\n") }()
 	resp, err := client.Do(req)
 	require.NoError(t, err)
-	readLine(t, bufio.NewReader(resp.Body))
+	testlog.ReadLine(t, bufio.NewReader(resp.Body), 20*time.Second)
 	cancel()
 	_ = resp.Body.Close()
 	_ = pw.Close()

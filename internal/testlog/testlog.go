@@ -1,15 +1,18 @@
 // Package testlog is what tests read back of a component's output: a buffer
 // that server goroutines (a slog handler, a child process) write to while
-// the test reads it, and the decoding of JSON log lines as slog's JSON
-// handler writes them (one record a line). For tests only.
+// the test reads it, the decoding of JSON log lines as slog's JSON handler
+// writes them (one record a line), and the lines of a streamed answer. For
+// tests only.
 package testlog
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Buffer is an io.Writer safe for concurrent use; its zero value is empty
@@ -59,4 +62,23 @@ func Records(t testing.TB, raw, msg string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// ReadLine returns the next line of r, its newline included, failing the
+// test when none comes within d (a streamed answer that stalls). A line
+// that does not come leaves its reading goroutine blocked until r ends.
+func ReadLine(t testing.TB, r *bufio.Reader, d time.Duration) string {
+	t.Helper()
+	got := make(chan string, 1)
+	go func() {
+		line, _ := r.ReadString('\n')
+		got <- line
+	}()
+	select {
+	case line := <-got:
+		return line
+	case <-time.After(d):
+		t.Fatalf("no line within %s", d)
+		return ""
+	}
 }

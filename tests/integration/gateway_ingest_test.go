@@ -41,18 +41,7 @@ import (
 // returns the status and the raw answer.
 func ingestPost(t *testing.T, url, contentType string, body io.Reader, headers ...string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest("POST", url, body)
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", contentType)
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, raw
+	return httpRaw(t, "POST", url, contentType, body, headers...)
 }
 
 // ingestCounts decodes the counts of a write answer.

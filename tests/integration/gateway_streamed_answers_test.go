@@ -15,29 +15,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/internal/testlog"
 )
 
 // Streamed answers (issues 25 and 23) against a real cluster: the NDJSON
 // verdict lines of a write arrive while its body is still being sent, and
 // an NDJSON scan sends its records one per line with the cursor last; the
 // peer client reads the rows back, and writes rows the streamed scan reads.
-
-// streamLine reads one line within 60 s.
-func streamLine(t *testing.T, r *bufio.Reader) string {
-	t.Helper()
-	got := make(chan string, 1)
-	go func() {
-		line, _ := r.ReadString('\n')
-		got <- line
-	}()
-	select {
-	case line := <-got:
-		return line
-	case <-time.After(60 * time.Second):
-		t.Fatal("no line within 60 s")
-		return ""
-	}
-}
 
 func TestGatewayStreamedVerdictsAndScan(t *testing.T) {
 	g := startGateway(t)
@@ -66,7 +51,7 @@ func TestGatewayStreamedVerdictsAndScan(t *testing.T) {
 	defer resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
 	body := bufio.NewReader(resp.Body)
-	assert.JSONEq(t, `{"line":1,"id":"e0","ok":true}`, streamLine(t, body), "the first verdict, the body still open")
+	assert.JSONEq(t, `{"line":1,"id":"e0","ok":true}`, testlog.ReadLine(t, body, 60*time.Second), "the first verdict, the body still open")
 
 	const n = 2000
 	go func() {

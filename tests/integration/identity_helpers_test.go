@@ -124,15 +124,29 @@ func (g *secureGateway) call(method, path string, body any, headers ...string) (
 func httpJSON(t *testing.T, method, url string, body any, headers ...string) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
+	contentType := ""
 	if body != nil {
 		b, err := json.Marshal(body)
 		require.NoError(t, err)
-		rd = bytes.NewReader(b)
+		rd, contentType = bytes.NewReader(b), "application/json"
 	}
-	req, err := http.NewRequest(method, url, rd)
+	status, raw := httpRaw(t, method, url, contentType, rd, headers...)
+	if len(raw) == 0 {
+		return status, nil
+	}
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(raw, &out), "body: %s", raw)
+	return status, out
+}
+
+// httpRaw sends a request with an optional body of contentType ("": no
+// Content-Type) and header pairs, and returns the status and the raw answer.
+func httpRaw(t *testing.T, method, url, contentType string, body io.Reader, headers ...string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
 	require.NoError(t, err)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
@@ -142,12 +156,7 @@ func httpJSON(t *testing.T, method, url string, body any, headers ...string) (in
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	if len(raw) == 0 {
-		return resp.StatusCode, nil
-	}
-	var out map[string]any
-	require.NoError(t, json.Unmarshal(raw, &out), "body: %s", raw)
-	return resp.StatusCode, out
+	return resp.StatusCode, raw
 }
 
 // javaAdmin is a Java single-file program run with the official Java client

@@ -14,24 +14,26 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
-// benchCodec is a 10-column primary-key table: strings, integers, a decimal,
-// a timestamp and bytes.
+// benchColumns are the columns of a 10-column table: strings, integers, a
+// decimal, a timestamp and bytes.
+func benchColumns() []domain.Column {
+	return []domain.Column{
+		col("id", notNull(typ_(domain.TypeBigInt))),
+		col("user", notNull(typ_(domain.TypeString))),
+		col("email", typ_(domain.TypeString)),
+		col("country", charT(2)),
+		col("age", typ_(domain.TypeInteger)),
+		col("visits", typ_(domain.TypeBigInt)),
+		col("level", typ_(domain.TypeSmallInt)),
+		col("amount", decimalT(12, 2)),
+		col("created", precT(domain.TypeTimestampNTZ, 3)),
+		col("payload", typ_(domain.TypeBytes)),
+	}
+}
+
+// benchCodec is the primary-key table (id) of benchColumns.
 func benchCodec(b testing.TB) *Codec {
-	return mustCodec(b, TableSpec{
-		Columns: []domain.Column{
-			col("id", notNull(typ_(domain.TypeBigInt))),
-			col("user", notNull(typ_(domain.TypeString))),
-			col("email", typ_(domain.TypeString)),
-			col("country", charT(2)),
-			col("age", typ_(domain.TypeInteger)),
-			col("visits", typ_(domain.TypeBigInt)),
-			col("level", typ_(domain.TypeSmallInt)),
-			col("amount", decimalT(12, 2)),
-			col("created", precT(domain.TypeTimestampNTZ, 3)),
-			col("payload", typ_(domain.TypeBytes)),
-		},
-		PrimaryKey: []string{"id"},
-	})
+	return mustCodec(b, TableSpec{Columns: benchColumns(), PrimaryKey: []string{"id"}})
 }
 
 func benchBody(rows int) []byte {
@@ -150,18 +152,7 @@ func BenchmarkAppendRow(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cols := []domain.Column{
-		col("id", notNull(typ_(domain.TypeBigInt))),
-		col("user", notNull(typ_(domain.TypeString))),
-		col("email", typ_(domain.TypeString)),
-		col("country", charT(2)),
-		col("age", typ_(domain.TypeInteger)),
-		col("visits", typ_(domain.TypeBigInt)),
-		col("level", typ_(domain.TypeSmallInt)),
-		col("amount", decimalT(12, 2)),
-		col("created", precT(domain.TypeTimestampNTZ, 3)),
-		col("payload", typ_(domain.TypeBytes)),
-	}
+	cols := benchColumns()
 	row := batch.Entries[0].Row
 	buf := make([]byte, 0, 1024)
 	b.ReportAllocs()

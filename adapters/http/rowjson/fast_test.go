@@ -18,18 +18,7 @@ import (
 
 // fastCodecs are the schemas the equivalence is checked on.
 func fastCodecs(t testing.TB) []*Codec {
-	scalars := []domain.Column{
-		col("id", notNull(typ_(domain.TypeBigInt))),
-		col("user", notNull(typ_(domain.TypeString))),
-		col("email", typ_(domain.TypeString)),
-		col("country", charT(2)),
-		col("age", typ_(domain.TypeInteger)),
-		col("visits", typ_(domain.TypeBigInt)),
-		col("level", typ_(domain.TypeSmallInt)),
-		col("amount", decimalT(12, 2)),
-		col("created", precT(domain.TypeTimestampNTZ, 3)),
-		col("payload", typ_(domain.TypeBytes)),
-	}
+	scalars := benchColumns()
 	logCols := []domain.Column{
 		col("b", typ_(domain.TypeBoolean)),
 		col("t", notNull(typ_(domain.TypeTinyInt))),
