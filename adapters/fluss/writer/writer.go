@@ -829,11 +829,19 @@ func (w *Writer) Close(ctx context.Context) error {
 	w.closed = true
 	now := w.opts.Now()
 	for b := range w.active {
+		removed := false
 		for _, r := range b.queue[b.head:] {
 			if r.state == recQueued {
+				// Out of the bucket's counts as well: the sender may run
+				// one more round before it sees the stop.
+				w.removeQueuedLocked(r)
+				removed = true
 				w.resolveLocked(r, domain.EntryResult{Code: CodeClosed, Message: "the writer was closed before the row was sent",
 					Retryable: true, Applied: domain.AppliedNo})
 			}
+		}
+		if removed {
+			b.compact()
 		}
 		for _, bt := range slices.Clone(b.inflight) {
 			w.failBatchLocked(bt, domain.EntryResult{Code: CodeClosed, Message: "the writer was closed",
