@@ -44,6 +44,11 @@
 # all, and the script exits 3). BENCH_QUIET_WAIT seconds (0) lets every run
 # wait for the load to settle first.
 #
+# A 429 (the memory budget or a limit refused the whole body before any row
+# was sent) is waited out as its Retry-After says and the body resent, as a
+# client should (tools/load); the sweep's table counts them, and the time
+# waited counts in rows/s and the latencies.
+#
 # Environment:
 #   BENCH_ROUNDS (3)          measured rounds per mode and side, after a warm-up round
 #                             (BENCH_WARMUP_ROUND=0: none) whose results are not counted
@@ -483,15 +488,15 @@ if looks:
 sweep = [x for x in rs if x["kind"].startswith("sweep:")]
 if sweep:
     print()
-    print("| mode | entries × concurrency | gateway rows/s | ÷ Java median | p50 / p99 ms | gateway CPU/row | load before |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| mode | entries × concurrency | gateway rows/s | ÷ Java median | p50 / p99 ms | gateway CPU/row | VmHWM gateway | 429s waited out | load before |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for x in sweep:
         _, e, c = x["kind"].split(":")
         jx = sel("java", "main", x["mode"])
         r = x["result"]
         jr = med([y["rows_per_s"] for y in res(jx)]) if jx else float("nan")
         print(f"| {x['mode']} | {e} × {c} | {r['rows_per_s']:,.0f} | {ratio(r['rows_per_s'], jr, [x] + jx)} | {r['p50_ms']:.1f} / {r['p99_ms']:.1f} "
-              f"| {us(r['rows'], r['gateway_ticks']):.2f} µs | {x.get('load_before', 0):.2f} |")
+              f"| {us(r['rows'], r['gateway_ticks']):.2f} µs | {r['gateway_hwm_kb'] / 1024:.0f} MiB | {r.get('retried_429', 0)} | {x.get('load_before', 0):.2f} |")
 if strict and bad_runs:
     sys.exit(3)
 EOF
