@@ -729,7 +729,7 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 		// slow body gets its verdicts as it goes.
 		if len(cur.lines) >= chunkRows || len(cur.doc) >= ndjsonChunkBytes || (errors.Is(err, io.EOF) && len(cur.lines) > 0) ||
 			(p.kick != nil && len(cur.lines) > 0 && br.Buffered() == 0 && p.idle()) {
-			if derr := p.dispatch(cur); derr != nil {
+			if derr := p.dispatchChunk(cur, errors.Is(err, io.EOF)); derr != nil {
 				return derr
 			}
 			cur = newNDJSONChunk()
@@ -765,7 +765,14 @@ func (p *ndjsonPipeline) settled() string {
 // dispatch charges the chunk's bytes, waits until the previous chunk is
 // decoded (so a line that is not JSON stops everything after it) and hands
 // the chunk to the use case on its own goroutine.
-func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
+func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error { return p.dispatchChunk(ch, false) }
+
+// dispatchChunk is dispatch; last says the body ended with this chunk. The
+// last chunk with no chunk before it in flight (a body of one chunk, the
+// common small request) is written on the caller's goroutine, as a JSON
+// body is: there is nothing left to overlap, and handing it to another
+// goroutine and waiting for it costs a wake-up across threads.
+func (p *ndjsonPipeline) dispatchChunk(ch *ndjsonChunk, last bool) error {
 	if err := p.charge(p.ctx, ch.bytes); err != nil {
 		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
 	}
@@ -789,7 +796,7 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 		return streamStop(err, p.settledSink(), fmt.Sprintf("line %d", ch.lines[0]))
 	}
 	p.dispatched = true
-	go func() {
+	write := func() {
 		defer p.poke() // after done is closed
 		defer close(ch.done)
 		defer ch.markDecoded()
@@ -800,10 +807,15 @@ func (p *ndjsonPipeline) dispatch(ch *ndjsonChunk) error {
 			Path: p.path, Decoder: &ndjsonDecoder{ch: ch, prev: prev, ctx: p.ctx, buf: buf},
 		})
 		ch.recycle()
-	}()
+	}
 	p.mu.Lock()
 	p.pending = append(p.pending, ch)
 	p.mu.Unlock()
+	if last && prev == nil {
+		write()
+		return nil
+	}
+	go write()
 	return nil
 }
 
