@@ -931,11 +931,10 @@ func TestAutoPartitionedWrites(t *testing.T) {
 	assert.Equal(t, 2, e.fake.Calls(wire.KeyCreatePartition))
 }
 
-// Close cancels the requests still in the air and returns only when their
-// goroutines have ended: none is left waiting for its request timeout.
-// Not parallel, so that the leak check sees only this test's goroutines.
-func TestCloseEndsRequestsInTheAir(t *testing.T) {
-	before := goleak.IgnoreCurrent()
+// stuckWrites is a cluster with one table, pkTable(10, 1), whose writes are
+// never answered: each waits for its context to end and fails ambiguously;
+// entered receives when the first one is in the air.
+func stuckWrites() (*metatest.Cluster, <-chan struct{}) {
 	fake := metatest.New(2)
 	fake.AddTable(pkTable(10, 1))
 	entered := make(chan struct{}, 1)
@@ -947,6 +946,15 @@ func TestCloseEndsRequestsInTheAir(t *testing.T) {
 		<-ctx.Done()
 		return &metatest.Error{Outcome: "ambiguous", Retry: true, Message: "canceled", Wrapped: ctx.Err()}
 	}
+	return fake, entered
+}
+
+// Close cancels the requests still in the air and returns only when their
+// goroutines have ended: none is left waiting for its request timeout.
+// Not parallel, so that the leak check sees only this test's goroutines.
+func TestCloseEndsRequestsInTheAir(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	fake, entered := stuckWrites()
 	w := New(fake, meta.New(fake, meta.Options{}), Options{Linger: time.Millisecond, RequestTimeout: time.Hour})
 	done := make(chan []domain.EntryResult, 1)
 	go func() {
@@ -971,17 +979,7 @@ func TestCloseEndsRequestsInTheAir(t *testing.T) {
 // seen finds a bucket counting live rows with none queued (it dereferenced
 // the missing first row: a nil-pointer panic seen once in a loaded test run).
 func TestCloseKeepsQueueCountsTrue(t *testing.T) {
-	fake := metatest.New(2)
-	fake.AddTable(pkTable(10, 1))
-	entered := make(chan struct{}, 1)
-	fake.AfterWrite = func(ctx context.Context, node int32) error {
-		select {
-		case entered <- struct{}{}:
-		default:
-		}
-		<-ctx.Done()
-		return &metatest.Error{Outcome: "ambiguous", Retry: true, Message: "canceled", Wrapped: ctx.Err()}
-	}
+	fake, entered := stuckWrites()
 	w := New(fake, meta.New(fake, meta.Options{}), Options{Linger: time.Millisecond, MaxInFlightPerBucket: 1, RequestTimeout: time.Hour})
 	done := make(chan struct{}, 2)
 	for i := range 2 {
