@@ -5,6 +5,7 @@ package integration
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,9 +96,7 @@ func TestGatewayAutoPartitionTimeFormat(t *testing.T) {
 	}
 
 	t.Run("day yyyy-MM-dd", func(t *testing.T) {
-		props := map[string]string{"table.auto-partition.enabled": "true",
-			"table.auto-partition.time-unit": "DAY", "table.auto-partition.time-format": "yyyy-MM-dd",
-			"table.auto-partition.num-retention": "30", "table.auto-partition.time-zone": "UTC"}
+		props := autoFormatProps("DAY", "yyyy-MM-dd", 30)
 		formatTable(t, g, db, "iso", "STRING", props)
 		today := flussCreated("iso", props)
 		compact := strings.ReplaceAll(today, "-", "")
@@ -131,9 +130,7 @@ func TestGatewayAutoPartitionTimeFormat(t *testing.T) {
 	})
 
 	t.Run("day DATE key", func(t *testing.T) {
-		props := map[string]string{"table.auto-partition.enabled": "true",
-			"table.auto-partition.time-unit": "DAY", "table.auto-partition.time-format": "yyyy-MM-dd",
-			"table.auto-partition.num-retention": "30", "table.auto-partition.time-zone": "UTC"}
+		props := autoFormatProps("DAY", "yyyy-MM-dd", 30)
 		formatTable(t, g, db, "dates", "DATE", props)
 		today := flussCreated("dates", props)
 		body := write("dates",
@@ -146,9 +143,7 @@ func TestGatewayAutoPartitionTimeFormat(t *testing.T) {
 	})
 
 	t.Run("hour yyyyMMdd-HH", func(t *testing.T) {
-		props := map[string]string{"table.auto-partition.enabled": "true",
-			"table.auto-partition.time-unit": "HOUR", "table.auto-partition.time-format": "yyyyMMdd-HH",
-			"table.auto-partition.num-retention": "2", "table.auto-partition.time-zone": "UTC"}
+		props := autoFormatProps("HOUR", "yyyyMMdd-HH", 2)
 		formatTable(t, g, db, "hours", "STRING", props)
 		// Should the hour change before the write, this one is still retained.
 		hour := flussCreated("hours", props)
@@ -176,4 +171,13 @@ func TestGatewayAutoPartitionTimeFormat(t *testing.T) {
 		assert.NotContains(t, names, "202001")
 		found("manual", `{"id":1,"dt":"2020_01"}`)
 	})
+}
+
+// autoFormatProps are the properties of a table auto-partitioned by unit
+// in the UTC time zone, naming its partitions with format and keeping
+// retention of them.
+func autoFormatProps(unit, format string, retention int) map[string]string {
+	return map[string]string{"table.auto-partition.enabled": "true",
+		"table.auto-partition.time-unit": unit, "table.auto-partition.time-format": format,
+		"table.auto-partition.num-retention": strconv.Itoa(retention), "table.auto-partition.time-zone": "UTC"}
 }
