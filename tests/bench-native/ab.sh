@@ -97,7 +97,6 @@ for mode in $MODES; do
 done
 
 # ---------------------------------------------------------------- runs
-load1() { cut -d' ' -f1 /proc/loadavg; }
 one() { # side mode table: one run, its JSON line appended to $RESULTS
   local side=$1 mode=$2 t=$3 op=upsert l0 r
   [[ $mode == log ]] && op=append

@@ -12,6 +12,9 @@
 #                            the extra environment, logging to $OUT/gateway.log;
 #                            sets gw_pid (tests/lib/gateway-run.sh stops it) and
 #                            waits for /ready
+#   load1                    prints the 1-minute load average
+#   bench_quiet SECONDS MAX  waits up to SECONDS for the 1-minute load average
+#                            to fall to MAX
 GO=${GO:-go}
 JAVA=${FLUSS_JAVA:-java}
 V=${FLUSS_VERSION:-0.9.1-incubating}
@@ -35,4 +38,13 @@ bench_gateway_start() {
     "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
   gw_pid=$!
   gw_await_ready "$GW_PORT" "$OUT/gateway.log" 150
+}
+
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+bench_quiet() {
+  local waited=0
+  while (( waited < $1 )) && python3 -c "import sys; sys.exit(0 if float('$(load1)') > $2 else 1)"; do
+    sleep 5; waited=$((waited + 5))
+  done
 }

@@ -164,13 +164,7 @@ fi
 declare -A NEXT_GW NEXT_JAVA NEXT_GWA NEXT_GWN
 PPROF_ARGS=()
 MAX_LOAD=${BENCH_MAX_LOAD:-1.0}
-load1() { cut -d' ' -f1 /proc/loadavg; }
-quiet() { # wait up to BENCH_QUIET_WAIT seconds for the 1-minute load average to fall to MAX_LOAD
-  local waited=0
-  while (( waited < ${BENCH_QUIET_WAIT:-0} )) && python3 -c "import sys; sys.exit(0 if float('$(load1)') > $MAX_LOAD else 1)"; do
-    sleep 5; waited=$((waited + 5))
-  done
-}
+quiet() { bench_quiet "${BENCH_QUIET_WAIT:-0}" "$MAX_LOAD"; }
 record() { # side kind mode table load_before result: one line of $RESULTS
   echo "{\"side\":\"$1\",\"kind\":\"$2\",\"mode\":\"$3\",\"table\":\"$4\",\"load_before\":$5,\"load_after\":$(load1),\"result\":$6}" | tee -a "$RESULTS" >&2
 }

@@ -59,13 +59,7 @@ jrun BenchNative write "$BOOT" "$DB" events log 0 "$ROWS" >&2
 bench_gateway_start
 
 : > "$OUT/results.jsonl"
-load1() { cut -d' ' -f1 /proc/loadavg; }
-quiet() { # wait up to SCAN_QUIET_WAIT seconds for the 1-minute load average to fall to 1.0
-  local waited=0
-  while (( waited < ${SCAN_QUIET_WAIT:-0} )) && python3 -c "import sys; sys.exit(0 if float('$(load1)') > 1.0 else 1)"; do
-    sleep 5; waited=$((waited + 5))
-  done
-}
+quiet() { bench_quiet "${SCAN_QUIET_WAIT:-0}" 1.0; }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime+stime of a process, clock ticks
 for r in $(seq 0 "$ROUNDS"); do # round 0 warms both sides up and is not counted
   quiet; jl0=$(load1)
