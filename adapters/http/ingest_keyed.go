@@ -75,6 +75,7 @@ func (a *api) writeNDJSONKeyed(c *fiber.Ctx, scope application.Scope, path domai
 		return err
 	}
 	ch := newNDJSONChunk()
+	defer ch.release() // after the write: nothing reads the chunk afterwards
 	lineNo, maxRows := 0, a.writeMaxRows()
 	for rest := body; len(rest) > 0; {
 		line := rest
@@ -109,6 +110,7 @@ func (a *api) writeNDJSONKeyed(c *fiber.Ctx, scope application.Scope, path domai
 		if len(res.Results) != len(ch.lines) || len(res.IDs) != len(ch.lines) {
 			return domain.Errorf(domain.KindInternal, "keyed NDJSON write: %d verdicts for %d lines", len(res.Results), len(ch.lines))
 		}
+		sink.reserve(res.IDs)
 		for i, r := range res.Results {
 			sink.add(ch.lines[i], res.IDs[i], r)
 		}
