@@ -69,7 +69,7 @@ func BenchmarkWriteBodiesListener(b *testing.B) {
 				g.mustCreateTable("d", table.create)
 				w := &countingWriter{}
 				g.data.writer = w
-				cl := newRawClient(b, g)
+				cl := newListenerClient(b, g)
 				reqs := make([][]byte, len(tc.bodies))
 				for i, body := range tc.bodies {
 					reqs[i] = benchRequest(db+"/d/tables/bench/records", tc.contentType, body)
@@ -99,17 +99,19 @@ type rawClient struct {
 	br   *bufio.Reader
 }
 
-func newRawClient(b *testing.B, g *gateway) *rawClient {
+// newListenerClient serves g's app on a loopback listener until cleanup
+// and connects to it.
+func newListenerClient(tb testing.TB, g *gateway) *rawClient {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
+	require.NoError(tb, err)
 	served := make(chan error, 1)
 	go func() { served <- g.app.Listener(ln) }()
 	conn, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(b, err)
-	b.Cleanup(func() {
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
 		_ = conn.Close()
-		require.NoError(b, g.app.ShutdownWithTimeout(5*time.Second))
-		require.NoError(b, <-served)
+		require.NoError(tb, g.app.ShutdownWithTimeout(5*time.Second))
+		require.NoError(tb, <-served)
 	})
 	return &rawClient{conn: conn, br: bufio.NewReaderSize(conn, 64<<10)}
 }
@@ -122,13 +124,13 @@ func benchRequest(path, contentType string, body []byte) []byte {
 }
 
 // post sends one pre-built request and reads its answer, which must be 200.
-func (c *rawClient) post(b *testing.B, req []byte) {
+func (c *rawClient) post(tb testing.TB, req []byte) {
 	_, err := c.conn.Write(req)
-	require.NoError(b, err)
+	require.NoError(tb, err)
 	resp, err := nethttp.ReadResponse(c.br, nil)
-	require.NoError(b, err)
+	require.NoError(tb, err)
 	body, err := io.ReadAll(resp.Body)
-	require.NoError(b, err)
-	require.NoError(b, resp.Body.Close())
-	require.Equal(b, 200, resp.StatusCode, "%.300s", body)
+	require.NoError(tb, err)
+	require.NoError(tb, resp.Body.Close())
+	require.Equal(tb, 200, resp.StatusCode, "%.300s", body)
 }
