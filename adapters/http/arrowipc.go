@@ -429,7 +429,7 @@ func (d *arrowDecoder) decodeWrite(t *application.Table, maxRows int) (batch dom
 		if err != nil {
 			return domain.WriteBatch{}, nil, err
 		}
-		return domain.WriteBatch{Columns: cr}, make([]string, n), nil
+		return domain.WriteBatch{Columns: cr}, noIDs(n), nil
 	}
 	op := domain.OpAppend
 	if len(t.Info.Descriptor.Schema.PrimaryKey) > 0 {
@@ -455,7 +455,20 @@ func (d *arrowDecoder) decodeWrite(t *application.Table, maxRows int) (batch dom
 	for r := range entries {
 		entries[r] = domain.WriteEntry{Op: op, Row: slab[r*width : (r+1)*width : (r+1)*width]}
 	}
-	return domain.WriteBatch{Entries: entries}, make([]string, n), nil
+	return domain.WriteBatch{Entries: entries}, noIDs(n), nil
+}
+
+// arrowNoIDs backs noIDs: Arrow rows have no entry ids, and the use case
+// wants one per row; nothing writes into an ids slice, so every batch
+// shares these (a 160 KB zeroed allocation per 10,000-row batch before).
+var arrowNoIDs = make([]string, 16<<10)
+
+// noIDs returns n empty entry ids, read-only.
+func noIDs(n int) []string {
+	if n <= len(arrowNoIDs) {
+		return arrowNoIDs[:n:n]
+	}
+	return make([]string, n)
 }
 
 // arrowColumn converts one stream field into one table column.

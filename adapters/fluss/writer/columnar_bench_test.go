@@ -101,6 +101,13 @@ func BenchmarkWriteColumnsFake(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64((benchCPU()-cpu0).Nanoseconds())/float64(b.N*rows), "cpu-ns/row")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+			size := 0
+			for _, bt := range fake.Batches() {
+				size += len(bt.Bytes)
+			}
+			// What the table's codec made of the rows (the same for every
+			// build of the encoder that honours the level).
+			b.ReportMetric(float64(size)/float64((b.N+1)*rows), "batch-bytes/row")
 		})
 	}
 }
