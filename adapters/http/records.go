@@ -171,11 +171,13 @@ func (a *api) writeRecords(c *fiber.Ctx) error {
 // 12 bytes per entry it was given).
 func writeResponseSize(res application.WriteResult, positions bool) int {
 	n := 96
-	for i, id := range res.IDs {
+	for _, id := range res.IDs {
 		n += len(id) + 10
-		if i >= len(res.Results) {
-			continue
-		}
+	}
+	if _, failed, known := okCount(res); known && !positions {
+		return n + 128*failed
+	}
+	for i := range res.Results {
 		if r := &res.Results[i]; !r.OK() {
 			n += 128
 		} else if positions {
@@ -232,10 +234,12 @@ func appendWriteResponse(dst []byte, res application.WriteResult) []byte {
 // appendWriteResponsePositions is appendWriteResponse, with each success's
 // position when positions is true (HeaderWritePositions).
 func appendWriteResponsePositions(dst []byte, res application.WriteResult, positions bool) []byte {
-	ok := 0
-	for _, r := range res.Results {
-		if r.OK() {
-			ok++
+	ok, _, known := okCount(res)
+	if !known {
+		for _, r := range res.Results {
+			if r.OK() {
+				ok++
+			}
 		}
 	}
 	dst = append(dst, `{"row_count":`...)
@@ -293,6 +297,18 @@ func appendWriteResponsePositions(dst []byte, res application.WriteResult, posit
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}"...)
+}
+
+// okCount returns the successes and failures of res from its summary
+// (application.WriteSummary, taken in the use case's pass over the
+// verdicts), known false when the summary is not of res.Results (a result
+// assembled without one): the answer then counts them itself.
+func okCount(res application.WriteResult) (ok, failed int, known bool) {
+	s := res.Summary
+	if s.Rows != len(res.Results) || s.Succeeded+s.Failed != s.Rows || s.Rows == 0 {
+		return 0, 0, false
+	}
+	return s.Succeeded, s.Failed, true
 }
 
 // appendJSONString appends s as encoding/json spells it: printable ASCII

@@ -136,3 +136,37 @@ func TestWriteResponseSize(t *testing.T) {
 		})
 	}
 }
+
+// The answer takes its counts from the use case's summary when the summary
+// is of its verdicts, and counts them itself otherwise: the same bytes
+// either way, and a summary of other verdicts is not trusted.
+func TestAppendWriteResponseCountsFromSummary(t *testing.T) {
+	t.Parallel()
+	failed := domain.EntryResult{Code: "timeout", Message: "late", Retryable: true, Applied: domain.AppliedUnknown}
+	tests := []struct {
+		name    string
+		results []domain.EntryResult
+		summary application.WriteSummary
+	}{
+		{"all ok", make([]domain.EntryResult, 3), application.WriteSummary{Rows: 3, Succeeded: 3}},
+		{"mixed", []domain.EntryResult{{}, failed, {}}, application.WriteSummary{Rows: 3, Succeeded: 2, Failed: 1}},
+		{"summary of fewer rows", []domain.EntryResult{{}, failed, {}}, application.WriteSummary{Rows: 2, Succeeded: 2}},
+		{"summary that does not add up", []domain.EntryResult{{}, failed}, application.WriteSummary{Rows: 2, Succeeded: 2, Failed: 1}},
+		{"no summary", []domain.EntryResult{failed, {}}, application.WriteSummary{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ids := make([]string, len(tc.results))
+			for i := range ids {
+				ids[i] = "e" + strconv.Itoa(i)
+			}
+			bare := application.WriteResult{Results: tc.results, IDs: ids}
+			want, err := json.Marshal(newWriteResponse(bare))
+			require.NoError(t, err)
+			withSummary := bare
+			withSummary.Summary = tc.summary
+			assert.Equal(t, string(want), string(appendWriteResponse(nil, withSummary)))
+			assert.Equal(t, string(want), string(appendWriteResponse(nil, bare)))
+		})
+	}
+}
