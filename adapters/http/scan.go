@@ -212,7 +212,11 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 // it and caught_up false; only a first record larger than the cap is a 413.
 // It returns the answer and the number of records in it.
 func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool) ([]byte, int, error) {
-	ab := a.newAnswerBudget(c)
+	return renderScanAnswer(a.newAnswerBudget(c), res, ndjson)
+}
+
+// renderScanAnswer is renderScan with the answer's budget.
+func renderScanAnswer(ab *answerBudget, res *application.ScanResult, ndjson bool) ([]byte, int, error) {
 	var decoded int64
 	for i := range res.Records {
 		decoded += datumBytes(res.Records[i].Row) + scanRecordOverhead
@@ -232,34 +236,54 @@ func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool)
 			return nil, 0, err
 		}
 	}
-	n := len(res.Records)
-	var part []byte
-	render := newScanRenderer(res.Columns)
-	for i := range res.Records {
-		part = part[:0]
-		if i > 0 && !ndjson {
-			part = append(part, ',')
+	// The records are rendered in parallel chunks (scan_render.go), each
+	// record followed by sep: with JSON's separating commas, the answer's
+	// records are those bytes less the last comma.
+	sep, extra := byte('\n'), 0
+	if !ndjson {
+		sep, extra = ',', 1
+	}
+	render := startScanRender(ab.ctx, ab.ch, res, sep, ab.limit)
+	defer render.finish()
+	n, size := len(res.Records), len(out)
+	var parts [][]byte
+	for k := range render.chunks {
+		c := render.wait(k)
+		if c.err != nil {
+			return nil, 0, c.err
 		}
-		part = render.appendRecord(part, &res.Records[i])
-		if ndjson {
-			part = append(part, '\n')
-		}
-		grown, err := ab.add(out, part)
-		if err != nil {
-			if i > 0 && domain.KindOf(err) == domain.KindLimitExceeded {
-				n = i // cut at the cap: the cursor resumes after record i-1
+		start, cut := 0, false
+		for j, end := range c.ends {
+			if i := c.from + j; size+end-start-extra > ab.limit {
+				if i == 0 {
+					return nil, 0, ab.tooLarge()
+				}
+				n, cut = i, true // cut at the cap: the cursor resumes after record i-1
 				break
 			}
-			return nil, 0, err
+			size += end - start
+			start = end
 		}
-		out = grown
+		if start > 0 {
+			parts = append(parts, c.buf[:start])
+		}
+		if !cut && len(c.ends) < c.to-c.from {
+			n, cut = c.from+len(c.ends), true // never: a chunk stops only past the cap
+		}
+		if cut {
+			render.stopped.Store(true)
+			break
+		}
+	}
+	if n > 0 {
+		size -= extra
 	}
 	cursor, caughtUp := res.Cursor, res.CaughtUp
 	if n < len(res.Records) {
 		cursor, caughtUp = res.CursorAfter(n), false
 	}
 	ab.limit += tail
-	part = part[:0]
+	var part []byte
 	if ndjson {
 		part = append(part, '{')
 	} else {
@@ -273,8 +297,17 @@ func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool)
 	if ndjson {
 		part = append(part, '\n')
 	}
-	out, err = ab.add(out, part)
-	return out, n, err
+	// The answer in one buffer of its exact size.
+	if out, err = ab.reserve(out, size+len(part)); err != nil {
+		return nil, 0, err
+	}
+	for k, p := range parts {
+		if k == len(parts)-1 {
+			p = p[:len(p)-extra] // the last record's comma
+		}
+		out = append(out, p...)
+	}
+	return append(out, part...), n, nil
 }
 
 // streamScan answers a scan with Accept: application/x-ndjson as a

@@ -64,9 +64,50 @@ func BenchmarkDecodeBucket(b *testing.B) {
 	for b.Loop() {
 		p := &plan{format: logArrow, current: tb.Info.Descriptor.Schema, want: bench10Columns, decoders: map[int32]*batchDecoder{}}
 		fb := &domain.FetchedBucket{NextOffset: 0}
-		require.NoError(b, s.decodeBucket(context.Background(), tb, p, fb, data, -1))
+		require.NoError(b, s.decodeBucket(context.Background(), tb, p, fb, data, -1, nil))
 		if len(fb.Records) != 10_000 {
 			b.Fatal(len(fb.Records))
 		}
+	}
+}
+
+// BenchmarkFetch reads 10,000 rows of the benchmark table from four
+// buckets (2,500 each, batches of 2,000 rows) through Fetch, as one scan
+// request of tests/bench-native/scan.sh does, decoding in order (in-order)
+// and ahead on GOMAXPROCS goroutines (ahead); ns/op / 10,000 is the cost
+// per row.
+func BenchmarkFetch(b *testing.B) {
+	records := map[int32][]byte{}
+	for i := range int32(4) {
+		records[i] = bench10Bucket(b, 2500)
+	}
+	for _, mode := range []struct {
+		name    string
+		workers int
+	}{{"in-order", 1}, {"ahead", 0}} {
+		b.Run(mode.name, func(b *testing.B) {
+			withAheadWorkers(b, mode.workers)
+			md := fourBucketMD()
+			md.t.Info.Descriptor.Schema.Columns = bench10Columns
+			s := New(&fakeCaller{records: records}, md, Options{})
+			var pos []domain.BucketOffset
+			for i := range int32(4) {
+				pos = append(pos, domain.BucketOffset{LogBucket: domain.LogBucket{PartitionID: -1, Bucket: i}})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := s.Fetch(context.Background(), &domain.FetchLogRequest{Table: md.t.Path(), TableID: 7, Positions: pos, MaxRecords: 10_000})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for _, fb := range resp.Buckets {
+					n += len(fb.Records)
+				}
+				if n != 10_000 {
+					b.Fatal(n)
+				}
+			}
+		})
 	}
 }
