@@ -31,8 +31,9 @@ func renderScanOneByOne(ab *answerBudget, res *application.ScanResult, ndjson bo
 	}
 	n := len(res.Records)
 	render := newScanRenderer(res.Columns)
+	var part []byte
 	for i := range res.Records {
-		var part []byte
+		part = part[:0]
 		if i > 0 && !ndjson {
 			part = append(part, ',')
 		}
@@ -55,7 +56,7 @@ func renderScanOneByOne(ab *answerBudget, res *application.ScanResult, ndjson bo
 		cursor, caughtUp = "cut-"+strconv.Itoa(n), false
 	}
 	ab.limit += tail
-	var part []byte
+	part = part[:0]
 	if ndjson {
 		part = append(part, '{')
 	} else {

@@ -43,27 +43,92 @@ type answer struct {
 // offsets holds the next offset each bucket must show (one chain's buckets).
 type offsets map[int64]int64
 
-// readRecord reads one record object, checking its bucket's offset is the
-// next one, and skips the rest of it.
+// readRecord reads one record object (validated whole: well-formed, no
+// name twice), checking its bucket's offset is the next one.
 func (next offsets) readRecord(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	if v.Kind() != '{' {
+		return errors.New("record: not an object")
+	}
+	bucket, offset, ok := leadingPosition(v)
+	if !ok {
+		if bucket, offset, err = position(jsontext.NewDecoder(bytes.NewReader(v))); err != nil {
+			return err
+		}
+	}
+	if offset != next[bucket] {
+		return fmt.Errorf("bucket %d: offset %d where %d was due (a row lost or read twice)", bucket, offset, next[bucket])
+	}
+	next[bucket] = offset + 1
+	return nil
+}
+
+// leadingPosition reads the bucket and offset of a record that starts as
+// the gateway renders it, {"partition":"…",} (optional, without escapes)
+// "bucket":N,"offset":M,…; ok is false for any other start. The record is
+// valid JSON without duplicate names (ReadValue checked it), so these are
+// its only "bucket" and "offset".
+func leadingPosition(v []byte) (bucket, offset int64, ok bool) {
+	rest, found := bytes.CutPrefix(v, []byte(`{`))
+	if p, has := bytes.CutPrefix(rest, []byte(`"partition":"`)); has {
+		end := bytes.IndexByte(p, '"')
+		if end < 0 || bytes.IndexByte(p[:end], '\\') >= 0 || len(p) <= end+1 || p[end+1] != ',' {
+			return 0, 0, false
+		}
+		rest = p[end+2:]
+	}
+	number := func(name string) (int64, bool) {
+		var ok bool
+		if rest, ok = bytes.CutPrefix(rest, []byte(`"`+name+`":`)); !ok {
+			return 0, false
+		}
+		n, digits := int64(0), 0
+		for digits < len(rest) && digits < 18 && rest[digits] >= '0' && rest[digits] <= '9' {
+			n = 10*n + int64(rest[digits]-'0')
+			digits++
+		}
+		if digits == 0 || digits >= len(rest) || rest[digits] != ',' || (rest[0] == '0' && digits > 1) {
+			return 0, false
+		}
+		rest = rest[digits+1:]
+		return n, true
+	}
+	if !found {
+		return 0, 0, false
+	}
+	if bucket, ok = number("bucket"); !ok {
+		return 0, 0, false
+	}
+	if offset, ok = number("offset"); !ok {
+		return 0, 0, false
+	}
+	return bucket, offset, true
+}
+
+// position reads the bucket and offset of one record object, token by
+// token.
+func position(dec *jsontext.Decoder) (int64, int64, error) {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return fmt.Errorf("record: not an object: %v", err)
+		return 0, 0, fmt.Errorf("record: not an object: %v", err)
 	}
 	bucket, offset := int64(-1), int64(-1)
 	for dec.PeekKind() != '}' {
 		name, err := dec.ReadToken()
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		switch key := name.String(); key {
 		case "bucket", "offset":
 			tok, err := dec.ReadToken()
 			if err != nil || tok.Kind() != '0' {
-				return fmt.Errorf("record %s: not a number: %v", key, err)
+				return 0, 0, fmt.Errorf("record %s: not a number: %v", key, err)
 			}
 			n, err := tok.Int()
 			if err != nil {
-				return fmt.Errorf("record %s: %v", key, err)
+				return 0, 0, fmt.Errorf("record %s: %v", key, err)
 			}
 			if key == "bucket" {
 				bucket = n
@@ -72,21 +137,17 @@ func (next offsets) readRecord(dec *jsontext.Decoder) error {
 			}
 		default:
 			if err := dec.SkipValue(); err != nil {
-				return err
+				return 0, 0, err
 			}
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return err
+		return 0, 0, err
 	}
 	if bucket < 0 || offset < 0 {
-		return errors.New("record without bucket or offset")
+		return 0, 0, errors.New("record without bucket or offset")
 	}
-	if offset != next[bucket] {
-		return fmt.Errorf("bucket %d: offset %d where %d was due (a row lost or read twice)", bucket, offset, next[bucket])
-	}
-	next[bucket] = offset + 1
-	return nil
+	return bucket, offset, nil
 }
 
 // readAnswer reads a scan answer, {"records": [...], "cursor": "...",
