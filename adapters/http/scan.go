@@ -12,6 +12,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 // Scans is what the scan routes need; *application.ScanService implements it.
@@ -193,14 +194,33 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	addLogAttrs(c, "table", path.String(), "records", n, "caught_up", res.CaughtUp)
+	cursor, caughtUp := res.Cursor, res.CaughtUp
+	if n < len(res.Records) {
+		cursor, caughtUp = res.CursorAfter(n), false
+	}
+	addLogAttrs(c, "table", path.String(), "records", n, "caught_up", caughtUp)
 	if ndjson {
 		c.Set(fiber.HeaderContentType, MIMEApplicationNDJSON)
 	} else {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	}
+	c.Set(HeaderScanCursor, cursor)
+	c.Set(HeaderScanCaughtUp, strconv.FormatBool(caughtUp))
 	return c.Send(out)
 }
+
+// HeaderScanCursor and HeaderScanCaughtUp (an extension) carry a JSON scan
+// answer's `cursor` and `caught_up` (the same values as its body) in its
+// headers, so that a consumer can send the next request of its cursor
+// chain as soon as the headers arrive and read this answer's records while
+// the gateway reads the next ones, as the Java client's LogScanner fetches
+// ahead while the application handles the records it has. The cursor is
+// URL-safe base64 (internal/sealed). Streamed NDJSON answers carry them in
+// their last line only: the cursor is known once the stream is written.
+const (
+	HeaderScanCursor   = "X-Fluss-Scan-Cursor"
+	HeaderScanCaughtUp = "X-Fluss-Scan-Caught-Up"
+)
 
 // renderScan renders a scan's answer (JSON, or NDJSON: one record per line
 // and the cursor in a last line) under the memory budget, as lookups are:
@@ -332,7 +352,7 @@ func (a *api) streamScan(c *fiber.Ctx, path domain.TablePath, res *application.S
 	addLogAttrs(c, "table", path.String())
 	limit := ab.limit
 	streamAnswer(c, MIMEApplicationNDJSON, func(ctx context.Context, out *streamOut) error {
-		n, err := writeScanLines(ctx, out, res, limit)
+		n, err := writeScanLines(ctx, ab.ch, out, res, limit)
 		out.logAttrs("records", n, "caught_up", res.CaughtUp && n == len(res.Records))
 		return err
 	})
@@ -348,43 +368,63 @@ const scanFlushBytes = 32 << 10
 var scanLineSent func(n int)
 
 // writeScanLines writes a scan's NDJSON records and its cursor line to out,
-// at most limit bytes; it returns the number of records written.
-func writeScanLines(ctx context.Context, out *streamOut, res *application.ScanResult, limit int) (int, error) {
+// at most limit bytes; it returns the number of records written. The
+// records are rendered in parallel chunks (scan_render.go), each written
+// as soon as it and those before it are rendered, while later ones render.
+func writeScanLines(ctx context.Context, ch *membudget.Charge, out *streamOut, res *application.ScanResult, limit int) (int, error) {
 	tail := len(res.Cursor) + 64 // a cursor cut short is no longer than the full one
 	room := max(limit-tail, 0)
 	n := len(res.Records)
-	var line []byte
-	render := newScanRenderer(res.Columns)
+	render := startScanRender(ctx, ch, res, '\n', room)
+	defer render.finish()
 	written, unsent := 0, 0
-	for i := range res.Records {
-		if i%256 == 0 && ctx.Err() != nil {
-			return i, ctx.Err()
+	for k := range render.chunks {
+		c := render.wait(k)
+		if c.err == nil {
+			c.err = ctx.Err()
 		}
-		line = render.appendRecord(line[:0], &res.Records[i])
-		line = append(line, '\n')
-		if written+len(line) > room {
-			if i == 0 {
-				return 0, &domain.Error{Kind: domain.KindLimitExceeded, Message: fmt.Sprintf(
-					"the answer would exceed %d bytes (gateway.rest.lookup.max-response-bytes); ask for fewer keys or columns", limit)}
+		if c.err != nil {
+			return c.from, c.err
+		}
+		from, prev, cut := 0, 0, false // c.buf[from:prev] is rendered, fits, and is not written yet
+		for j, end := range c.ends {
+			i := c.from + j
+			if written+end-prev > room {
+				if i == 0 {
+					return 0, &domain.Error{Kind: domain.KindLimitExceeded, Message: fmt.Sprintf(
+						"the answer would exceed %d bytes (gateway.rest.lookup.max-response-bytes); ask for fewer keys or columns", limit)}
+				}
+				n, cut = i, true // cut at the cap: the cursor resumes after record i-1
+				break
 			}
-			n = i // cut at the cap: the cursor resumes after record i-1
+			written += end - prev
+			unsent += end - prev
+			prev = end
+			if i == 0 || unsent >= scanFlushBytes {
+				if _, err := out.Write(c.buf[from:prev]); err != nil {
+					return c.from + j, err
+				}
+				if err := out.Flush(); err != nil {
+					return c.from + j, err
+				}
+				from, unsent = prev, 0
+				if scanLineSent != nil {
+					scanLineSent(i + 1)
+				}
+			}
+		}
+		if _, err := out.Write(c.buf[from:prev]); err != nil {
+			return c.from, err
+		}
+		if !cut && len(c.ends) < c.to-c.from {
+			n, cut = c.from+len(c.ends), true // never: a chunk stops only past the cap
+		}
+		if cut {
+			render.stopped.Store(true)
 			break
 		}
-		if _, err := out.Write(line); err != nil {
-			return i, err
-		}
-		written += len(line)
-		unsent += len(line)
-		if i == 0 || unsent >= scanFlushBytes {
-			if err := out.Flush(); err != nil {
-				return i, err
-			}
-			unsent = 0
-			if scanLineSent != nil {
-				scanLineSent(i + 1)
-			}
-		}
 	}
+	var line []byte
 	cursor, caughtUp := res.Cursor, res.CaughtUp
 	if n < len(res.Records) {
 		cursor, caughtUp = res.CursorAfter(n), false

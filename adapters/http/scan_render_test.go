@@ -1,7 +1,10 @@
 package http
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"strconv"
 	"testing"
 	"time"
@@ -118,6 +121,11 @@ func TestRenderScanInChunks(t *testing.T) {
 					if wantErr != nil {
 						require.Error(t, err)
 						assert.Equal(t, wantErr, err)
+						if ndjson {
+							out := &streamOut{w: bufio.NewWriter(io.Discard), cancel: func() {}}
+							_, err := writeScanLines(context.Background(), membudget.New(1<<30, time.Millisecond).NewCharge(), out, res, tc.limit)
+							assert.Equal(t, domain.KindLimitExceeded, domain.KindOf(err))
+						}
 						return
 					}
 					require.NoError(t, err)
@@ -131,6 +139,15 @@ func TestRenderScanInChunks(t *testing.T) {
 							string(got[:len(got)-len(`],"cursor":"cursor-of-all","caught_up":false}`)]), "ndjson=%v", ndjson)
 					}
 					assert.Equal(t, len(got), cap(got), "one buffer of the exact size")
+					if ndjson {
+						// Streamed: the same bytes.
+						var buf bytes.Buffer
+						out := &streamOut{w: bufio.NewWriterSize(&buf, 4096), cancel: func() {}}
+						sn, err := writeScanLines(context.Background(), membudget.New(1<<30, time.Millisecond).NewCharge(), out, res, tc.limit)
+						require.NoError(t, err)
+						assert.Equal(t, n, sn)
+						assert.Equal(t, string(got), buf.String())
+					}
 				})
 			}
 		}

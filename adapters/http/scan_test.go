@@ -51,6 +51,8 @@ func TestScanRoute(t *testing.T) {
 		{"partition": "20261201", "bucket": 0, "offset": 17, "timestamp": "2026-12-01T10:00:00.123Z", "change_type": "+A", "row": {"id": "1", "msg": "hi"}},
 		{"bucket": 2, "offset": 3, "timestamp": "1970-01-01T00:00:00.000Z", "change_type": "-D", "row": {"id": "2", "msg": null}}],
 		"cursor": "c-1", "caught_up": true}`, string(r.body))
+	assert.Equal(t, "c-1", r.header.Get(HeaderScanCursor), "the body's cursor, in a header too")
+	assert.Equal(t, "true", r.header.Get(HeaderScanCaughtUp))
 	require.NotNil(t, f.req.Start)
 	assert.Equal(t, domain.OffsetTimestamp, f.req.Start.Position)
 	assert.Equal(t, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixMilli(), f.req.Start.Timestamp)
@@ -68,6 +70,7 @@ func TestScanRoute(t *testing.T) {
 	r = g.call(nethttp.MethodPost, path, `{"cursor": "abc"}`, "Accept", MIMEApplicationNDJSON)
 	require.Equal(t, nethttp.StatusOK, r.status, "%s", r.body)
 	assert.Equal(t, MIMEApplicationNDJSON, r.header.Get("Content-Type"))
+	assert.Empty(t, r.header.Get(HeaderScanCursor), "streamed: the cursor is in the last line only")
 	assert.Equal(t, "abc", f.req.Cursor)
 	var lines []map[string]any
 	sc := bufio.NewScanner(bytes.NewReader(r.body))

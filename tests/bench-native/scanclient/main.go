@@ -6,6 +6,12 @@
 // reading the buckets b with b mod N = i (one consumer per bucket group, as
 // a Kafka-style consumer group would split them).
 //
+// With -prefetch, a chain sends its next request as soon as an answer's
+// headers carry the cursor (X-Fluss-Scan-Cursor, an extension) and reads
+// the answer's records meanwhile, as the Java client's LogScanner fetches
+// ahead while the application handles its records; the answers are still
+// read in chain order.
+//
 // Every row exactly once: the client reads each record's "bucket" and
 // "offset" and fails unless every bucket's offsets run 0, 1, 2, ... without a
 // gap or a repeat (a log table's offsets are dense), so rows == the rows
@@ -205,31 +211,79 @@ func readAnswer(r io.Reader, next offsets) (answer, error) {
 	return a, nil
 }
 
-func chain(client *http.Client, url string, maxRows int, buckets []int, took *[]time.Duration) (rows, requests int, err error) {
+// sent is a request of a chain under way.
+type sent struct {
+	t0   time.Time
+	resp *http.Response
+	err  error
+}
+
+// send posts req and returns where its answer (headers) will come.
+func send(client *http.Client, url string, req map[string]any) <-chan sent {
+	body, _ := json.Marshal(req)
+	out := make(chan sent, 1)
+	go func() {
+		t0 := time.Now()
+		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+		out <- sent{t0: t0, resp: resp, err: err}
+	}()
+	return out
+}
+
+// chain follows one cursor chain to its end. With prefetch, the next request
+// is sent as soon as an answer's headers carry its cursor
+// (X-Fluss-Scan-Cursor, not caught up), and the answer's records are read
+// while the gateway reads the next ones; the answers are still read one
+// after the other, in chain order, and each body's cursor must be the
+// header's.
+func chain(client *http.Client, url string, maxRows int, buckets []int, prefetch bool, took *[]time.Duration) (rows, requests int, err error) {
 	req := map[string]any{"start": map[string]any{"position": "earliest"}, "max_rows": maxRows}
 	if buckets != nil {
 		req["buckets"] = buckets
 	}
 	next := offsets{}
+	cur := send(client, url, req)
 	for {
-		body, _ := json.Marshal(req)
-		t0 := time.Now()
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-		if err != nil {
-			return rows, requests, err
+		s := <-cur
+		if s.err != nil {
+			return rows, requests, s.err
 		}
-		a, err := readAnswer(resp.Body, next)
-		resp.Body.Close()
-		*took = append(*took, time.Since(t0))
+		var ahead <-chan sent
+		headerCursor := s.resp.Header.Get("X-Fluss-Scan-Cursor")
+		if prefetch && s.resp.StatusCode == http.StatusOK && headerCursor != "" && s.resp.Header.Get("X-Fluss-Scan-Caught-Up") == "false" {
+			ahead = send(client, url, map[string]any{"cursor": headerCursor, "max_rows": maxRows})
+		}
+		a, err := readAnswer(s.resp.Body, next)
+		s.resp.Body.Close()
+		*took = append(*took, time.Since(s.t0))
 		requests++
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return rows, requests, fmt.Errorf("status %d: %v", resp.StatusCode, err)
+		if err == nil && ahead != nil && a.Cursor != headerCursor {
+			err = fmt.Errorf("the body's cursor %q is not the header's %q", a.Cursor, headerCursor)
+		}
+		if err != nil || s.resp.StatusCode != http.StatusOK {
+			discard(ahead)
+			return rows, requests, fmt.Errorf("status %d: %v", s.resp.StatusCode, err)
 		}
 		rows += a.Records
 		if a.Records == 0 && a.CaughtUp {
+			discard(ahead) // never: no request is sent ahead of a caught-up answer
 			return rows, requests, nil
 		}
-		req = map[string]any{"cursor": a.Cursor, "max_rows": maxRows}
+		if ahead == nil {
+			ahead = send(client, url, map[string]any{"cursor": a.Cursor, "max_rows": maxRows})
+		}
+		cur = ahead
+	}
+}
+
+// discard waits for a request sent ahead and drops its answer.
+func discard(ahead <-chan sent) {
+	if ahead == nil {
+		return
+	}
+	if s := <-ahead; s.err == nil {
+		_, _ = io.Copy(io.Discard, s.resp.Body)
+		s.resp.Body.Close()
 	}
 }
 
@@ -241,10 +295,11 @@ func main() {
 	chains := flag.Int("chains", 1, "cursor chains run at once, over disjoint bucket groups")
 	buckets := flag.Int("buckets", 4, "bucket count of the table (with -chains > 1)")
 	gzip := flag.Bool("gzip", false, "ask for gzip'd answers (Accept-Encoding: gzip)")
+	prefetch := flag.Bool("prefetch", false, "send a chain's next request as soon as an answer's headers carry its cursor (X-Fluss-Scan-Cursor)")
 	flag.Parse()
 	url := fmt.Sprintf("%s/databases/%s/tables/%s/records/scan", *base, *db, *table)
 	client := &http.Client{Timeout: 2 * time.Minute,
-		Transport: &http.Transport{DisableCompression: !*gzip, MaxIdleConnsPerHost: *chains}}
+		Transport: &http.Transport{DisableCompression: !*gzip, MaxIdleConnsPerHost: 2 * *chains}}
 	start := time.Now()
 	var mu sync.Mutex
 	var rows, requests int
@@ -262,7 +317,7 @@ func main() {
 		go func() {
 			defer wg.Done()
 			var mineTook []time.Duration
-			r, q, err := chain(client, url, *maxRows, mine, &mineTook)
+			r, q, err := chain(client, url, *maxRows, mine, *prefetch, &mineTook)
 			mu.Lock()
 			defer mu.Unlock()
 			rows, requests = rows+r, requests+q
