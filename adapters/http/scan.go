@@ -224,8 +224,8 @@ const (
 
 // renderScan renders a scan's answer (JSON, or NDJSON: one record per line
 // and the cursor in a last line) under the memory budget, as lookups are:
-// the decoded records are charged first, then the answer before each time
-// it grows (429 resource_exhausted with Retry-After when the budget cannot
+// the decoded records are charged (each run of records before it is
+// rendered), then the answer before each time it grows (429 resource_exhausted with Retry-After when the budget cannot
 // take it); the charge is released once the answer is written. An answer
 // that would pass the answer-size cap (gateway.rest.lookup.max-response-bytes)
 // ends after the last record that fits, with the cursor that resumes after
@@ -237,13 +237,6 @@ func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool)
 
 // renderScanAnswer is renderScan with the answer's budget.
 func renderScanAnswer(ab *answerBudget, res *application.ScanResult, ndjson bool) ([]byte, int, error) {
-	var decoded int64
-	for i := range res.Records {
-		decoded += datumBytes(res.Records[i].Row) + scanRecordOverhead
-	}
-	if err := ab.ch.Acquire(ab.ctx, decoded); err != nil {
-		return nil, 0, budgetError(err, "the records read")
-	}
 	// Room for the tail: a cursor cut short is no longer than the full one.
 	tail := len(res.Cursor) + 64
 	ab.limit = max(ab.limit-tail, 0)
@@ -263,7 +256,7 @@ func renderScanAnswer(ab *answerBudget, res *application.ScanResult, ndjson bool
 	if !ndjson {
 		sep, extra = ',', 1
 	}
-	render := startScanRender(ab.ctx, ab.ch, res, sep, ab.limit)
+	render := startScanRender(ab.ctx, ab.ch, res, sep, ab.limit, true) // the records charged chunk by chunk, then their part of the answer
 	defer render.finish()
 	n, size := len(res.Records), len(out)
 	var parts [][]byte
@@ -375,7 +368,7 @@ func writeScanLines(ctx context.Context, ch *membudget.Charge, out *streamOut, r
 	tail := len(res.Cursor) + 64 // a cursor cut short is no longer than the full one
 	room := max(limit-tail, 0)
 	n := len(res.Records)
-	render := startScanRender(ctx, ch, res, '\n', room)
+	render := startScanRender(ctx, ch, res, '\n', room, false) // the records were charged before the stream began
 	defer render.finish()
 	written, unsent := 0, 0
 	for k := range render.chunks {

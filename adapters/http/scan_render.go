@@ -51,7 +51,10 @@ type scanRender struct {
 	res    *application.ScanResult
 	sep    byte
 	limit  int
-	chunks []renderedChunk
+	// chargeRecords: each chunk charges its decoded records before it is
+	// rendered (they were not charged as a whole first).
+	chargeRecords bool
+	chunks        []renderedChunk
 	next   atomic.Int64
 	// stopped: the chunks not started yet are not needed (the answer ends
 	// before them, or failed).
@@ -65,10 +68,11 @@ var errScanChunkSkipped = &domain.Error{Kind: domain.KindInternal, Message: "sca
 
 // startScanRender starts rendering res's records (each followed by sep
 // unless it is 0) on up to GOMAXPROCS goroutines, the chunks' buffers
-// charged to ch as they grow; a chunk stops once its own bytes pass limit.
+// charged to ch as they grow (with chargeRecords, each chunk's decoded
+// records first); a chunk stops once its own bytes pass limit.
 // The caller waits for each chunk (wait) in order and must call finish.
-func startScanRender(ctx context.Context, ch *membudget.Charge, res *application.ScanResult, sep byte, limit int) *scanRender {
-	r := &scanRender{ctx: ctx, ch: ch, res: res, sep: sep, limit: limit}
+func startScanRender(ctx context.Context, ch *membudget.Charge, res *application.ScanResult, sep byte, limit int, chargeRecords bool) *scanRender {
+	r := &scanRender{ctx: ctx, ch: ch, res: res, sep: sep, limit: limit, chargeRecords: chargeRecords}
 	n := len(res.Records)
 	for from := 0; from < n; from += scanChunkRecords {
 		r.chunks = append(r.chunks, renderedChunk{from: from, to: min(n, from+scanChunkRecords), done: make(chan struct{})})
@@ -118,6 +122,17 @@ func (r *scanRender) renderChunk(render *scanRenderer, c *renderedChunk) (err er
 	}()
 	if err := r.ctx.Err(); err != nil {
 		return err
+	}
+	if r.chargeRecords {
+		// On this goroutine, the records' memory is read once here and
+		// again, still in the cache, as they are rendered.
+		var decoded int64
+		for i := c.from; i < c.to; i++ {
+			decoded += datumBytes(r.res.Records[i].Row) + scanRecordOverhead
+		}
+		if err := r.ch.Acquire(r.ctx, decoded); err != nil {
+			return budgetError(err, "the records read")
+		}
 	}
 	bp := chunkBuffers.Get().(*[]byte)
 	buf := (*bp)[:0]
