@@ -46,16 +46,16 @@ var chunkBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // scanRender renders the records of one answer in chunks.
 type scanRender struct {
-	ctx    context.Context
-	ch     *membudget.Charge
-	res    *application.ScanResult
-	sep    byte
-	limit  int
+	ctx   context.Context
+	ch    *membudget.Charge
+	res   *application.ScanResult
+	sep   byte
+	limit int
 	// chargeRecords: each chunk charges its decoded records before it is
 	// rendered (they were not charged as a whole first).
 	chargeRecords bool
 	chunks        []renderedChunk
-	next   atomic.Int64
+	next          atomic.Int64
 	// stopped: the chunks not started yet are not needed (the answer ends
 	// before them, or failed).
 	stopped atomic.Bool
