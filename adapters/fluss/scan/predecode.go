@@ -50,7 +50,9 @@ func (j *batchJob) run(ctx context.Context, s *Scanner, t *meta.Table, p *plan) 
 		}
 	}()
 	h, err := p.readHeader(j.batch)
-	if err != nil {
+	if err != nil || int32(h.SchemaID) > t.Info.SchemaID {
+		// A batch of a newer schema: the in-order pass reloads the
+		// table once (plan.decoder), not each goroutine.
 		return
 	}
 	dec, err := p.decoder(ctx, s, t, int32(h.SchemaID))
