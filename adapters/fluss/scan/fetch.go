@@ -221,8 +221,10 @@ func (s *Scanner) decodeFetchedAhead(ctx context.Context, t *meta.Table, plan *p
 			buckets = append(buckets, aheadBucket{idx: i, records: br.GetRecords(), from: fb.FetchOffset})
 		}
 	}
-	jobs, byBucket := planAhead(buckets, req.MaxRecords, len(out.Buckets))
-	s.decodeAhead(ctx, t, plan, jobs)
+	jobs, byBucket, records := planAhead(buckets, req.MaxRecords, len(out.Buckets))
+	if records >= aheadMinRecords {
+		s.decodeAhead(ctx, t, plan, jobs)
+	} // else the jobs stay undone: the in-order pass decodes every batch
 	return byBucket
 }
 

@@ -76,8 +76,9 @@ type aheadBucket struct {
 // planAhead predicts, from the batch headers, which batches of buckets (in
 // the in-order pass's order) that pass decodes under the cross-bucket
 // limit maxRecords (none when not positive), and returns one job per such
-// batch, and per bucket index the jobs by batch position (nil where none).
-func planAhead(buckets []aheadBucket, maxRecords, n int) ([]*batchJob, [][]*batchJob) {
+// batch, per bucket index the jobs by batch position (nil where none), and
+// the records the pass will take from them.
+func planAhead(buckets []aheadBucket, maxRecords, n int) ([]*batchJob, [][]*batchJob, int) {
 	var jobs []*batchJob
 	byBucket := make([][]*batchJob, n)
 	rows := 0
@@ -130,12 +131,17 @@ func planAhead(buckets []aheadBucket, maxRecords, n int) ([]*batchJob, [][]*batc
 			}
 		}
 	}
-	return jobs, byBucket
+	return jobs, byBucket, rows
 }
 
 // aheadWorkers bounds the goroutines that decode ahead (GOMAXPROCS when 0;
 // tests set it).
 var aheadWorkers = 0
+
+// aheadMinRecords is the least records a fetch takes for its batches to be
+// decoded ahead: below it (a long poll's few new records) the goroutines
+// and their own decoders cost more than they save (tests set it).
+var aheadMinRecords = 1024
 
 // decodeAhead runs jobs on up to GOMAXPROCS goroutines (the calling one
 // among them) and returns when all are done. With one job, or one

@@ -12,10 +12,11 @@ import (
 )
 
 // withAheadWorkers sets the goroutines that decode ahead for one test.
+// (and decoding ahead for any number of records).
 func withAheadWorkers(t testing.TB, n int) {
-	old := aheadWorkers
-	aheadWorkers = n
-	t.Cleanup(func() { aheadWorkers = old })
+	old, oldMin := aheadWorkers, aheadMinRecords
+	aheadWorkers, aheadMinRecords = n, 0
+	t.Cleanup(func() { aheadWorkers, aheadMinRecords = old, oldMin })
 }
 
 // seqRows returns rows first, first+1, ... of testColumns, n of them.
@@ -82,6 +83,16 @@ func TestFetchDecodesAheadAsInOrder(t *testing.T) {
 				return s.Fetch(context.Background(), &domain.FetchLogRequest{Table: md.t.Path(), TableID: 7, Positions: pos, MaxRecords: tc.maxRecords})
 			}
 			want, wantErr := fetch(1)
+			// Too few records to decode ahead by default: the same answer.
+			old := aheadMinRecords
+			aheadMinRecords = 1 << 20
+			got, err := New(&fakeCaller{records: tc.records}, fourBucketMD(), Options{}).Fetch(context.Background(),
+				&domain.FetchLogRequest{Table: fourBucketMD().t.Path(), TableID: 7, Positions: pos, MaxRecords: tc.maxRecords})
+			aheadMinRecords = old
+			if wantErr == nil {
+				require.NoError(t, err)
+				assert.Equal(t, want, got)
+			}
 			for _, workers := range []int{2, 3, 8} {
 				got, err := fetch(workers)
 				if wantErr != nil {
@@ -118,21 +129,23 @@ func TestPlanAhead(t *testing.T) {
 		buckets    []aheadBucket
 		maxRecords int
 		want       [][]bool // per bucket index, per batch position: a job
+		records    int      // taken from them
 	}{
-		{"all", []aheadBucket{{idx: 0, records: b, from: 10}}, 0, [][]bool{{true, true, true}}},
-		{"below the fetch offset", []aheadBucket{{idx: 0, records: b, from: 15}}, 0, [][]bool{{false, true, true}}},
-		{"below the fetch offset, with a limit", []aheadBucket{{idx: 0, records: b, from: 15}}, 3, [][]bool{{false, true, true}}},
-		{"past the end", []aheadBucket{{idx: 0, records: b, from: 22}}, 0, [][]bool{nil}},
-		{"limit inside a batch", []aheadBucket{{idx: 0, records: b, from: 10}}, 5, [][]bool{{true, true}}},
-		{"limit at a batch end", []aheadBucket{{idx: 0, records: b, from: 10}}, 3, [][]bool{{true}}},
-		{"limit across buckets, in their order", []aheadBucket{{idx: 1, records: b, from: 13}, {idx: 0, records: one}}, 10, [][]bool{{true}, {false, true, true}}},
-		{"limit used up by the first bucket", []aheadBucket{{idx: 1, records: b, from: 13}, {idx: 0, records: one}}, 9, [][]bool{nil, {false, true, true}}},
-		{"truncated", []aheadBucket{{idx: 0, records: b[:len(b)-1], from: 10}}, 0, [][]bool{{true, true}}},
-		{"garbage", []aheadBucket{{idx: 0, records: []byte("not a log batch at all, but long enough for a header")}}, 0, [][]bool{nil}},
+		{"all", []aheadBucket{{idx: 0, records: b, from: 10}}, 0, [][]bool{{true, true, true}}, 12},
+		{"below the fetch offset", []aheadBucket{{idx: 0, records: b, from: 15}}, 0, [][]bool{{false, true, true}}, 7},
+		{"below the fetch offset, with a limit", []aheadBucket{{idx: 0, records: b, from: 15}}, 3, [][]bool{{false, true, true}}, 3},
+		{"past the end", []aheadBucket{{idx: 0, records: b, from: 22}}, 0, [][]bool{nil}, 0},
+		{"limit inside a batch", []aheadBucket{{idx: 0, records: b, from: 10}}, 5, [][]bool{{true, true}}, 5},
+		{"limit at a batch end", []aheadBucket{{idx: 0, records: b, from: 10}}, 3, [][]bool{{true}}, 3},
+		{"limit across buckets, in their order", []aheadBucket{{idx: 1, records: b, from: 13}, {idx: 0, records: one}}, 10, [][]bool{{true}, {false, true, true}}, 10},
+		{"limit used up by the first bucket", []aheadBucket{{idx: 1, records: b, from: 13}, {idx: 0, records: one}}, 9, [][]bool{nil, {false, true, true}}, 9},
+		{"truncated", []aheadBucket{{idx: 0, records: b[:len(b)-1], from: 10}}, 0, [][]bool{{true, true}}, 7},
+		{"garbage", []aheadBucket{{idx: 0, records: []byte("not a log batch at all, but long enough for a header")}}, 0, [][]bool{nil}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			jobs, byBucket := planAhead(tc.buckets, tc.maxRecords, len(tc.want))
+			jobs, byBucket, records := planAhead(tc.buckets, tc.maxRecords, len(tc.want))
+			assert.Equal(t, tc.records, records)
 			got := make([][]bool, len(byBucket))
 			n := 0
 			for i, js := range byBucket {
@@ -170,7 +183,7 @@ func FuzzDecodeAhead(f *testing.F) {
 				// make the fuzzer's coverage vary from run to run
 				// (TestFetchDecodesAheadAsInOrder runs them in parallel).
 				var all []*batchJob
-				all, jobs = planAhead([]aheadBucket{{records: data, from: from}}, max(limit, 0), 1)
+				all, jobs, _ = planAhead([]aheadBucket{{records: data, from: from}}, max(limit, 0), 1)
 				wp := p.forWorker()
 				for _, j := range all {
 					j.run(context.Background(), s, tb, wp)
