@@ -204,10 +204,18 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 	} else {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	}
-	c.Set(HeaderScanCursor, cursor)
-	c.Set(HeaderScanCaughtUp, strconv.FormatBool(caughtUp))
+	if len(cursor) <= maxHeaderCursor {
+		c.Set(HeaderScanCursor, cursor)
+		c.Set(HeaderScanCaughtUp, strconv.FormatBool(caughtUp))
+	}
 	return c.Send(out)
 }
+
+// maxHeaderCursor is the longest cursor sent in HeaderScanCursor (a cursor
+// grows with the buckets read, ~20 bytes each): proxies refuse answers
+// whose headers pass a few KiB (nginx's proxy_buffer_size is one page by
+// default), so a longer cursor is in the body only.
+const maxHeaderCursor = 2 << 10
 
 // HeaderScanCursor and HeaderScanCaughtUp (an extension) carry a JSON scan
 // answer's `cursor` and `caught_up` (the same values as its body) in its
@@ -215,7 +223,8 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 // chain as soon as the headers arrive and read this answer's records while
 // the gateway reads the next ones, as the Java client's LogScanner fetches
 // ahead while the application handles the records it has. The cursor is
-// URL-safe base64 (internal/sealed). Streamed NDJSON answers carry them in
+// URL-safe base64 (internal/sealed). Both are left out when the cursor is
+// longer than maxHeaderCursor, and streamed NDJSON answers carry them in
 // their last line only: the cursor is known once the stream is written.
 const (
 	HeaderScanCursor   = "X-Fluss-Scan-Cursor"

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	nethttp "net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,16 @@ func (f *fakeScans) Scan(_ context.Context, _ application.Scope, _ domain.TableP
 func (f *fakeScans) Offsets(_ context.Context, _ application.Scope, _ domain.TablePath, start application.ScanStart, _ []string, _ []int32) (application.OffsetsResult, error) {
 	f.start = start
 	return application.OffsetsResult{Offsets: []domain.BucketOffset{{LogBucket: domain.LogBucket{Bucket: 0, PartitionID: -1}, Offset: 123}}}, nil
+}
+
+// longCursorScans answers no records and a long cursor.
+type longCursorScans struct {
+	fakeScans
+	cursor string
+}
+
+func (f *longCursorScans) Scan(context.Context, application.Scope, domain.TablePath, application.ScanRequest) (application.ScanResult, error) {
+	return application.ScanResult{Cursor: f.cursor}, nil
 }
 
 func withScans(s Scans) gatewayOption { return func(_ *Options, d *Deps) { d.Scans = s } }
@@ -65,6 +76,14 @@ func TestScanRoute(t *testing.T) {
 	r = g.call(nethttp.MethodPost, path, `{"start": {"position": "timestamp", "timestamp": 1796119200123}}`)
 	require.Equal(t, nethttp.StatusOK, r.status, "%s", r.body)
 	assert.Equal(t, int64(1796119200123), f.req.Start.Timestamp)
+
+	// A cursor longer than maxHeaderCursor is in the body only.
+	long := &longCursorScans{cursor: strings.Repeat("c", maxHeaderCursor+1)}
+	r = newGateway(t, withScans(long)).call(nethttp.MethodPost, path, `{"cursor": "abc"}`)
+	require.Equal(t, nethttp.StatusOK, r.status, "%s", r.body)
+	assert.Contains(t, string(r.body), long.cursor)
+	assert.Empty(t, r.header.Get(HeaderScanCursor))
+	assert.Empty(t, r.header.Get(HeaderScanCaughtUp))
 
 	// NDJSON: the records, then the cursor line.
 	r = g.call(nethttp.MethodPost, path, `{"cursor": "abc"}`, "Accept", MIMEApplicationNDJSON)
