@@ -6,6 +6,9 @@
 // reading the buckets b with b mod N = i (one consumer per bucket group, as
 // a Kafka-style consumer group would split them).
 //
+// With -ndjson the answers are streamed NDJSON, read record by record as
+// they arrive (the gateway renders and sends them in runs).
+//
 // With -prefetch, a chain sends its next request as soon as an answer's
 // headers carry the cursor (X-Fluss-Scan-Cursor, an extension) and reads
 // the answer's records meanwhile, as the Java client's LogScanner fetches
@@ -56,6 +59,13 @@ func (next offsets) readRecord(dec *jsontext.Decoder) error {
 	if err != nil {
 		return err
 	}
+	return next.check(v)
+}
+
+// check checks that the record v (a whole, valid JSON value) is its
+// bucket's next offset.
+func (next offsets) check(v jsontext.Value) error {
+	var err error
 	if v.Kind() != '{' {
 		return errors.New("record: not an object")
 	}
@@ -218,13 +228,25 @@ type sent struct {
 	err  error
 }
 
+// ndjson: the chains ask for streamed NDJSON answers (-ndjson).
+var ndjson bool
+
 // send posts req and returns where its answer (headers) will come.
 func send(client *http.Client, url string, req map[string]any) <-chan sent {
 	body, _ := json.Marshal(req)
 	out := make(chan sent, 1)
 	go func() {
 		t0 := time.Now()
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+		r, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			out <- sent{t0: t0, err: err}
+			return
+		}
+		r.Header.Set("Content-Type", "application/json")
+		if ndjson {
+			r.Header.Set("Accept", "application/x-ndjson")
+		}
+		resp, err := client.Do(r)
 		out <- sent{t0: t0, resp: resp, err: err}
 	}()
 	return out
@@ -236,6 +258,45 @@ func send(client *http.Client, url string, req map[string]any) <-chan sent {
 // while the gateway reads the next ones; the answers are still read one
 // after the other, in chain order, and each body's cursor must be the
 // header's.
+// readNDJSON reads a streamed NDJSON scan answer: one record per line,
+// each validated whole and checked against next, then the line
+// {"cursor":…,"caught_up":…} last (a line {"error":…} fails).
+func readNDJSON(r io.Reader, next offsets) (answer, error) {
+	var a answer
+	dec := jsontext.NewDecoder(bufio.NewReaderSize(r, 64<<10))
+	for {
+		v, err := dec.ReadValue()
+		if err == io.EOF {
+			return a, errors.New("no cursor line")
+		}
+		if err != nil {
+			return a, err
+		}
+		if bytes.HasPrefix(v, []byte(`{"cursor":`)) || bytes.HasPrefix(v, []byte(`{"error":`)) {
+			var tail struct {
+				Cursor   string          `json:"cursor"`
+				CaughtUp bool            `json:"caught_up"`
+				Error    json.RawMessage `json:"error"`
+			}
+			if err := json.Unmarshal(v, &tail); err != nil {
+				return a, err
+			}
+			if tail.Error != nil || tail.Cursor == "" {
+				return a, fmt.Errorf("the answer ended with %s", v)
+			}
+			if _, err := dec.ReadValue(); err != io.EOF {
+				return a, fmt.Errorf("a line after the cursor line: %v", err)
+			}
+			a.Cursor, a.CaughtUp = tail.Cursor, tail.CaughtUp
+			return a, nil
+		}
+		if err := next.check(v); err != nil {
+			return a, err
+		}
+		a.Records++
+	}
+}
+
 func chain(client *http.Client, url string, maxRows int, buckets []int, prefetch bool, took *[]time.Duration) (rows, requests int, err error) {
 	req := map[string]any{"start": map[string]any{"position": "earliest"}, "max_rows": maxRows}
 	if buckets != nil {
@@ -253,7 +314,11 @@ func chain(client *http.Client, url string, maxRows int, buckets []int, prefetch
 		if prefetch && s.resp.StatusCode == http.StatusOK && headerCursor != "" && s.resp.Header.Get("X-Fluss-Scan-Caught-Up") == "false" {
 			ahead = send(client, url, map[string]any{"cursor": headerCursor, "max_rows": maxRows})
 		}
-		a, err := readAnswer(s.resp.Body, next)
+		read := readAnswer
+		if ndjson {
+			read = readNDJSON
+		}
+		a, err := read(s.resp.Body, next)
 		s.resp.Body.Close()
 		*took = append(*took, time.Since(s.t0))
 		requests++
@@ -295,6 +360,7 @@ func main() {
 	chains := flag.Int("chains", 1, "cursor chains run at once, over disjoint bucket groups")
 	buckets := flag.Int("buckets", 4, "bucket count of the table (with -chains > 1)")
 	gzip := flag.Bool("gzip", false, "ask for gzip'd answers (Accept-Encoding: gzip)")
+	flag.BoolVar(&ndjson, "ndjson", false, "ask for streamed NDJSON answers (Accept: application/x-ndjson), read line by line as they arrive")
 	prefetch := flag.Bool("prefetch", false, "send a chain's next request as soon as an answer's headers carry its cursor (X-Fluss-Scan-Cursor)")
 	flag.Parse()
 	url := fmt.Sprintf("%s/databases/%s/tables/%s/records/scan", *base, *db, *table)

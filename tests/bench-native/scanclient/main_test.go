@@ -70,6 +70,42 @@ func TestReadAnswer(t *testing.T) {
 	}
 }
 
+// TestReadNDJSON: a streamed answer's record lines are read and checked as
+// a JSON answer's records are, the cursor line must come last, and an
+// error line fails.
+func TestReadNDJSON(t *testing.T) {
+	cursor := `{"cursor":"c1","caught_up":false}` + "\n"
+	tests := []struct {
+		name    string
+		body    string
+		records int
+		err     string
+	}{
+		{"records then the cursor", benchRecord(0, 0) + "\n" + benchRecord(1, 0) + "\n" + benchRecord(0, 1) + "\n" + cursor, 3, ""},
+		{"no records", cursor, 0, ""},
+		{"a gap", benchRecord(0, 1) + "\n" + cursor, 0, "offset 1 where 0 was due"},
+		{"an error line", benchRecord(0, 0) + "\n" + `{"error":{"code":"limit_exceeded","message":"x"}}` + "\n", 0, "ended with"},
+		{"no cursor line", benchRecord(0, 0) + "\n", 0, "no cursor line"},
+		{"a line after the cursor", cursor + benchRecord(0, 0) + "\n", 0, "after the cursor line"},
+		{"not well-formed", `{"bucket":0,"offset":0,"row":{]}` + "\n" + cursor, 0, "invalid character"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			next := offsets{}
+			a, err := readNDJSON(strings.NewReader(tc.body), next)
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.records, a.Records)
+			assert.Equal(t, "c1", a.Cursor)
+			assert.False(t, a.CaughtUp)
+		})
+	}
+}
+
 // BenchmarkReadAnswer reads a 9,000-record answer of the scan benchmark's
 // table (four buckets), as one request of tests/bench-native/scan.sh;
 // cpu-ns/row is the client's CPU per record.
