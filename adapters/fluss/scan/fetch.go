@@ -244,6 +244,9 @@ func hasRecords(resp *flusspb.FetchLogResponse) bool {
 // limit when negative). A truncated last batch (the server cut the answer
 // at its byte limit) is left for the next fetch.
 func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, fb *domain.FetchedBucket, b []byte, limit int, ahead []*batchJob) error {
+	if n := aheadRecords(ahead, limit); n > 0 {
+		fb.Records = slices.Grow(fb.Records, n) // room once for the records decoded ahead
+	}
 	for pos := 0; len(b) > 0; pos++ {
 		if len(b) < record.LogOverhead {
 			break
@@ -259,7 +262,8 @@ func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, f
 		}
 		batch := b[:size]
 		b = b[size:]
-		recs, next, err := s.decodeBatch(ctx, t, plan, batch, fb.NextOffset, limit, jobAt(ahead, pos, batch))
+		before := len(fb.Records)
+		records, next, err := s.decodeBatch(ctx, t, plan, batch, fb.NextOffset, limit, jobAt(ahead, pos, batch), fb.Records)
 		if err != nil {
 			if domain.IsStaleDefinition(err) {
 				return err // a batch of a newer schema: the caller reads again with it
@@ -267,12 +271,12 @@ func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, f
 			return &domain.Error{Kind: domain.KindBackend,
 				Message: fmt.Sprintf("%s: the log batch at offset %d cannot be read: %v", where(t.Path(), fb.LogBucket), fb.NextOffset, err), Cause: err}
 		}
-		fb.Records = append(fb.Records, recs...)
+		fb.Records = records
 		if next > fb.NextOffset {
 			fb.NextOffset = next
 		}
 		if limit >= 0 {
-			limit -= len(recs)
+			limit -= len(records) - before
 			if limit == 0 {
 				break
 			}
@@ -281,10 +285,11 @@ func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, f
 	return nil
 }
 
-// decodeBatch decodes one batch; it returns the records at or after from
-// (at most limit of them when limit >= 0) and the offset after the last
-// record it consumed. job, when not nil, is the batch decoded ahead.
-func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, batch []byte, from int64, limit int, job *batchJob) ([]domain.LogRecord, int64, error) {
+// decodeBatch decodes one batch; it returns dst with the records at or
+// after from appended (at most limit of them when limit >= 0) and the
+// offset after the last record it consumed. job, when not nil, is the
+// batch decoded ahead.
+func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, batch []byte, from int64, limit int, job *batchJob, dst []domain.LogRecord) ([]domain.LogRecord, int64, error) {
 	var h record.LogBatch
 	if job != nil {
 		h = job.h
@@ -298,7 +303,7 @@ func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, ba
 	plan.seenRecords += int64(h.RecordCount)
 	end := h.BaseOffset + int64(h.LastOffsetDelta) + 1
 	if h.RecordCount == 0 || end <= from {
-		return nil, max(end, from), nil
+		return dst, max(end, from), nil
 	}
 	var dec *batchDecoder
 	var rows [][]domain.Datum
@@ -314,14 +319,14 @@ func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, ba
 			return nil, 0, err
 		}
 	}
-	out := make([]domain.LogRecord, 0, len(rows))
+	out, n := dst, 0 // n: records appended
 	next := from
 	for i, row := range rows {
 		off := h.BaseOffset + int64(i)
 		if off < from {
 			continue
 		}
-		if limit >= 0 && len(out) >= limit {
+		if limit >= 0 && n >= limit {
 			return out, next, nil
 		}
 		ct := record.ChangeAppendOnly
@@ -329,9 +334,10 @@ func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, ba
 			ct = cts[i]
 		}
 		out = append(out, domain.LogRecord{Offset: off, Timestamp: h.CommitTimestamp, ChangeType: ct.String(), Row: plan.project(dec, row)})
+		n++
 		next = off + 1
 	}
-	if limit < 0 || len(out) < limit {
+	if limit < 0 || n < limit {
 		next = max(next, end)
 	}
 	return out, next, nil

@@ -192,6 +192,21 @@ func (p *plan) readHeader(batch []byte) (record.LogBatch, error) {
 	return h, err
 }
 
+// aheadRecords is the most records the in-order pass takes from a bucket's
+// jobs done (the rows decoded ahead, at most limit when limit >= 0).
+func aheadRecords(jobs []*batchJob, limit int) int {
+	n := 0
+	for _, j := range jobs {
+		if j != nil && j.ok {
+			n += len(j.rows)
+		}
+	}
+	if limit >= 0 {
+		n = min(n, limit)
+	}
+	return n
+}
+
 // jobAt returns the job of batch pos of a bucket when it decoded that very
 // batch (nil when none, or when it failed).
 func jobAt(jobs []*batchJob, pos int, batch []byte) *batchJob {
