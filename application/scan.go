@@ -446,6 +446,11 @@ func (s *ScanService) scan(ctx context.Context, scope Scope, path domain.TablePa
 
 	res := ScanResult{Table: t, Columns: cols, CaughtUp: true}
 	res.spans = make([]recordSpan, len(fetched.Buckets))
+	total := 0
+	for i := range fetched.Buckets {
+		total += len(fetched.Buckets[i].Records)
+	}
+	res.Records = make([]ScanRecord, 0, total)
 	for i := range fetched.Buckets {
 		fb := &fetched.Buckets[i]
 		if fb.Err != nil || fb.HighWatermark < 0 || fb.NextOffset < fb.HighWatermark {

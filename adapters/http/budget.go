@@ -389,8 +389,7 @@ type answerBudget struct {
 func (b *answerBudget) add(out, part []byte) ([]byte, error) {
 	need := len(out) + len(part)
 	if need > b.limit {
-		return out, &domain.Error{Kind: domain.KindLimitExceeded, Message: fmt.Sprintf(
-			"the answer would exceed %d bytes (gateway.rest.lookup.max-response-bytes); ask for fewer keys or columns", b.limit)}
+		return out, b.tooLarge()
 	}
 	if need > cap(out) {
 		size := min(max(need, 2*cap(out)), b.limit)
@@ -405,6 +404,32 @@ func (b *answerBudget) add(out, part []byte) ([]byte, error) {
 		out = grown
 	}
 	return append(out, part...), nil
+}
+
+// tooLarge is add's refusal of an answer past the cap.
+func (b *answerBudget) tooLarge() error {
+	return &domain.Error{Kind: domain.KindLimitExceeded, Message: fmt.Sprintf(
+		"the answer would exceed %d bytes (gateway.rest.lookup.max-response-bytes); ask for fewer keys or columns", b.limit)}
+}
+
+// reserve returns out with room for size bytes in all (the cap and the
+// budget checked as add does), grown at most once, to exactly size.
+func (b *answerBudget) reserve(out []byte, size int) ([]byte, error) {
+	if size > b.limit {
+		return out, b.tooLarge()
+	}
+	if size <= cap(out) {
+		return out, nil
+	}
+	if size > b.charged {
+		if err := b.ch.Acquire(b.ctx, int64(size-b.charged)); err != nil {
+			return out, budgetError(err, "the answer")
+		}
+		b.charged = size
+	}
+	grown := make([]byte, len(out), size)
+	copy(grown, out)
+	return grown, nil
 }
 
 // newAnswerBudget starts charging the answer of the request c.

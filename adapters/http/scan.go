@@ -12,6 +12,7 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 // Scans is what the scan routes need; *application.ScanService implements it.
@@ -193,33 +194,58 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	addLogAttrs(c, "table", path.String(), "records", n, "caught_up", res.CaughtUp)
+	cursor, caughtUp := res.Cursor, res.CaughtUp
+	if n < len(res.Records) {
+		cursor, caughtUp = res.CursorAfter(n), false
+	}
+	addLogAttrs(c, "table", path.String(), "records", n, "caught_up", caughtUp)
 	if ndjson {
 		c.Set(fiber.HeaderContentType, MIMEApplicationNDJSON)
 	} else {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	}
+	if len(cursor) <= maxHeaderCursor {
+		c.Set(HeaderScanCursor, cursor)
+		c.Set(HeaderScanCaughtUp, strconv.FormatBool(caughtUp))
+	}
 	return c.Send(out)
 }
 
+// maxHeaderCursor is the longest cursor sent in HeaderScanCursor (a cursor
+// grows with the buckets read, ~20 bytes each): proxies refuse answers
+// whose headers pass a few KiB (nginx's proxy_buffer_size is one page by
+// default), so a longer cursor is in the body only.
+const maxHeaderCursor = 2 << 10
+
+// HeaderScanCursor and HeaderScanCaughtUp (an extension) carry a JSON scan
+// answer's `cursor` and `caught_up` (the same values as its body) in its
+// headers, so that a consumer can send the next request of its cursor
+// chain as soon as the headers arrive and read this answer's records while
+// the gateway reads the next ones, as the Java client's LogScanner fetches
+// ahead while the application handles the records it has. The cursor is
+// URL-safe base64 (internal/sealed). Both are left out when the cursor is
+// longer than maxHeaderCursor, and streamed NDJSON answers carry them in
+// their last line only: the cursor is known once the stream is written.
+const (
+	HeaderScanCursor   = "X-Fluss-Scan-Cursor"
+	HeaderScanCaughtUp = "X-Fluss-Scan-Caught-Up"
+)
+
 // renderScan renders a scan's answer (JSON, or NDJSON: one record per line
 // and the cursor in a last line) under the memory budget, as lookups are:
-// the decoded records are charged first, then the answer before each time
-// it grows (429 resource_exhausted with Retry-After when the budget cannot
+// the decoded records are charged (each run of records before it is
+// rendered), then the answer before each time it grows (429 resource_exhausted with Retry-After when the budget cannot
 // take it); the charge is released once the answer is written. An answer
 // that would pass the answer-size cap (gateway.rest.lookup.max-response-bytes)
 // ends after the last record that fits, with the cursor that resumes after
 // it and caught_up false; only a first record larger than the cap is a 413.
 // It returns the answer and the number of records in it.
 func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool) ([]byte, int, error) {
-	ab := a.newAnswerBudget(c)
-	var decoded int64
-	for i := range res.Records {
-		decoded += datumBytes(res.Records[i].Row) + scanRecordOverhead
-	}
-	if err := ab.ch.Acquire(ab.ctx, decoded); err != nil {
-		return nil, 0, budgetError(err, "the records read")
-	}
+	return renderScanAnswer(a.newAnswerBudget(c), res, ndjson)
+}
+
+// renderScanAnswer is renderScan with the answer's budget.
+func renderScanAnswer(ab *answerBudget, res *application.ScanResult, ndjson bool) ([]byte, int, error) {
 	// Room for the tail: a cursor cut short is no longer than the full one.
 	tail := len(res.Cursor) + 64
 	ab.limit = max(ab.limit-tail, 0)
@@ -232,34 +258,54 @@ func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool)
 			return nil, 0, err
 		}
 	}
-	n := len(res.Records)
-	var part []byte
-	render := newScanRenderer(res.Columns)
-	for i := range res.Records {
-		part = part[:0]
-		if i > 0 && !ndjson {
-			part = append(part, ',')
+	// The records are rendered in parallel chunks (scan_render.go), each
+	// record followed by sep: with JSON's separating commas, the answer's
+	// records are those bytes less the last comma.
+	sep, extra := byte('\n'), 0
+	if !ndjson {
+		sep, extra = ',', 1
+	}
+	render := startScanRender(ab.ctx, ab.ch, res, sep, ab.limit, true) // the records charged chunk by chunk, then their part of the answer
+	defer render.finish()
+	n, size := len(res.Records), len(out)
+	var parts [][]byte
+	for k := range render.chunks {
+		c := render.wait(k)
+		if c.err != nil {
+			return nil, 0, c.err
 		}
-		part = render.appendRecord(part, &res.Records[i])
-		if ndjson {
-			part = append(part, '\n')
-		}
-		grown, err := ab.add(out, part)
-		if err != nil {
-			if i > 0 && domain.KindOf(err) == domain.KindLimitExceeded {
-				n = i // cut at the cap: the cursor resumes after record i-1
+		start, cut := 0, false
+		for j, end := range c.ends {
+			if i := c.from + j; size+end-start-extra > ab.limit {
+				if i == 0 {
+					return nil, 0, ab.tooLarge()
+				}
+				n, cut = i, true // cut at the cap: the cursor resumes after record i-1
 				break
 			}
-			return nil, 0, err
+			size += end - start
+			start = end
 		}
-		out = grown
+		if start > 0 {
+			parts = append(parts, c.buf[:start])
+		}
+		if !cut && len(c.ends) < c.to-c.from {
+			n, cut = c.from+len(c.ends), true // never: a chunk stops only past the cap
+		}
+		if cut {
+			render.stopped.Store(true)
+			break
+		}
+	}
+	if n > 0 {
+		size -= extra
 	}
 	cursor, caughtUp := res.Cursor, res.CaughtUp
 	if n < len(res.Records) {
 		cursor, caughtUp = res.CursorAfter(n), false
 	}
 	ab.limit += tail
-	part = part[:0]
+	var part []byte
 	if ndjson {
 		part = append(part, '{')
 	} else {
@@ -273,8 +319,17 @@ func (a *api) renderScan(c *fiber.Ctx, res *application.ScanResult, ndjson bool)
 	if ndjson {
 		part = append(part, '\n')
 	}
-	out, err = ab.add(out, part)
-	return out, n, err
+	// The answer in one buffer of its exact size.
+	if out, err = ab.reserve(out, size+len(part)); err != nil {
+		return nil, 0, err
+	}
+	for k, p := range parts {
+		if k == len(parts)-1 {
+			p = p[:len(p)-extra] // the last record's comma
+		}
+		out = append(out, p...)
+	}
+	return append(out, part...), n, nil
 }
 
 // streamScan answers a scan with Accept: application/x-ndjson as a
@@ -299,7 +354,7 @@ func (a *api) streamScan(c *fiber.Ctx, path domain.TablePath, res *application.S
 	addLogAttrs(c, "table", path.String())
 	limit := ab.limit
 	streamAnswer(c, MIMEApplicationNDJSON, func(ctx context.Context, out *streamOut) error {
-		n, err := writeScanLines(ctx, out, res, limit)
+		n, err := writeScanLines(ctx, ab.ch, out, res, limit)
 		out.logAttrs("records", n, "caught_up", res.CaughtUp && n == len(res.Records))
 		return err
 	})
@@ -315,43 +370,63 @@ const scanFlushBytes = 32 << 10
 var scanLineSent func(n int)
 
 // writeScanLines writes a scan's NDJSON records and its cursor line to out,
-// at most limit bytes; it returns the number of records written.
-func writeScanLines(ctx context.Context, out *streamOut, res *application.ScanResult, limit int) (int, error) {
+// at most limit bytes; it returns the number of records written. The
+// records are rendered in parallel chunks (scan_render.go), each written
+// as soon as it and those before it are rendered, while later ones render.
+func writeScanLines(ctx context.Context, ch *membudget.Charge, out *streamOut, res *application.ScanResult, limit int) (int, error) {
 	tail := len(res.Cursor) + 64 // a cursor cut short is no longer than the full one
 	room := max(limit-tail, 0)
 	n := len(res.Records)
-	var line []byte
-	render := newScanRenderer(res.Columns)
+	render := startScanRender(ctx, ch, res, '\n', room, false) // the records were charged before the stream began
+	defer render.finish()
 	written, unsent := 0, 0
-	for i := range res.Records {
-		if i%256 == 0 && ctx.Err() != nil {
-			return i, ctx.Err()
+	for k := range render.chunks {
+		c := render.wait(k)
+		if c.err == nil {
+			c.err = ctx.Err()
 		}
-		line = render.appendRecord(line[:0], &res.Records[i])
-		line = append(line, '\n')
-		if written+len(line) > room {
-			if i == 0 {
-				return 0, &domain.Error{Kind: domain.KindLimitExceeded, Message: fmt.Sprintf(
-					"the answer would exceed %d bytes (gateway.rest.lookup.max-response-bytes); ask for fewer keys or columns", limit)}
+		if c.err != nil {
+			return c.from, c.err
+		}
+		from, prev, cut := 0, 0, false // c.buf[from:prev] is rendered, fits, and is not written yet
+		for j, end := range c.ends {
+			i := c.from + j
+			if written+end-prev > room {
+				if i == 0 {
+					return 0, &domain.Error{Kind: domain.KindLimitExceeded, Message: fmt.Sprintf(
+						"the answer would exceed %d bytes (gateway.rest.lookup.max-response-bytes); ask for fewer keys or columns", limit)}
+				}
+				n, cut = i, true // cut at the cap: the cursor resumes after record i-1
+				break
 			}
-			n = i // cut at the cap: the cursor resumes after record i-1
+			written += end - prev
+			unsent += end - prev
+			prev = end
+			if i == 0 || unsent >= scanFlushBytes {
+				if _, err := out.Write(c.buf[from:prev]); err != nil {
+					return c.from + j, err
+				}
+				if err := out.Flush(); err != nil {
+					return c.from + j, err
+				}
+				from, unsent = prev, 0
+				if scanLineSent != nil {
+					scanLineSent(i + 1)
+				}
+			}
+		}
+		if _, err := out.Write(c.buf[from:prev]); err != nil {
+			return c.from, err
+		}
+		if !cut && len(c.ends) < c.to-c.from {
+			n, cut = c.from+len(c.ends), true // never: a chunk stops only past the cap
+		}
+		if cut {
+			render.stopped.Store(true)
 			break
 		}
-		if _, err := out.Write(line); err != nil {
-			return i, err
-		}
-		written += len(line)
-		unsent += len(line)
-		if i == 0 || unsent >= scanFlushBytes {
-			if err := out.Flush(); err != nil {
-				return i, err
-			}
-			unsent = 0
-			if scanLineSent != nil {
-				scanLineSent(i + 1)
-			}
-		}
 	}
+	var line []byte
 	cursor, caughtUp := res.Cursor, res.CaughtUp
 	if n < len(res.Records) {
 		cursor, caughtUp = res.CursorAfter(n), false

@@ -1,12 +1,15 @@
 package http
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 // scanBenchColumns are the columns of the scan benchmark's table
@@ -55,4 +58,36 @@ func BenchmarkRenderScanRecords(b *testing.B) {
 		}
 	}
 	b.SetBytes(int64(len(out)))
+}
+
+// BenchmarkRenderScanAnswer renders a whole 9,000-record JSON answer of the
+// scan benchmark's table (tests/bench-native/scan.sh's requests): one record
+// after the other into a doubling buffer (one-by-one, the render before
+// chunks), in chunks on one goroutine (chunks-1) and on GOMAXPROCS
+// (chunks-N). ns/op is the answer's wall time, cpu-ns/row the process's CPU
+// per record (GC included).
+func BenchmarkRenderScanAnswer(b *testing.B) {
+	res := &application.ScanResult{Columns: scanBenchColumns, Records: scanBenchRecords(9000), Cursor: "c", CaughtUp: true}
+	for _, mode := range []struct {
+		name    string
+		workers int
+		render  func(*answerBudget, *application.ScanResult, bool) ([]byte, int, error)
+	}{{"one-by-one", 1, renderScanOneByOne}, {"chunks-1", 1, renderScanAnswer}, {"chunks-N", 0, renderScanAnswer}} {
+		b.Run(mode.name, func(b *testing.B) {
+			withScanRenderWorkers(b, mode.workers)
+			budget := membudget.New(1<<30, time.Second)
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				ch := budget.NewCharge()
+				out, n, err := mode.render(&answerBudget{ctx: context.Background(), ch: ch, limit: 16 << 20}, res, false)
+				if err != nil || n != 9000 {
+					b.Fatal(err, n)
+				}
+				b.SetBytes(int64(len(out)))
+				ch.Release()
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(9000*b.N), "cpu-ns/row")
+		})
+	}
 }

@@ -75,6 +75,8 @@ func TestScanAnswerBudget(t *testing.T) {
 	assert.Less(t, len(a.Records), 20)
 	assert.False(t, a.CaughtUp)
 	assert.LessOrEqual(t, len(r.body), 20<<10)
+	assert.Equal(t, a.Cursor, r.header.Get(HeaderScanCursor), "the cut answer's cursor")
+	assert.Equal(t, "false", r.header.Get(HeaderScanCaughtUp))
 
 	r = g2.call(nethttp.MethodPost, path, `{"cursor": "c"}`, "Accept", MIMEApplicationNDJSON)
 	require.Equal(t, nethttp.StatusOK, r.status, "%s", r.body)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	nethttp "net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,16 @@ func (f *fakeScans) Offsets(_ context.Context, _ application.Scope, _ domain.Tab
 	return application.OffsetsResult{Offsets: []domain.BucketOffset{{LogBucket: domain.LogBucket{Bucket: 0, PartitionID: -1}, Offset: 123}}}, nil
 }
 
+// longCursorScans answers no records and a long cursor.
+type longCursorScans struct {
+	fakeScans
+	cursor string
+}
+
+func (f *longCursorScans) Scan(context.Context, application.Scope, domain.TablePath, application.ScanRequest) (application.ScanResult, error) {
+	return application.ScanResult{Cursor: f.cursor}, nil
+}
+
 func withScans(s Scans) gatewayOption { return func(_ *Options, d *Deps) { d.Scans = s } }
 
 func TestScanRoute(t *testing.T) {
@@ -51,6 +62,8 @@ func TestScanRoute(t *testing.T) {
 		{"partition": "20261201", "bucket": 0, "offset": 17, "timestamp": "2026-12-01T10:00:00.123Z", "change_type": "+A", "row": {"id": "1", "msg": "hi"}},
 		{"bucket": 2, "offset": 3, "timestamp": "1970-01-01T00:00:00.000Z", "change_type": "-D", "row": {"id": "2", "msg": null}}],
 		"cursor": "c-1", "caught_up": true}`, string(r.body))
+	assert.Equal(t, "c-1", r.header.Get(HeaderScanCursor), "the body's cursor, in a header too")
+	assert.Equal(t, "true", r.header.Get(HeaderScanCaughtUp))
 	require.NotNil(t, f.req.Start)
 	assert.Equal(t, domain.OffsetTimestamp, f.req.Start.Position)
 	assert.Equal(t, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixMilli(), f.req.Start.Timestamp)
@@ -64,10 +77,19 @@ func TestScanRoute(t *testing.T) {
 	require.Equal(t, nethttp.StatusOK, r.status, "%s", r.body)
 	assert.Equal(t, int64(1796119200123), f.req.Start.Timestamp)
 
+	// A cursor longer than maxHeaderCursor is in the body only.
+	long := &longCursorScans{cursor: strings.Repeat("c", maxHeaderCursor+1)}
+	r = newGateway(t, withScans(long)).call(nethttp.MethodPost, path, `{"cursor": "abc"}`)
+	require.Equal(t, nethttp.StatusOK, r.status, "%s", r.body)
+	assert.Contains(t, string(r.body), long.cursor)
+	assert.Empty(t, r.header.Get(HeaderScanCursor))
+	assert.Empty(t, r.header.Get(HeaderScanCaughtUp))
+
 	// NDJSON: the records, then the cursor line.
 	r = g.call(nethttp.MethodPost, path, `{"cursor": "abc"}`, "Accept", MIMEApplicationNDJSON)
 	require.Equal(t, nethttp.StatusOK, r.status, "%s", r.body)
 	assert.Equal(t, MIMEApplicationNDJSON, r.header.Get("Content-Type"))
+	assert.Empty(t, r.header.Get(HeaderScanCursor), "streamed: the cursor is in the last line only")
 	assert.Equal(t, "abc", f.req.Cursor)
 	var lines []map[string]any
 	sc := bufio.NewScanner(bytes.NewReader(r.body))

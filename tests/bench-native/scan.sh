@@ -5,7 +5,10 @@
 # Java client's LogScanner (ScanNative.java) and through the gateway's
 # POST .../records/scan cursor chain (scanclient, SCAN_CHAINS chains over
 # disjoint buckets, SCAN_MAX_ROWS rows per request; answers not gzip'd unless
-# SCAN_GZIP=1, see scanclient). Prints each side's rows/s
+# SCAN_GZIP=1, see scanclient; with SCAN_PREFETCH=1 each chain sends its next
+# request as soon as an answer's headers carry the cursor, X-Fluss-Scan-Cursor,
+# and reads the records meanwhile, as the LogScanner fetches ahead; with
+# SCAN_NDJSON=1 the answers are streamed NDJSON, read as they arrive). Prints each side's rows/s
 # (median of the rounds) and the ratio, CPU per row (utime+stime of the
 # gateway process, of the Java client's JVM), peak RSS (VmHWM) of both, the
 # gateway's request p50/p99, and the 1-minute load average before and after
@@ -20,7 +23,7 @@
 #
 # Environment: BENCH_BOOTSTRAP (a running cluster; unset: a local cluster of its own on
 # BENCH_PORT/BENCH_SASL_PORT/BENCH_ZK_PORT, 48123/48124/48181), SCAN_ROWS (500000),
-# SCAN_ROUNDS (3), SCAN_CHAINS (1), SCAN_MAX_ROWS (10000), SCAN_GZIP (0), SCAN_QUIET_WAIT (0), BENCH_GATEWAY_PORT (28088),
+# SCAN_ROUNDS (3), SCAN_CHAINS (1), SCAN_MAX_ROWS (10000), SCAN_GZIP (0), SCAN_PREFETCH (0), SCAN_NDJSON (0), SCAN_QUIET_WAIT (0), BENCH_GATEWAY_PORT (28088),
 # FLUSS_VERSION (0.9.1-incubating), FLUSS_HOME (.cache/fluss).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,6 +36,8 @@ CHAINS=${SCAN_CHAINS:-1}
 MAXROWS=${SCAN_MAX_ROWS:-10000}
 GZIP_ARGS=()
 [[ ${SCAN_GZIP:-0} == 1 ]] && GZIP_ARGS=(-gzip)
+[[ ${SCAN_PREFETCH:-0} == 1 ]] && GZIP_ARGS+=(-prefetch)
+[[ ${SCAN_NDJSON:-0} == 1 ]] && GZIP_ARGS+=(-ndjson)
 GW_PORT=${BENCH_GATEWAY_PORT:-28088}
 GW_RUN_LABEL="the scan benchmark cluster"
 source tests/lib/gateway-run.sh

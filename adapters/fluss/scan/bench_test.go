@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -64,9 +66,61 @@ func BenchmarkDecodeBucket(b *testing.B) {
 	for b.Loop() {
 		p := &plan{format: logArrow, current: tb.Info.Descriptor.Schema, want: bench10Columns, decoders: map[int32]*batchDecoder{}}
 		fb := &domain.FetchedBucket{NextOffset: 0}
-		require.NoError(b, s.decodeBucket(context.Background(), tb, p, fb, data, -1))
+		require.NoError(b, s.decodeBucket(context.Background(), tb, p, fb, data, -1, nil))
 		if len(fb.Records) != 10_000 {
 			b.Fatal(len(fb.Records))
 		}
 	}
+}
+
+// BenchmarkFetch reads 10,000 rows of the benchmark table from four
+// buckets (2,500 each, batches of 2,000 rows) through Fetch, as one scan
+// request of tests/bench-native/scan.sh does, decoding in order (in-order)
+// and ahead on GOMAXPROCS goroutines (ahead); ns/op / 10,000 is the cost
+// per row.
+func BenchmarkFetch(b *testing.B) {
+	records := map[int32][]byte{}
+	for i := range int32(4) {
+		records[i] = bench10Bucket(b, 2500)
+	}
+	for _, mode := range []struct {
+		name    string
+		workers int
+	}{{"in-order", 1}, {"ahead", 0}} {
+		b.Run(mode.name, func(b *testing.B) {
+			withAheadWorkers(b, mode.workers)
+			md := fourBucketMD()
+			md.t.Info.Descriptor.Schema.Columns = bench10Columns
+			s := New(&fakeCaller{records: records}, md, Options{})
+			var pos []domain.BucketOffset
+			for i := range int32(4) {
+				pos = append(pos, domain.BucketOffset{LogBucket: domain.LogBucket{PartitionID: -1, Bucket: i}})
+			}
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				resp, err := s.Fetch(context.Background(), &domain.FetchLogRequest{Table: md.t.Path(), TableID: 7, Positions: pos, MaxRecords: 10_000})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for _, fb := range resp.Buckets {
+					n += len(fb.Records)
+				}
+				if n != 10_000 {
+					b.Fatal(n)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(10_000*b.N), "cpu-ns/row")
+		})
+	}
+}
+
+// cpuTime is the process's CPU time (user and system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -99,7 +99,7 @@ func TestDecodeBucket(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, tb, p := newTestPlan(t, nil)
 			fb := &domain.FetchedBucket{FetchOffset: tc.from, NextOffset: tc.from}
-			require.NoError(t, s.decodeBucket(context.Background(), tb, p, fb, tc.data, tc.limit))
+			require.NoError(t, s.decodeBucket(context.Background(), tb, p, fb, tc.data, tc.limit, nil))
 			var offs []int64
 			var cts []string
 			for _, r := range fb.Records {
@@ -114,7 +114,7 @@ func TestDecodeBucket(t *testing.T) {
 
 	s, tb, p := newTestPlan(t, nil)
 	fb := &domain.FetchedBucket{FetchOffset: 10, NextOffset: 10}
-	require.NoError(t, s.decodeBucket(context.Background(), tb, p, fb, both, -1))
+	require.NoError(t, s.decodeBucket(context.Background(), tb, p, fb, both, -1, nil))
 	assert.Equal(t, int64(1_700_000_000_123), fb.Records[0].Timestamp)
 	assert.Equal(t, int64(1_700_000_000_456), fb.Records[6].Timestamp)
 	assert.Equal(t, "e", string(fb.Records[5].Row[1].Bytes))
@@ -131,7 +131,7 @@ func TestDecodeProjected(t *testing.T) {
 	s, tb, p := newTestPlan(t, []int{2, 0})
 	p.pushdown = []int32{0, 2}
 	fb := &domain.FetchedBucket{}
-	require.NoError(t, s.decodeBucket(context.Background(), tb, p, fb, batch, -1))
+	require.NoError(t, s.decodeBucket(context.Background(), tb, p, fb, batch, -1, nil))
 	require.Len(t, fb.Records, 2)
 	assert.Equal(t, []domain.Datum{{I64: 10}, {I64: 1}}, fb.Records[0].Row)
 	assert.True(t, fb.Records[1].Row[0].Null)
@@ -140,7 +140,7 @@ func TestDecodeProjected(t *testing.T) {
 	s, tb, p = newTestPlan(t, nil)
 	full := arrowBatch(t, testColumns, 0, 1, nil, row(1, "a", 1))
 	binary.LittleEndian.PutUint32(full[21:], 12345)
-	err := s.decodeBucket(context.Background(), tb, p, &domain.FetchedBucket{}, full, -1)
+	err := s.decodeBucket(context.Background(), tb, p, &domain.FetchedBucket{}, full, -1, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "crc")
 }
@@ -163,7 +163,7 @@ func FuzzDecodeBucket(f *testing.F) {
 		s, tb, p := newTestPlan(t, nil)
 		s.opts.MaxBufferSize = 1 << 20
 		fb := &domain.FetchedBucket{FetchOffset: from, NextOffset: from}
-		if err := s.decodeBucket(context.Background(), tb, p, fb, data, -1); err != nil {
+		if err := s.decodeBucket(context.Background(), tb, p, fb, data, -1, nil); err != nil {
 			return
 		}
 		prev := from - 1

@@ -36,6 +36,12 @@
 // projects by position, so batches of another schema are refused with a
 // clear error.
 //
+// A fetch that takes many records (a thousand or more) decodes its batches
+// on up to GOMAXPROCS goroutines first, those the in-order pass will use as
+// predicted from the batch headers, and the in-order pass then builds the
+// answer from them exactly as it would have decoding them itself
+// (predecode.go).
+//
 // Nothing is kept between calls but the metadata cache (tables, partitions,
 // leaders) shared with the other ports.
 package scan

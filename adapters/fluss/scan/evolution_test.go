@@ -80,7 +80,7 @@ func TestDecodeAcrossSchemas(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, p.pushdown)
 	fb := &domain.FetchedBucket{}
-	require.NoError(t, s.decodeBucket(ctx, tb, p, fb, append(append([]byte{}, old...), newer...), -1))
+	require.NoError(t, s.decodeBucket(ctx, tb, p, fb, append(append([]byte{}, old...), newer...), -1, nil))
 	require.Len(t, fb.Records, 2)
 	assert.Equal(t, []domain.Datum{{Null: true}, {I64: 1}}, fb.Records[0].Row)
 	assert.Equal(t, []domain.Datum{{Bytes: []byte("n2")}, {I64: 2}}, fb.Records[1].Row)
@@ -94,14 +94,14 @@ func TestDecodeAcrossSchemas(t *testing.T) {
 	oldP := schemaBatch(t, 1, proj, 0, []domain.Datum{{I64: 1}, {Bytes: []byte("a")}})
 	newP := schemaBatch(t, 2, proj, 1, []domain.Datum{{I64: 2}, {Bytes: []byte("b")}})
 	fb = &domain.FetchedBucket{}
-	require.NoError(t, s.decodeBucket(ctx, tb, p, fb, append(append([]byte{}, oldP...), newP...), -1))
+	require.NoError(t, s.decodeBucket(ctx, tb, p, fb, append(append([]byte{}, oldP...), newP...), -1, nil))
 	require.Len(t, fb.Records, 2)
 	assert.Equal(t, []domain.Datum{{Bytes: []byte("a")}, {I64: 1}}, fb.Records[0].Row)
 	assert.Equal(t, []domain.Datum{{Bytes: []byte("b")}, {I64: 2}}, fb.Records[1].Row)
 
 	// A batch of schema 3 while the metadata says 2: reload, stale.
 	future := schemaBatch(t, 3, testColumns, 2, row(3, "c", 30))
-	err = s.decodeBucket(ctx, tb, p, &domain.FetchedBucket{NextOffset: 2}, future, -1)
+	err = s.decodeBucket(ctx, tb, p, &domain.FetchedBucket{NextOffset: 2}, future, -1, nil)
 	require.Error(t, err)
 	assert.True(t, domain.IsStaleDefinition(err), "%v", err)
 	assert.Equal(t, 1, md.reloads)
@@ -126,7 +126,7 @@ func FuzzDecodeAcrossSchemas(f *testing.F) {
 		p, err := s.newPlan(context.Background(), md.t, cols)
 		require.NoError(t, err)
 		fb := &domain.FetchedBucket{}
-		if err := s.decodeBucket(context.Background(), md.t, p, fb, data, -1); err != nil {
+		if err := s.decodeBucket(context.Background(), md.t, p, fb, data, -1, nil); err != nil {
 			return
 		}
 		prev := int64(-1)

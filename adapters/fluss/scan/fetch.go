@@ -54,14 +54,8 @@ func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*doma
 	// tablet server shares the request's bytes among its buckets).
 	reqBytes := s.sizes.fetchBytes(t.ID(), req.MaxRecords, maxBytes)
 
-	type group struct {
-		node meta.ServerNode
-		idx  []int
-		resp flusspb.FetchLogResponse
-		err  error
-	}
-	groups := map[int32]*group{}
-	var order []*group
+	groups := map[int32]*fetchGroup{}
+	var order []*fetchGroup
 	refreshed := map[int64]error{}
 	for i, p := range req.Positions {
 		n, err := s.leader(ctx, t, p.LogBucket, refreshed)
@@ -75,7 +69,7 @@ func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*doma
 		}
 		g := groups[n.ID]
 		if g == nil {
-			g = &group{node: n}
+			g = &fetchGroup{node: n}
 			groups[n.ID] = g
 			order = append(order, g)
 		}
@@ -115,6 +109,7 @@ func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*doma
 	}
 	wg.Wait()
 
+	ahead := s.decodeFetchedAhead(ctx, t, plan, req, out, order)
 	rows := 0
 	for _, g := range order {
 		if g.err != nil {
@@ -131,26 +126,10 @@ func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*doma
 			}
 			continue
 		}
-		type key struct {
-			part   int64
-			bucket int32
-		}
-		got := map[key]*flusspb.PbFetchLogRespForBucket{}
-		for _, tr := range g.resp.GetTablesResp() {
-			if tr.GetTableId() != t.ID() {
-				continue
-			}
-			for _, br := range tr.GetBucketsResp() {
-				part := domain.NoPartitionID
-				if br.PartitionId != nil {
-					part = br.GetPartitionId()
-				}
-				got[key{part, br.GetBucketId()}] = br
-			}
-		}
+		got := bucketAnswers(t.ID(), &g.resp)
 		for _, i := range g.idx {
 			fb := &out.Buckets[i]
-			br, ok := got[key{fb.PartitionID, fb.Bucket}]
+			br, ok := got[bucketKey{fb.PartitionID, fb.Bucket}]
 			if !ok {
 				fb.Err = &domain.Error{Kind: domain.KindUnavailable, Retryable: true,
 					Message: fmt.Sprintf("tablet server %d did not answer for %s", g.node.ID, where(t.Path(), fb.LogBucket))}
@@ -179,7 +158,7 @@ func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*doma
 					continue // not read: the position stays
 				}
 			}
-			if err := s.decodeBucket(ctx, t, plan, fb, br.GetRecords(), limit); err != nil {
+			if err := s.decodeBucket(ctx, t, plan, fb, br.GetRecords(), limit, ahead[i]); err != nil {
 				return nil, err
 			}
 			rows += len(fb.Records)
@@ -187,6 +166,66 @@ func (s *Scanner) Fetch(ctx context.Context, req *domain.FetchLogRequest) (*doma
 	}
 	s.sizes.observe(t.ID(), plan.seenBytes, plan.seenRecords)
 	return out, nil
+}
+
+// fetchGroup is the FetchLog of one tablet server: the positions of the
+// buckets it leads (indexes into the request's) and its answer.
+type fetchGroup struct {
+	node meta.ServerNode
+	idx  []int
+	resp flusspb.FetchLogResponse
+	err  error
+}
+
+// bucketKey names a bucket of a table in a FetchLog answer.
+type bucketKey struct {
+	part   int64
+	bucket int32
+}
+
+// bucketAnswers indexes the bucket answers for table id in resp.
+func bucketAnswers(id int64, resp *flusspb.FetchLogResponse) map[bucketKey]*flusspb.PbFetchLogRespForBucket {
+	got := map[bucketKey]*flusspb.PbFetchLogRespForBucket{}
+	for _, tr := range resp.GetTablesResp() {
+		if tr.GetTableId() != id {
+			continue
+		}
+		for _, br := range tr.GetBucketsResp() {
+			part := domain.NoPartitionID
+			if br.PartitionId != nil {
+				part = br.GetPartitionId()
+			}
+			got[bucketKey{part, br.GetBucketId()}] = br
+		}
+	}
+	return got
+}
+
+// decodeFetchedAhead decodes ahead, in parallel (predecode.go), the batches
+// the in-order pass over the answers in order will decode, and returns per
+// bucket index its jobs by batch position.
+func (s *Scanner) decodeFetchedAhead(ctx context.Context, t *meta.Table, plan *plan, req *domain.FetchLogRequest,
+	out *domain.FetchLogResponse, order []*fetchGroup) [][]*batchJob {
+	var buckets []aheadBucket
+	for _, g := range order {
+		if g.err != nil {
+			continue
+		}
+		got := bucketAnswers(t.ID(), &g.resp)
+		for _, i := range g.idx {
+			fb := &out.Buckets[i]
+			br, ok := got[bucketKey{fb.PartitionID, fb.Bucket}]
+			if !ok || wire.ErrorCode(br.GetErrorCode()) != wire.CodeNone || len(br.GetRecords()) == 0 {
+				continue
+			}
+			buckets = append(buckets, aheadBucket{idx: i, records: br.GetRecords(), from: fb.FetchOffset})
+		}
+	}
+	jobs, byBucket, records := planAhead(buckets, req.MaxRecords, len(out.Buckets))
+	if records >= aheadMinRecords {
+		s.decodeAhead(ctx, t, plan, jobs)
+	} // else the jobs stay undone: the in-order pass decodes every batch
+	return byBucket
 }
 
 func hasRecords(resp *flusspb.FetchLogResponse) bool {
@@ -204,8 +243,11 @@ func hasRecords(resp *flusspb.FetchLogResponse) bool {
 // records below the fetch offset and stopping after limit records (no
 // limit when negative). A truncated last batch (the server cut the answer
 // at its byte limit) is left for the next fetch.
-func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, fb *domain.FetchedBucket, b []byte, limit int) error {
-	for len(b) > 0 {
+func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, fb *domain.FetchedBucket, b []byte, limit int, ahead []*batchJob) error {
+	if n := aheadRecords(ahead, limit); n > 0 {
+		fb.Records = slices.Grow(fb.Records, n) // room once for the records decoded ahead
+	}
+	for pos := 0; len(b) > 0; pos++ {
 		if len(b) < record.LogOverhead {
 			break
 		}
@@ -220,7 +262,8 @@ func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, f
 		}
 		batch := b[:size]
 		b = b[size:]
-		recs, next, err := s.decodeBatch(ctx, t, plan, batch, fb.NextOffset, limit)
+		before := len(fb.Records)
+		records, next, err := s.decodeBatch(ctx, t, plan, batch, fb.NextOffset, limit, jobAt(ahead, pos, batch), fb.Records)
 		if err != nil {
 			if domain.IsStaleDefinition(err) {
 				return err // a batch of a newer schema: the caller reads again with it
@@ -228,12 +271,12 @@ func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, f
 			return &domain.Error{Kind: domain.KindBackend,
 				Message: fmt.Sprintf("%s: the log batch at offset %d cannot be read: %v", where(t.Path(), fb.LogBucket), fb.NextOffset, err), Cause: err}
 		}
-		fb.Records = append(fb.Records, recs...)
+		fb.Records = records
 		if next > fb.NextOffset {
 			fb.NextOffset = next
 		}
 		if limit >= 0 {
-			limit -= len(recs)
+			limit -= len(records) - before
 			if limit == 0 {
 				break
 			}
@@ -242,40 +285,48 @@ func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, f
 	return nil
 }
 
-// decodeBatch decodes one batch; it returns the records at or after from
-// (at most limit of them when limit >= 0) and the offset after the last
-// record it consumed.
-func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, batch []byte, from int64, limit int) ([]domain.LogRecord, int64, error) {
-	read := record.ReadLogBatch
-	if plan.pushdown != nil {
-		read = record.ReadLogBatchNoCRC
-	}
-	h, _, err := read(batch)
-	if err != nil {
-		return nil, 0, err
+// decodeBatch decodes one batch; it returns dst with the records at or
+// after from appended (at most limit of them when limit >= 0) and the
+// offset after the last record it consumed. job, when not nil, is the
+// batch decoded ahead.
+func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, batch []byte, from int64, limit int, job *batchJob, dst []domain.LogRecord) ([]domain.LogRecord, int64, error) {
+	var h record.LogBatch
+	if job != nil {
+		h = job.h
+	} else {
+		var err error
+		if h, err = plan.readHeader(batch); err != nil {
+			return nil, 0, err
+		}
 	}
 	plan.seenBytes += int64(len(batch))
 	plan.seenRecords += int64(h.RecordCount)
 	end := h.BaseOffset + int64(h.LastOffsetDelta) + 1
 	if h.RecordCount == 0 || end <= from {
-		return nil, max(end, from), nil
+		return dst, max(end, from), nil
 	}
-	dec, err := plan.decoder(ctx, s, t, int32(h.SchemaID))
-	if err != nil {
-		return nil, 0, err
+	var dec *batchDecoder
+	var rows [][]domain.Datum
+	var cts []record.ChangeType
+	if job != nil {
+		dec, rows, cts = job.dec, job.rows, job.cts
+	} else {
+		var err error
+		if dec, err = plan.decoder(ctx, s, t, int32(h.SchemaID)); err != nil {
+			return nil, 0, err
+		}
+		if rows, cts, err = dec.decode(batch, &h); err != nil {
+			return nil, 0, err
+		}
 	}
-	rows, cts, err := dec.decode(batch, &h)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]domain.LogRecord, 0, len(rows))
+	out, n := dst, 0 // n: records appended
 	next := from
 	for i, row := range rows {
 		off := h.BaseOffset + int64(i)
 		if off < from {
 			continue
 		}
-		if limit >= 0 && len(out) >= limit {
+		if limit >= 0 && n >= limit {
 			return out, next, nil
 		}
 		ct := record.ChangeAppendOnly
@@ -283,9 +334,10 @@ func (s *Scanner) decodeBatch(ctx context.Context, t *meta.Table, plan *plan, ba
 			ct = cts[i]
 		}
 		out = append(out, domain.LogRecord{Offset: off, Timestamp: h.CommitTimestamp, ChangeType: ct.String(), Row: plan.project(dec, row)})
+		n++
 		next = off + 1
 	}
-	if limit < 0 || len(out) < limit {
+	if limit < 0 || n < limit {
 		next = max(next, end)
 	}
 	return out, next, nil
