@@ -191,10 +191,14 @@ func (l *costLookup) PrefixLookup(_ context.Context, r *domain.PrefixLookupReque
 	return out, nil
 }
 
-// costBackend is a memory cluster whose sessions look rows up in the fake.
+// costBackend is a memory cluster whose sessions look rows up in the fake
+// and resolve table definitions from a map loaded once, as the Fluss
+// adapter's sessions do from their metadata cache (the memory catalog copies
+// a table's schema on every GetTable).
 type costBackend struct {
 	*memory.Cluster
 	lookup domain.Lookup
+	tables costTables
 }
 
 func (c costBackend) Session(ctx context.Context, p domain.Principal) (domain.Session, error) {
@@ -202,15 +206,32 @@ func (c costBackend) Session(ctx context.Context, p domain.Principal) (domain.Se
 	if err != nil {
 		return nil, err
 	}
-	return costSession{Session: s, lookup: c.lookup}, nil
+	return costSession{Session: s, lookup: c.lookup, tables: c.tables}, nil
 }
 
 type costSession struct {
 	domain.Session
 	lookup domain.Lookup
+	tables costTables
 }
 
-func (s costSession) Lookup() domain.Lookup { return s.lookup }
+func (s costSession) Lookup() domain.Lookup           { return s.lookup }
+func (s costSession) Tables() domain.TableDefinitions { return s.tables }
+
+// costTables are the benchmark's table definitions, loaded once.
+type costTables map[domain.TablePath]domain.TableInfo
+
+func (t costTables) Table(_ context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	info, ok := t[path]
+	if !ok {
+		return domain.TableInfo{}, domain.NotFound(domain.ResourceTable, "table %s does not exist", path)
+	}
+	return info, nil
+}
+
+func (t costTables) Refresh(ctx context.Context, path domain.TablePath) (domain.TableInfo, error) {
+	return t.Table(ctx, path)
+}
 
 // startCostGateway starts the gateway with the default configuration (a
 // fluss cluster "default" served by the fake) and the process logger writing
@@ -229,7 +250,14 @@ func startCostGateway(b *testing.B) string {
 		Schema:      domain.Schema{Columns: costColumns(), PrimaryKey: []string{"k"}},
 		BucketCount: 4,
 	}, false))
-	backend := costBackend{Cluster: cluster, lookup: newCostLookup()}
+	tables := costTables{}
+	for _, name := range []string{costPrefixTable, costKeyTable} {
+		path := domain.TablePath{Database: costDatabase, Table: name}
+		info, err := cluster.Catalog().GetTable(ctx, path)
+		require.NoError(b, err)
+		tables[path] = info
+	}
+	backend := costBackend{Cluster: cluster, lookup: newCostLookup(), tables: tables}
 	cfg, err := config.Load(config.Options{Env: map[string]string{
 		"FLUSS_GATEWAY__REST__LISTEN":                          "127.0.0.1:0",
 		"FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN": "127.0.0.1:0",
