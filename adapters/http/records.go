@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -406,7 +407,7 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 	if err := w.addString("]}"); err != nil {
 		return err
 	}
-	addLogAttrs(c, "table", path.String(), "keys", len(res.Response.Results), "found", found)
+	addLogAttr(c, slog.String("table", path.String()), slog.Int("keys", len(res.Response.Results)), slog.Int("found", found))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return nil
 }
@@ -490,7 +491,7 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 	if err := w.addString("]}"); err != nil {
 		return err
 	}
-	addLogAttrs(c, "table", path.String(), "prefixes", len(res.Response.Results), "rows_returned", rows)
+	addLogAttr(c, slog.String("table", path.String()), slog.Int("prefixes", len(res.Response.Results)), slog.Int("rows_returned", rows))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return nil
 }
