@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -359,8 +360,8 @@ func (a *api) deadline(c *fiber.Ctx) error {
 // the 408 of a client that went silent. A zero RequestConfig keeps
 // fasthttp's defaults; fasthttp arms the next request's deadlines itself.
 func (a *api) bodyReadTimeout(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
-	if a.routes.isOpen(path) {
+	path, _, _ := bytes.Cut(h.RequestURI(), []byte("?"))
+	if a.routes.isOpenPath(path) {
 		return fasthttp.RequestConfig{}
 	}
 	timeout, err := requestTimeout(string(h.Peek(HeaderRequestTimeout)), a.opts.RequestTimeout)
@@ -418,6 +419,10 @@ func quoteHeader(v string) string {
 // acceptJSON answers 406 when the Accept header rules out JSON, the only
 // representation the gateway serves (and NDJSON, on the scan route only).
 func acceptJSON(c *fiber.Ctx) error {
+	switch raw := c.Request().Header.Peek(fiber.HeaderAccept); string(raw) {
+	case "", fiber.MIMEApplicationJSON, "*/*":
+		return c.Next() // the common values, read without a copy or a parse
+	}
 	accept := c.Get(fiber.HeaderAccept)
 	if accept == "" || acceptsJSON(accept) {
 		return c.Next()
