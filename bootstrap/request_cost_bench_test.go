@@ -154,8 +154,7 @@ func costRow(k int64) []domain.Datum {
 // costLookup is the fake lookup port: every id below costRows has one row
 // (prepared once), others none.
 type costLookup struct {
-	rows     [][]domain.Datum
-	schemaID int32
+	rows [][]domain.Datum
 }
 
 func newCostLookup() *costLookup {

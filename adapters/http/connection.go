@@ -223,7 +223,10 @@ func sameHeaderName(name []byte, s string) bool {
 	} else if isASCII(name) && isASCII(s) {
 		return false
 	}
-	return strings.ToLower(string(name)) == strings.ToLower(s)
+	// Not strings.EqualFold: the old reading compared lowercased copies,
+	// which differs from case folding for a few non-ASCII letters.
+	lower := strings.ToLower(string(name))
+	return lower == strings.ToLower(s)
 }
 
 func isASCII[T []byte | string](b T) bool {
