@@ -28,9 +28,13 @@ func TestLookupKeysFromTheOptionCache(t *testing.T) {
 	}{
 		{name: "no table labels", labels: func(domain.TablePath) []attribute.KeyValue { return nil }},
 		{name: "table label", opts: InstrumentationOptions{TableLabel: true},
-			labels: func(p domain.TablePath) []attribute.KeyValue { return []attribute.KeyValue{AttrTable.String(p.String())} }},
+			labels: func(p domain.TablePath) []attribute.KeyValue {
+				return []attribute.KeyValue{AttrTable.String(p.String())}
+			}},
 		{name: "database label", opts: InstrumentationOptions{DatabaseLabel: true},
-			labels: func(p domain.TablePath) []attribute.KeyValue { return []attribute.KeyValue{AttrDatabase.String(p.Database)} }},
+			labels: func(p domain.TablePath) []attribute.KeyValue {
+				return []attribute.KeyValue{AttrDatabase.String(p.Database)}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
