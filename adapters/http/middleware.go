@@ -198,8 +198,8 @@ func (a *api) accessEntry(c *fiber.Ctx) *accessRecord {
 	if q := c.Request().URI().QueryString(); len(q) > 0 {
 		r.attrs = append(r.attrs, slog.String("query", quoteLog(string(q)))) // ?cascade=true matters (issue 27)
 	}
-	if extra, ok := c.Locals(localLogAttrs).([]slog.Attr); ok {
-		r.attrs = append(r.attrs, extra...)
+	if extra, ok := c.Locals(localLogAttrs).(*logAttrs); ok {
+		r.attrs = append(r.attrs, extra.attrs...)
 	}
 	if sum, ok := c.Locals(localWriteSummary).(application.WriteSummary); ok {
 		r.entryCodes = sum.FailedByCode
@@ -243,14 +243,34 @@ func (r *accessRecord) emit(a *api, ctx context.Context, bytesOut int64, f *fail
 // as slog.Logger.Log reads its arguments (a key and its value, or an
 // slog.Attr).
 func addLogAttrs(c *fiber.Ctx, kv ...any) {
-	prev, _ := c.Locals(localLogAttrs).([]slog.Attr)
-	c.Locals(localLogAttrs, appendLogArgs(prev, kv))
+	l := requestLogAttrs(c)
+	l.attrs = appendLogArgs(l.attrs, kv)
 }
 
 // addLogAttr adds attributes to the request's access log line.
 func addLogAttr(c *fiber.Ctx, attrs ...slog.Attr) {
-	prev, _ := c.Locals(localLogAttrs).([]slog.Attr)
-	c.Locals(localLogAttrs, append(prev, attrs...))
+	l := requestLogAttrs(c)
+	l.attrs = append(l.attrs, attrs...)
+}
+
+// logAttrs are the extra attributes of a request's access line, kept in
+// the request's locals once (a slice stored again on every addition was
+// boxed again each time), with room for the usual few.
+type logAttrs struct {
+	attrs []slog.Attr
+	room  [6]slog.Attr
+}
+
+// requestLogAttrs returns c's extra access-line attributes, made on first
+// use.
+func requestLogAttrs(c *fiber.Ctx) *logAttrs {
+	if l, ok := c.Locals(localLogAttrs).(*logAttrs); ok {
+		return l
+	}
+	l := &logAttrs{}
+	l.attrs = l.room[:0]
+	c.Locals(localLogAttrs, l)
+	return l
 }
 
 // logBadKey is the key slog gives a value without one.
