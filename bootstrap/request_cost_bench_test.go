@@ -115,8 +115,11 @@ func costID(j int) int64 {
 }
 
 func costRequest(host, table, route string, body []byte) []byte {
+	// The headers tools/load's lookup mode sends (net/http's client, with
+	// the benchmark's -timeout 30s).
 	head := fmt.Sprintf("POST /v1/clusters/default/databases/%s/tables/%s/records/%s HTTP/1.1\r\n"+
-		"Host: %s\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: %d\r\n\r\n",
+		"Host: %s\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: %d\r\nContent-Type: application/json\r\n"+
+		"X-Fluss-Request-Timeout: 30000\r\n\r\n",
 		costDatabase, table, route, host, len(body))
 	return append([]byte(head), body...)
 }
