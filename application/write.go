@@ -162,6 +162,12 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 	deliveryCtx, cancel := s.deliveryContext(ctx, start)
 	defer cancel()
 	var sent time.Time
+	// The summary of the verdicts run returned last (summedOf), taken in
+	// the one pass over them that also tells whether any entry met a
+	// dropped table: a 500-entry answer is read once here instead of once
+	// for that question and once more for the summary.
+	var summed WriteSummary
+	var summedOf []domain.EntryResult
 	run := func(_ *Table, batch domain.WriteBatch) ([]domain.EntryResult, error) {
 		if deliveryCtx.Err() != nil {
 			return nil, notSubmitted(ctx, deliveryCtx)
@@ -175,8 +181,11 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 			return nil, notSubmitted(ctx, deliveryCtx)
 		}
 		if err == nil {
-			if gone := tableGone(results); gone != nil {
-				return nil, gone
+			summed, summedOf = summarize(results), results
+			if summed.FailedByCode[codeTableNotFound] > 0 {
+				if gone := tableGone(results); gone != nil {
+					return nil, gone
+				}
 			}
 		}
 		return results, err
@@ -217,7 +226,10 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		return WriteResult{}, err
 	}
 	ids, results = mergeRejected(ids, results, rejected)
-	res := WriteResult{Table: t, IDs: ids, Results: results, Summary: summarize(results)}
+	if !sameResults(results, summedOf) {
+		summed = summarize(results)
+	}
+	res := WriteResult{Table: t, IDs: ids, Results: results, Summary: summed}
 	res.Summary.Delivery = s.now().Sub(sent)
 	// A write none of whose entries got past storage backpressure answers
 	// an error; its verdicts still come back, for the metrics (Write drops
@@ -324,11 +336,21 @@ func notSubmitted(ctx, delivery context.Context) error {
 // shows the same table id, Write falls back to the verdicts.
 func tableGone(results []domain.EntryResult) error {
 	for i, r := range results {
-		if r.Code == "table_not_found" {
+		if r.Code == codeTableNotFound {
 			return &tableGoneError{err: &domain.Error{Kind: domain.KindNotFound, Resource: domain.ResourceTable, Message: results[i].Message}, results: results}
 		}
 	}
 	return nil
+}
+
+// codeTableNotFound is the entry code of a row whose table the writer
+// found dropped (see tableGone).
+const codeTableNotFound = "table_not_found"
+
+// sameResults reports whether a and b are the same verdicts: one slice, not
+// two with equal contents.
+func sameResults(a, b []domain.EntryResult) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // tableGoneError is a table_not_found *domain.Error (see isTableNotFound)

@@ -89,3 +89,84 @@ func BenchmarkWriteResponse(b *testing.B) {
 		}
 	})
 }
+
+// writeResponseSize gives the common answer (successes without positions)
+// exactly the room it takes, and every answer at least enough not to
+// grow while it is written.
+func TestWriteResponseSize(t *testing.T) {
+	t.Parallel()
+	ok := domain.EntryResult{}
+	failed := domain.EntryResult{Code: "timeout", Message: "no answer in time", Retryable: true, Applied: domain.AppliedUnknown}
+	at := domain.EntryResult{At: domain.WrittenAt{Known: true, Partition: "2024-05-01", Bucket: 3, Offset: 1 << 40}}
+	ids := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = strconv.Itoa(1_000_000 + i)
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		results   []domain.EntryResult
+		positions bool
+	}{
+		{"empty", nil, false},
+		{"500 successes", make([]domain.EntryResult, 500), false},
+		{"500 successes with positions", func() []domain.EntryResult {
+			rs := make([]domain.EntryResult, 500)
+			for i := range rs {
+				rs[i] = at
+			}
+			return rs
+		}(), true},
+		{"mixed", []domain.EntryResult{ok, failed, ok, failed, failed}, false},
+		{"all failed", []domain.EntryResult{failed, failed}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := application.WriteResult{Results: tc.results, IDs: ids(len(tc.results))}
+			size := writeResponseSize(res, tc.positions)
+			got := appendWriteResponsePositions(make([]byte, 0, size), res, tc.positions)
+			assert.LessOrEqual(t, len(got), size, "the answer outgrew its buffer")
+			assert.True(t, json.Valid(got))
+			if tc.name == "500 successes" {
+				// Exact but for the fixed part.
+				assert.InDelta(t, len(got), size, 96)
+			}
+		})
+	}
+}
+
+// The answer takes its counts from the use case's summary when the summary
+// is of its verdicts, and counts them itself otherwise: the same bytes
+// either way, and a summary of other verdicts is not trusted.
+func TestAppendWriteResponseCountsFromSummary(t *testing.T) {
+	t.Parallel()
+	failed := domain.EntryResult{Code: "timeout", Message: "late", Retryable: true, Applied: domain.AppliedUnknown}
+	tests := []struct {
+		name    string
+		results []domain.EntryResult
+		summary application.WriteSummary
+	}{
+		{"all ok", make([]domain.EntryResult, 3), application.WriteSummary{Rows: 3, Succeeded: 3}},
+		{"mixed", []domain.EntryResult{{}, failed, {}}, application.WriteSummary{Rows: 3, Succeeded: 2, Failed: 1}},
+		{"summary of fewer rows", []domain.EntryResult{{}, failed, {}}, application.WriteSummary{Rows: 2, Succeeded: 2}},
+		{"summary that does not add up", []domain.EntryResult{{}, failed}, application.WriteSummary{Rows: 2, Succeeded: 2, Failed: 1}},
+		{"no summary", []domain.EntryResult{failed, {}}, application.WriteSummary{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ids := make([]string, len(tc.results))
+			for i := range ids {
+				ids[i] = "e" + strconv.Itoa(i)
+			}
+			bare := application.WriteResult{Results: tc.results, IDs: ids}
+			want, err := json.Marshal(newWriteResponse(bare))
+			require.NoError(t, err)
+			withSummary := bare
+			withSummary.Summary = tc.summary
+			assert.Equal(t, string(want), string(appendWriteResponse(nil, withSummary)))
+			assert.Equal(t, string(want), string(appendWriteResponse(nil, bare)))
+		})
+	}
+}

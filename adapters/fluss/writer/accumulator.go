@@ -141,6 +141,7 @@ type batch struct {
 	b          *bucket
 	codec      *codec
 	recs       []*rec
+	size       int // the records' bytes (rec.size summed): the batch's size without its header
 	data       []byte
 	kvb        *record.KvBatchBuilder // KV batches: re-stamps the header
 	log        bool
@@ -207,6 +208,19 @@ func (bt *batch) stamp() {
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 func getBuf() []byte { return (*bufPool.Get().(*[]byte))[:0] }
+
+// getBufFor is getBuf with room for n bytes: a batch whose size is known is
+// built without growing its buffer by append (a copy of what it held at
+// every step; 1 % of the gateway's CPU at 500 × 16 PK upserts). A pooled
+// buffer that is too small goes back to the pool.
+func getBufFor(n int) []byte {
+	b := getBuf()
+	if cap(b) >= n {
+		return b
+	}
+	putBuf(b)
+	return make([]byte, 0, n)
+}
 
 func putBuf(b []byte) {
 	if cap(b) > 4<<20 {
@@ -284,6 +298,7 @@ func (w *Writer) takeLocked(b *bucket, now time.Time) *batch {
 		b.liveBytes -= int(r.size)
 	}
 	b.firstLive() // advance the head past what was taken
+	bt.size = size
 	if !b.slotSince.IsZero() {
 		bt.slotWait = now.Sub(b.slotSince)
 		b.slotSince = time.Time{}
@@ -327,7 +342,7 @@ func (w *Writer) build(bt *batch, writerID int64, seq int32) *builtBatch {
 	out := &builtBatch{writerID: writerID, seq: seq}
 	switch {
 	case c.pk:
-		kvb, err := record.NewKvBatchBuilder(c.schemaID, getBuf())
+		kvb, err := record.NewKvBatchBuilder(c.schemaID, getBufFor(record.KvBatchHeaderSize+bt.size))
 		if err != nil {
 			out.err = err
 			return out

@@ -2,6 +2,7 @@ package rowjson
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"unicode/utf8"
 
@@ -639,8 +640,114 @@ func (st *state) fastScalar(d *domain.Datum, t *typ, raw []byte) bool {
 		}
 		d.Bytes = st.arena.commit(r[:n])
 		return true
+	case kFloat, kDouble:
+		if v, ok := exactFloat(raw); ok {
+			if t.kind == kFloat {
+				f := float32(v)
+				if math.IsInf(float64(f), 0) {
+					return false
+				}
+				v = float64(f)
+			}
+			d.F64 = v
+			return true
+		}
+	case kDate:
+		if str && len(raw) == len(`"2006-01-02"`) {
+			s := raw[1 : len(raw)-1]
+			days, n, msg := parseDate(s)
+			if msg == "" && n == len(s) && days >= math.MinInt32 && days <= math.MaxInt32 {
+				d.I64 = days
+				return true
+			}
+		}
 	case kArray, kMap, kRow:
 		return false // not scanned by scalarValue
 	}
 	return st.scalar(d, t, raw) == nil
+}
+
+// exactPow10 are the powers of ten a float64 holds exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// exactFloat converts a JSON number (raw, as numberEnd scanned it:
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) of at most 15 significant
+// digits whose decimal exponent is within ±22 to the nearest float64, as
+// strconv.ParseFloat does: the digits make an integer below 2^53 and the
+// power of ten is exact, so one multiplication or division rounds
+// correctly (Clinger's fast path, which strconv takes for such numbers
+// too, behind its general parser). ok is false for any other number (and
+// for anything not a number), left to strconv.ParseFloat.
+func exactFloat(raw []byte) (v float64, ok bool) {
+	i, neg := 0, false
+	if i < len(raw) && raw[i] == '-' {
+		neg, i = true, 1
+	}
+	var mant uint64
+	digits, exp := 0, 0
+	from := i
+	for ; i < len(raw) && raw[i]-'0' <= 9; i++ {
+		mant = mant*10 + uint64(raw[i]-'0')
+		if mant != 0 {
+			digits++
+		}
+	}
+	if i == from {
+		return 0, false
+	}
+	if i < len(raw) && raw[i] == '.' {
+		from = i + 1
+		for i++; i < len(raw) && raw[i]-'0' <= 9; i++ {
+			mant = mant*10 + uint64(raw[i]-'0')
+			if mant != 0 {
+				digits++
+			}
+			exp--
+		}
+		if i == from {
+			return 0, false
+		}
+	}
+	if digits > 15 {
+		return 0, false
+	}
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			eneg, i = raw[i] == '-', i+1
+		}
+		e := 0
+		if i == len(raw) {
+			return 0, false
+		}
+		for ; i < len(raw) && raw[i]-'0' <= 9; i++ {
+			if e > 1000 {
+				return 0, false
+			}
+			e = e*10 + int(raw[i]-'0')
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	if i != len(raw) || raw[i-1]-'0' > 9 {
+		return 0, false
+	}
+	switch f := float64(mant); {
+	case mant == 0:
+		v = 0
+	case exp >= 0 && exp < len(exactPow10):
+		v = f * exactPow10[exp]
+	case exp < 0 && -exp < len(exactPow10):
+		v = f / exactPow10[-exp]
+	default:
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
