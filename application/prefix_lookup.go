@@ -148,14 +148,15 @@ func (s *RecordService) prefixLookup(ctx context.Context, scope Scope, path doma
 func validatePrefixColumns(info domain.TableInfo, cols []string) error {
 	d := info.Descriptor
 	pk := d.Schema.PrimaryKey
-	physPK := slices.DeleteFunc(slices.Clone(pk), func(c string) bool { return slices.Contains(d.PartitionKeys, c) })
 	bucket := d.BucketKeys
 	if len(bucket) == 0 {
 		bucket = domain.DefaultBucketKeys(pk, d.PartitionKeys)
 	}
-	if len(bucket) >= len(physPK) || !slices.Equal(bucket, physPK[:len(bucket)]) {
+	// The checks compare without copying the lists (issue 22: twice per
+	// request); the messages copy them.
+	if physPK := countWithout(pk, d.PartitionKeys); len(bucket) >= physPK || !equalWithout(bucket, pk, d.PartitionKeys, len(bucket)) {
 		return domain.InvalidArgument("table `%s` does not support prefix lookups: its bucket key %v is not a proper prefix of its primary key %v (without partition columns)",
-			info.Path, bucket, physPK)
+			info.Path, bucket, without(pk, d.PartitionKeys))
 	}
 	if !acrossPartitions(info, cols) {
 		for _, p := range d.PartitionKeys {
@@ -164,8 +165,7 @@ func validatePrefixColumns(info domain.TableInfo, cols []string) error {
 			}
 		}
 	}
-	phys := slices.DeleteFunc(slices.Clone(cols), func(c string) bool { return slices.Contains(d.PartitionKeys, c) })
-	if !slices.Equal(phys, bucket) {
+	if countWithout(cols, d.PartitionKeys) != len(bucket) || !equalWithout(bucket, cols, d.PartitionKeys, len(bucket)) {
 		if len(d.PartitionKeys) > 0 {
 			return domain.InvalidArgument("prefix_columns: %v must be the bucket key %v in this order, plus the partition columns %v",
 				cols, bucket, d.PartitionKeys)
@@ -173,6 +173,44 @@ func validatePrefixColumns(info domain.TableInfo, cols []string) error {
 		return domain.InvalidArgument("prefix_columns: %v must be the bucket key %v in this order", cols, bucket)
 	}
 	return nil
+}
+
+// without returns cols without the columns in drop, as a new list.
+func without(cols, drop []string) []string {
+	return slices.DeleteFunc(slices.Clone(cols), func(c string) bool { return slices.Contains(drop, c) })
+}
+
+// countWithout is len(without(cols, drop)).
+func countWithout(cols, drop []string) int {
+	n := 0
+	for _, c := range cols {
+		if !slices.Contains(drop, c) {
+			n++
+		}
+	}
+	return n
+}
+
+// equalWithout reports whether want equals the first n columns of
+// without(cols, drop) (which has at least n).
+func equalWithout(want, cols, drop []string, n int) bool {
+	if len(want) != n {
+		return false
+	}
+	i := 0
+	for _, c := range cols {
+		if i == n {
+			break
+		}
+		if slices.Contains(drop, c) {
+			continue
+		}
+		if want[i] != c {
+			return false
+		}
+		i++
+	}
+	return i == n
 }
 
 // acrossPartitions reports whether prefix columns of a partitioned table

@@ -152,6 +152,12 @@ func InvalidArgument(format string, args ...any) *Error {
 
 // AsError returns the *Error inside err, or nil.
 func AsError(err error) *Error {
+	switch e := err.(type) {
+	case nil:
+		return nil // without errors.As, whose target escapes (issue 22)
+	case *Error:
+		return e
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e

@@ -2,6 +2,7 @@ package http
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"log/slog"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
@@ -52,11 +53,11 @@ func (a *api) authenticate(r routeSpec) fiber.Handler {
 		}
 		c.Locals(localPrincipal, p)
 		c.SetUserContext(domain.ContextWithPrincipal(c.UserContext(), p))
-		attrs := []any{"principal", principalName(p), "auth_method", p.Method}
 		if p.ActAs != "" {
-			attrs = append(attrs, "act_as", p.ActAs)
+			addLogAttr(c, slog.String("principal", principalName(p)), slog.String("auth_method", p.Method), slog.String("act_as", p.ActAs))
+		} else {
+			addLogAttr(c, slog.String("principal", principalName(p)), slog.String("auth_method", p.Method))
 		}
-		addLogAttrs(c, attrs...)
 		return c.Next()
 	}
 }

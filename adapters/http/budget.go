@@ -387,18 +387,11 @@ type answerBudget struct {
 // with 413 limit_exceeded; when out must grow, the larger buffer is charged
 // to the budget before it is allocated (429 when it does not fit).
 func (b *answerBudget) add(out, part []byte) ([]byte, error) {
-	need := len(out) + len(part)
-	if need > b.limit {
-		return out, b.tooLarge()
+	size, err := b.reserve(len(out)+len(part), cap(out))
+	if err != nil {
+		return out, err
 	}
-	if need > cap(out) {
-		size := min(max(need, 2*cap(out)), b.limit)
-		if size > b.charged {
-			if err := b.ch.Acquire(b.ctx, int64(size-b.charged)); err != nil {
-				return out, budgetError(err, "the answer")
-			}
-			b.charged = size
-		}
+	if size > cap(out) {
 		grown := make([]byte, len(out), size)
 		copy(grown, out)
 		out = grown
@@ -412,9 +405,9 @@ func (b *answerBudget) tooLarge() error {
 		"the answer would exceed %d bytes (gateway.rest.lookup.max-response-bytes); ask for fewer keys or columns", b.limit)}
 }
 
-// reserve returns out with room for size bytes in all (the cap and the
+// reserveExact returns out with room for size bytes in all (the cap and the
 // budget checked as add does), grown at most once, to exactly size.
-func (b *answerBudget) reserve(out []byte, size int) ([]byte, error) {
+func (b *answerBudget) reserveExact(out []byte, size int) ([]byte, error) {
 	if size > b.limit {
 		return out, b.tooLarge()
 	}
@@ -430,6 +423,86 @@ func (b *answerBudget) reserve(out []byte, size int) ([]byte, error) {
 	grown := make([]byte, len(out), size)
 	copy(grown, out)
 	return grown, nil
+}
+
+// reserve checks that an answer of need bytes fits the cap and, when need
+// exceeds capacity (the size of the answer's buffer so far), charges the
+// larger buffer (twice capacity at least, need at most the cap) before it
+// is allocated. It returns the buffer size to grow to (capacity when it
+// need not grow).
+func (b *answerBudget) reserve(need, capacity int) (int, error) {
+	if need > b.limit {
+		return capacity, b.tooLarge()
+	}
+	if need <= capacity {
+		return capacity, nil
+	}
+	size := min(max(need, 2*capacity), b.limit)
+	if size > b.charged {
+		if err := b.ch.Acquire(b.ctx, int64(size-b.charged)); err != nil {
+			return capacity, budgetError(err, "the answer")
+		}
+		b.charged = size
+	}
+	return size, nil
+}
+
+// answerBody renders a lookup answer straight into the response's body
+// buffer, which fasthttp takes from its pool and reuses once the answer is
+// written (issue 22: a buffer allocated and grown per answer was the
+// largest allocation of a small prefix lookup). It is charged exactly as
+// answerBudget.add charges a buffer of its own that starts at capacity
+// bytes: the budget counts the answer's memory, wherever it lives.
+type answerBody struct {
+	b        *answerBudget
+	resp     *fasthttp.Response
+	capacity int
+	// part is where one piece (a result, one row at most) is rendered
+	// before add checks and appends it; pooled.
+	part *[]byte
+}
+
+// answerParts are idle answerBody.part buffers.
+var answerParts = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledPart is the largest part buffer kept for reuse.
+const maxPooledPart = 64 << 10
+
+// answerInto starts rendering an answer into resp's (emptied) body;
+// capacity is the buffer size an answer of its own would start with
+// (uncharged, as add's initial buffer is). Call done when finished.
+func (b *answerBudget) answerInto(resp *fasthttp.Response, capacity int) *answerBody {
+	resp.ResetBody()
+	part := answerParts.Get().(*[]byte)
+	*part = (*part)[:0]
+	return &answerBody{b: b, resp: resp, capacity: capacity, part: part}
+}
+
+// add appends the rendered part (w.part) to the answer and empties it.
+func (w *answerBody) add() error {
+	part := *w.part
+	size, err := w.b.reserve(len(w.resp.Body())+len(part), w.capacity)
+	if err != nil {
+		return err
+	}
+	w.capacity = size
+	w.resp.AppendBody(part)
+	*w.part = part[:0]
+	return nil
+}
+
+// addString appends s to the answer (charged like add).
+func (w *answerBody) addString(s string) error {
+	*w.part = append((*w.part)[:0], s...)
+	return w.add()
+}
+
+// done returns the part buffer to its pool.
+func (w *answerBody) done() {
+	if cap(*w.part) <= maxPooledPart {
+		answerParts.Put(w.part)
+	}
+	w.part = nil
 }
 
 // newAnswerBudget starts charging the answer of the request c.

@@ -114,6 +114,9 @@ func encodeBody(enc string, body []byte) []byte {
 // is not listed itself; "" when
 // neither is acceptable.
 func negotiateEncoding(accept string) string {
+	if accept == "" {
+		return "" // nothing asked for (identity), without splitting
+	}
 	best, bestQ := "", 0.0
 	explicit := map[string]bool{}
 	for _, part := range strings.Split(accept, ",") {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
@@ -141,36 +142,100 @@ func (c *lingeringConn) Close() error {
 // Transfer-Encoding, obsolete line folding, or a header that must appear
 // once appearing more than once. fasthttp itself refuses differing or
 // repeated Content-Length and any Transfer-Encoding other than chunked.
+//
+// It reads the raw head once without allocating (issue 22: it split the
+// head into lines and counted every header name in a map of lowercased
+// copies, on every request); header names are compared as the lowercased
+// names were.
 func framingProblem(h *fasthttp.RequestHeader, single []string) string {
 	raw := h.RawHeaders()
 	if bytes.Contains(raw, []byte("\n ")) || bytes.Contains(raw, []byte("\n\t")) {
 		return "header lines folded onto continuation lines are not accepted"
 	}
 	var contentLength, transferEncoding bool
-	counts := map[string]int{}
-	for _, line := range bytes.Split(raw, []byte("\n")) {
+	var counted [4]int
+	var counts []int
+	if len(single) <= len(counted) {
+		counts = counted[:len(single)]
+	} else {
+		counts = make([]int, len(single))
+	}
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
 		name, _, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
 			continue
 		}
-		n := strings.ToLower(string(bytes.TrimSpace(name)))
-		switch n {
-		case "content-length":
+		name = bytes.TrimSpace(name)
+		switch {
+		case sameHeaderName(name, "content-length"):
 			contentLength = true
-		case "transfer-encoding":
+		case sameHeaderName(name, "transfer-encoding"):
 			transferEncoding = true
 		}
-		counts[n]++
+		for i, s := range single {
+			if sameHeaderName(name, s) {
+				counts[i]++
+			}
+		}
 	}
 	if contentLength && transferEncoding {
 		return "Content-Length and Transfer-Encoding must not both be sent"
 	}
-	for _, name := range single {
-		if counts[strings.ToLower(name)] > 1 {
+	for i, name := range single {
+		if counts[i] > 1 {
 			return "the " + name + " header must not be sent more than once"
 		}
 	}
 	return ""
+}
+
+// sameHeaderName reports whether strings.ToLower gives name and s the same
+// value: by ASCII case folding, or with strings.ToLower itself when either
+// holds a byte outside ASCII (rare: header names are tokens).
+func sameHeaderName(name []byte, s string) bool {
+	if len(name) == len(s) {
+		ascii := true
+		for i := range len(name) {
+			a, b := name[i], s[i]
+			if a >= utf8.RuneSelf || b >= utf8.RuneSelf {
+				ascii = false
+				break
+			}
+			if 'A' <= a && a <= 'Z' {
+				a += 'a' - 'A'
+			}
+			if 'A' <= b && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			if a != b {
+				return false
+			}
+		}
+		if ascii {
+			return true
+		}
+	} else if isASCII(name) && isASCII(s) {
+		return false
+	}
+	// Not strings.EqualFold: the old reading compared lowercased copies,
+	// which differs from case folding for a few non-ASCII letters.
+	lower := strings.ToLower(string(name))
+	return lower == strings.ToLower(s)
+}
+
+func isASCII[T []byte | string](b T) bool {
+	for i := range len(b) {
+		if b[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // checkFraming refuses requests with ambiguous framing: 400 and the

@@ -341,8 +341,12 @@ func pathParam(c *fiber.Ctx, name string) (string, error) {
 // repeated ones.
 func checkQuery(allowed []string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		args := c.Request().URI().QueryArgs()
+		if args.Len() == 0 {
+			return c.Next() // the common case, without the map and the iterator
+		}
 		seen := map[string]bool{}
-		for k := range c.Request().URI().QueryArgs().All() {
+		for k := range args.All() {
 			key := string(k)
 			switch {
 			case !contains(allowed, key):

@@ -202,19 +202,24 @@ func (g *gzipErrors) Read(p []byte) (int, error) {
 
 // checkJSONMediaType accepts application/json and application/*+json.
 func checkJSONMediaType(contentType string) error {
-	unsupported := newHTTPError(fiber.StatusUnsupportedMediaType, codeUnsupportedMediaType,
-		"Content-Type must be application/json or application/*+json")
+	if contentType == fiber.MIMEApplicationJSON {
+		return nil // the common value, without a parse (issue 22)
+	}
+	unsupported := func() error {
+		return newHTTPError(fiber.StatusUnsupportedMediaType, codeUnsupportedMediaType,
+			"Content-Type must be application/json or application/*+json")
+	}
 	if contentType == "" {
-		return unsupported
+		return unsupported()
 	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
-		return unsupported
+		return unsupported()
 	}
 	if mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json") {
 		return nil
 	}
-	return unsupported
+	return unsupported()
 }
 
 // The request documents of this adapter are read with one JSON stack, the

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -159,10 +160,15 @@ type accessRecord struct {
 	matched, route, method string
 	status                 int
 	started                time.Time
-	attrs                  []any
+	attrs                  []slog.Attr
 	entryCodes             map[string]int
 	table                  domain.TablePath
 }
+
+// accessAttrsCap is the room accessEntry makes for the attributes of an
+// access line: the fixed ones, a request's usual extras (principal, table,
+// counts) and the error, so that they are appended without growing.
+const accessAttrsCap = 24
 
 // accessEntry takes c's access record and marks c as logged.
 func (a *api) accessEntry(c *fiber.Ctx) *accessRecord {
@@ -178,22 +184,22 @@ func (a *api) accessEntry(c *fiber.Ctx) *accessRecord {
 		r.route = "<unmatched>"
 	}
 	r.started, _ = c.Locals(localStarted).(time.Time)
-	r.attrs = []any{
-		"request_id", requestID(c),
-		"method", r.method,
-		"route", r.route,
-		"path", c.Path(),
-		"status", r.status,
-		"duration_ms", 0.0, // set by emit
-		"bytes_in", bytesIn(c),
-		"bytes_out", int64(0), // set by emit
-		"remote", c.IP(),
-	}
+	r.attrs = append(make([]slog.Attr, 0, accessAttrsCap),
+		slog.String("request_id", requestID(c)),
+		slog.String("method", r.method),
+		slog.String("route", r.route),
+		slog.String("path", c.Path()),
+		slog.Int("status", r.status),
+		slog.Float64("duration_ms", 0), // set by emit
+		slog.Int64("bytes_in", bytesIn(c)),
+		slog.Int64("bytes_out", 0), // set by emit
+		slog.String("remote", c.IP()),
+	)
 	if q := c.Request().URI().QueryString(); len(q) > 0 {
-		r.attrs = append(r.attrs, "query", quoteLog(string(q))) // ?cascade=true matters (issue 27)
+		r.attrs = append(r.attrs, slog.String("query", quoteLog(string(q)))) // ?cascade=true matters (issue 27)
 	}
-	if extra, ok := c.Locals(localLogAttrs).([]any); ok {
-		r.attrs = append(r.attrs, extra...)
+	if extra, ok := c.Locals(localLogAttrs).(*logAttrs); ok {
+		r.attrs = append(r.attrs, extra.attrs...)
 	}
 	if sum, ok := c.Locals(localWriteSummary).(application.WriteSummary); ok {
 		r.entryCodes = sum.FailedByCode
@@ -202,11 +208,11 @@ func (a *api) accessEntry(c *fiber.Ctx) *accessRecord {
 	return r
 }
 
-// accessAttrDuration and accessAttrBytesOut are the indexes of the values
-// of duration_ms and bytes_out in accessRecord.attrs.
+// accessAttrDuration and accessAttrBytesOut are the indexes of duration_ms
+// and bytes_out in accessRecord.attrs.
 const (
-	accessAttrDuration = 11
-	accessAttrBytesOut = 15
+	accessAttrDuration = 5
+	accessAttrBytesOut = 7
 )
 
 // emit writes the access line and the request's metrics: bytesOut is the
@@ -217,13 +223,13 @@ func (r *accessRecord) emit(a *api, ctx context.Context, bytesOut int64, f *fail
 	if !r.started.IsZero() {
 		elapsed = time.Since(r.started)
 	}
-	r.attrs[accessAttrDuration] = float64(elapsed.Microseconds()) / 1000
-	r.attrs[accessAttrBytesOut] = bytesOut
+	r.attrs[accessAttrDuration].Value = slog.Float64Value(float64(elapsed.Microseconds()) / 1000)
+	r.attrs[accessAttrBytesOut].Value = slog.Int64Value(bytesOut)
 	attrs := r.attrs
 	if f != nil {
-		attrs = append(attrs, "error_code", f.code, "error", f.message)
+		attrs = append(attrs, slog.String("error_code", f.code), slog.String("error", f.message))
 	}
-	a.log.Log(ctx, probeLevel(r.matched, accessLevel(r.status, f, r.entryCodes)), "request", attrs...)
+	a.log.LogAttrs(ctx, probeLevel(r.matched, accessLevel(r.status, f, r.entryCodes)), "request", attrs...)
 	if a.opts.Observer != nil {
 		code := ""
 		if f != nil {
@@ -233,10 +239,62 @@ func (r *accessRecord) emit(a *api, ctx context.Context, bytesOut int64, f *fail
 	}
 }
 
-// addLogAttrs adds key/value pairs to the request's access log line.
+// addLogAttrs adds key/value pairs to the request's access log line, read
+// as slog.Logger.Log reads its arguments (a key and its value, or an
+// slog.Attr).
 func addLogAttrs(c *fiber.Ctx, kv ...any) {
-	prev, _ := c.Locals(localLogAttrs).([]any)
-	c.Locals(localLogAttrs, append(prev, kv...))
+	l := requestLogAttrs(c)
+	l.attrs = appendLogArgs(l.attrs, kv)
+}
+
+// addLogAttr adds attributes to the request's access log line.
+func addLogAttr(c *fiber.Ctx, attrs ...slog.Attr) {
+	l := requestLogAttrs(c)
+	l.attrs = append(l.attrs, attrs...)
+}
+
+// logAttrs are the extra attributes of a request's access line, kept in
+// the request's locals once (a slice stored again on every addition was
+// boxed again each time), with room for the usual few.
+type logAttrs struct {
+	attrs []slog.Attr
+	room  [6]slog.Attr
+}
+
+// requestLogAttrs returns c's extra access-line attributes, made on first
+// use.
+func requestLogAttrs(c *fiber.Ctx) *logAttrs {
+	if l, ok := c.Locals(localLogAttrs).(*logAttrs); ok {
+		return l
+	}
+	l := &logAttrs{}
+	l.attrs = l.room[:0]
+	c.Locals(localLogAttrs, l)
+	return l
+}
+
+// logBadKey is the key slog gives a value without one.
+const logBadKey = "!BADKEY"
+
+// appendLogArgs appends the attributes of key/value arguments as
+// slog.Logger.Log makes them: a string key takes the next argument as its
+// value (alone at the end it becomes a value of key !BADKEY), an slog.Attr
+// is itself, anything else is a value of key !BADKEY.
+func appendLogArgs(attrs []slog.Attr, kv []any) []slog.Attr {
+	for len(kv) > 0 {
+		switch x := kv[0].(type) {
+		case string:
+			if len(kv) == 1 {
+				return append(attrs, slog.String(logBadKey, x))
+			}
+			attrs, kv = append(attrs, slog.Any(x, kv[1])), kv[2:]
+		case slog.Attr:
+			attrs, kv = append(attrs, x), kv[1:]
+		default:
+			attrs, kv = append(attrs, slog.Any(logBadKey, x)), kv[1:]
+		}
+	}
+	return attrs
 }
 
 // errorsAndPanics sits inside the tracing middleware, so the span sees the
@@ -322,8 +380,8 @@ func (a *api) deadline(c *fiber.Ctx) error {
 // the 408 of a client that went silent. A zero RequestConfig keeps
 // fasthttp's defaults; fasthttp arms the next request's deadlines itself.
 func (a *api) bodyReadTimeout(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
-	if a.routes.isOpen(path) {
+	path, _, _ := bytes.Cut(h.RequestURI(), []byte("?"))
+	if a.routes.isOpenPath(path) {
 		return fasthttp.RequestConfig{}
 	}
 	timeout, err := requestTimeout(string(h.Peek(HeaderRequestTimeout)), a.opts.RequestTimeout)
@@ -381,6 +439,10 @@ func quoteHeader(v string) string {
 // acceptJSON answers 406 when the Accept header rules out JSON, the only
 // representation the gateway serves (and NDJSON, on the scan route only).
 func acceptJSON(c *fiber.Ctx) error {
+	switch raw := c.Request().Header.Peek(fiber.HeaderAccept); string(raw) {
+	case "", fiber.MIMEApplicationJSON, "*/*":
+		return c.Next() // the common values, read without a copy or a parse
+	}
 	accept := c.Get(fiber.HeaderAccept)
 	if accept == "" || acceptsJSON(accept) {
 		return c.Next()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -409,16 +410,19 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 	} else if err := ab.ch.Acquire(ab.ctx, fetched-dec.precharged); err != nil {
 		return budgetError(err, "the rows fetched")
 	}
-	out := make([]byte, 0, 256+len(res.Response.Results)*64)
-	out = append(out, `{"schema_id":`...)
-	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
-	out = append(out, `,"results":[`...)
+	w := ab.answerInto(c.Response(), 256+len(res.Response.Results)*64)
+	defer w.done()
+	head := append(*w.part, `{"schema_id":`...)
+	head = strconv.AppendInt(head, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
+	*w.part = append(head, `,"results":[`...)
+	if err := w.add(); err != nil {
+		return err
+	}
 	found := 0
-	// Each result is rendered into part (one row at most), then added to
+	// Each result is rendered into w.part (one row at most), then added to
 	// the answer, which is charged before it grows.
-	var part []byte
 	for i, r := range res.Response.Results {
-		part = part[:0]
+		part := *w.part
 		if i > 0 {
 			part = append(part, ',')
 		}
@@ -436,17 +440,17 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 		if r.Err != nil {
 			part = appendKeyError(part, r.Err)
 		}
-		part = append(part, '}')
-		if out, err = ab.add(out, part); err != nil {
+		*w.part = append(part, '}')
+		if err := w.add(); err != nil {
 			return err
 		}
 	}
-	if out, err = ab.add(out, []byte("]}")); err != nil {
+	if err := w.addString("]}"); err != nil {
 		return err
 	}
-	addLogAttrs(c, "table", path.String(), "keys", len(res.Response.Results), "found", found)
+	addLogAttr(c, slog.String("table", path.String()), slog.Int("keys", len(res.Response.Results)), slog.Int("found", found))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(out)
+	return nil
 }
 
 func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
@@ -478,16 +482,19 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 	if err := ab.ch.Acquire(ab.ctx, fetched); err != nil {
 		return budgetError(err, "the rows fetched")
 	}
-	out := make([]byte, 0, 256)
-	out = append(out, `{"schema_id":`...)
-	out = strconv.AppendInt(out, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
-	out = append(out, `,"results":[`...)
+	w := ab.answerInto(c.Response(), 256)
+	defer w.done()
+	head := append(*w.part, `{"schema_id":`...)
+	head = strconv.AppendInt(head, int64(res.Table.Info.SchemaID), 10) // the schema rows are rendered in
+	*w.part = append(head, `,"results":[`...)
+	if err := w.add(); err != nil {
+		return err
+	}
 	rows := 0
-	// Every piece is rendered into part (one row at most), then added to
+	// Every piece is rendered into w.part (one row at most), then added to
 	// the answer, which is charged before it grows.
-	var part []byte
 	for i, r := range res.Response.Results {
-		part = part[:0]
+		part := *w.part
 		if i > 0 {
 			part = append(part, ',')
 		}
@@ -502,11 +509,11 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 			if j > 0 {
 				part = append(part, ',')
 			}
-			part = proj.appendRow(part, row)
-			if out, err = ab.add(out, part); err != nil {
+			*w.part = proj.appendRow(part, row)
+			if err := w.add(); err != nil {
 				return err
 			}
-			part = part[:0]
+			part = *w.part
 		}
 		part = append(part, ']')
 		if i < len(res.NextPageTokens) && res.NextPageTokens[i] != "" {
@@ -517,17 +524,17 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 		if r.Err != nil {
 			part = appendKeyError(part, r.Err)
 		}
-		part = append(part, '}')
-		if out, err = ab.add(out, part); err != nil {
+		*w.part = append(part, '}')
+		if err := w.add(); err != nil {
 			return err
 		}
 	}
-	if out, err = ab.add(out, []byte("]}")); err != nil {
+	if err := w.addString("]}"); err != nil {
 		return err
 	}
-	addLogAttrs(c, "table", path.String(), "prefixes", len(res.Response.Results), "rows_returned", rows)
+	addLogAttr(c, slog.String("table", path.String()), slog.Int("prefixes", len(res.Response.Results)), slog.Int("rows_returned", rows))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(out)
+	return nil
 }
 
 // keyError is the error of one key or prefix that failed on its own.

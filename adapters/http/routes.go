@@ -143,6 +143,16 @@ func (t routeTable) isOpen(path string) bool {
 	return false
 }
 
+// isOpenPath is isOpen of a path given as bytes, without a copy.
+func (t routeTable) isOpenPath(path []byte) bool {
+	for _, r := range t {
+		if r.open && r.path == string(path) {
+			return true
+		}
+	}
+	return false
+}
+
 // template returns the route template a request's method and path fit, or
 // "" when none does.
 func (t routeTable) template(method, path string) string {
@@ -159,26 +169,30 @@ func (t routeTable) template(method, path string) string {
 // when the template has none.
 func tableOfPath(template, path string) domain.TablePath {
 	var tp domain.TablePath
-	if template == "" {
+	if template == "" || strings.Count(template, "/") != strings.Count(path, "/") {
 		return tp
 	}
-	ts, ps := strings.Split(template, "/"), strings.Split(path, "/")
-	if len(ts) != len(ps) {
-		return tp
-	}
-	for i, seg := range ts {
-		v, err := url.PathUnescape(ps[i])
-		if err != nil {
-			v = ps[i]
+	// Segment by segment, without splitting either string (issue 22: it
+	// runs for every request's metrics).
+	for rest, prest := template, path; ; {
+		seg, tmore, _ := strings.Cut(rest, "/")
+		p, pmore, last := strings.Cut(prest, "/")
+		if seg == "{database}" || seg == "{table}" {
+			v, err := url.PathUnescape(p)
+			if err != nil {
+				v = p
+			}
+			if seg == "{database}" {
+				tp.Database = v
+			} else {
+				tp.Table = v
+			}
 		}
-		switch seg {
-		case "{database}":
-			tp.Database = v
-		case "{table}":
-			tp.Table = v
+		if !last {
+			return tp
 		}
+		rest, prest = tmore, pmore
 	}
-	return tp
 }
 
 // match returns the operation serving method and path.

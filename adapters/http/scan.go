@@ -320,7 +320,7 @@ func renderScanAnswer(ab *answerBudget, res *application.ScanResult, ndjson bool
 		part = append(part, '\n')
 	}
 	// The answer in one buffer of its exact size.
-	if out, err = ab.reserve(out, size+len(part)); err != nil {
+	if out, err = ab.reserveExact(out, size+len(part)); err != nil {
 		return nil, 0, err
 	}
 	for k, p := range parts {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/contrib/otelfiber/v2"
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
@@ -272,7 +273,16 @@ func New(opts Options, deps Deps) (*fiber.App, error) {
 
 	app.Use(a.requestContext)
 	app.Use(a.checkFraming)
-	app.Use(otelfiber.Middleware(otelOpts...))
+	if tracingOff(opts.TracerProvider) {
+		// No span is ever recorded: only the trace context is carried.
+		propagators := opts.Propagators
+		if propagators == nil {
+			propagators = otel.GetTextMapPropagator()
+		}
+		app.Use(a.propagateOnly(propagators))
+	} else {
+		app.Use(otelfiber.Middleware(otelOpts...))
+	}
 	app.Use(compressResponse)
 	if m := opts.Browser.corsMiddleware(); m != nil {
 		app.Use(m)

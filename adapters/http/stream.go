@@ -196,7 +196,7 @@ func (a *api) startStream(c *fiber.Ctx, s *streamedAnswer) {
 			span.SetStatus(codes.Error, f.code)
 		}
 		span.End()
-		entry.attrs = append(entry.attrs, out.attrs...)
+		entry.attrs = appendLogArgs(entry.attrs, out.attrs)
 		entry.emit(a, spanCtx, out.n, f)
 	}), -1)
 }

@@ -50,18 +50,36 @@ func (g *GatewayMetrics) ObserveRequestDetail(ctx context.Context, method, route
 	if errorCode == "" {
 		errorCode = CodeOK
 	}
-	m, code := normalizeMethod(method), strconv.Itoa(status)
+	m, code := normalizeMethod(method), statusCode(status)
 	k := optKey{family: famRequest, s0: m, s1: route, s2: code, s3: errorCode, table: g.in.labelled(table)}
-	g.in.restRequests.Add(ctx, 1, g.in.opts.get(k, func() []attribute.KeyValue {
+	g.in.restRequests.Add(ctx, 1, g.in.opts.options(k, func() []attribute.KeyValue {
 		return g.in.tableAttr([]attribute.KeyValue{AttrMethod.String(m), AttrRoute.String(route),
 			AttrStatusCode.String(code), AttrStatusClass.String(statusClass(status)), AttrErrorCode.String(errorCode)}, table)
-	}))
+	}).add...)
 	// No status_code on the histogram (the class is a function of it).
 	k.family = famRequestDuration
-	g.in.restDuration.Record(ctx, seconds(elapsed), g.in.opts.get(k, func() []attribute.KeyValue {
+	g.in.restDuration.Record(ctx, seconds(elapsed), g.in.opts.options(k, func() []attribute.KeyValue {
 		return g.in.tableAttr([]attribute.KeyValue{AttrMethod.String(m), AttrRoute.String(route),
 			AttrStatusClass.String(statusClass(status)), AttrErrorCode.String(errorCode)}, table)
-	}))
+	}).record...)
+}
+
+// statusCodes are the status_code values of the statuses 100-599, made
+// once (strconv.Itoa allocates each above 99).
+var statusCodes = func() []string {
+	out := make([]string, 500)
+	for i := range out {
+		out[i] = strconv.Itoa(100 + i)
+	}
+	return out
+}()
+
+// statusCode is strconv.Itoa(status), without allocating for 100-599.
+func statusCode(status int) string {
+	if status >= 100 && status < 600 {
+		return statusCodes[status-100]
+	}
+	return strconv.Itoa(status)
 }
 
 // Lookup kinds of fluss_gateway_lookup_keys_total.
@@ -85,8 +103,11 @@ func (g *GatewayMetrics) RecordLookups(ctx context.Context, table domain.TablePa
 		n       int
 	}{{OutcomeFound, found}, {OutcomeMissed, missed}, {OutcomeFailed, failed}} {
 		if c.n > 0 {
-			attrs := g.in.tableAttr([]attribute.KeyValue{AttrKind.String(kind), AttrOutcome.String(c.outcome)}, table)
-			g.in.lookupKeys.Add(ctx, int64(c.n), metric.WithAttributes(attrs...))
+			// From the cache: once per lookup request (issue 22).
+			k := optKey{family: famLookups, s0: kind, s1: c.outcome, table: g.in.labelled(table)}
+			g.in.lookupKeys.Add(ctx, int64(c.n), g.in.opts.options(k, func() []attribute.KeyValue {
+				return g.in.tableAttr([]attribute.KeyValue{AttrKind.String(kind), AttrOutcome.String(c.outcome)}, table)
+			}).add...)
 		}
 	}
 }

@@ -27,6 +27,7 @@ const (
 	famEntries
 	famIngest
 	famWriter
+	famLookups
 )
 
 // maxCachedOptions bounds the cached combinations; beyond it options are
@@ -40,27 +41,46 @@ const maxCachedOptions = 4096
 // values (labelCap) are stable once handed out. Safe for concurrent use.
 type optionCache struct {
 	mu sync.RWMutex
-	m  map[optKey]metric.MeasurementOption
+	m  map[optKey]*cachedOption
+}
+
+// cachedOption is one attribute set as the instruments take it: add and
+// record are one-element option lists, passed with `...` so that a
+// measurement does not allocate its variadic list (issue 22).
+type cachedOption struct {
+	opt    metric.MeasurementOption
+	add    []metric.AddOption
+	record []metric.RecordOption
+}
+
+func newCachedOption(attrs []attribute.KeyValue) *cachedOption {
+	opt := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	return &cachedOption{opt: opt, add: []metric.AddOption{opt}, record: []metric.RecordOption{opt}}
 }
 
 // get returns the option of k, built from build's attributes on first use.
 func (c *optionCache) get(k optKey, build func() []attribute.KeyValue) metric.MeasurementOption {
+	return c.options(k, build).opt
+}
+
+// options is get with the option lists of the instruments.
+func (c *optionCache) options(k optKey, build func() []attribute.KeyValue) *cachedOption {
 	c.mu.RLock()
-	opt, ok := c.m[k]
+	o, ok := c.m[k]
 	c.mu.RUnlock()
 	if ok {
-		return opt
+		return o
 	}
-	opt = metric.WithAttributeSet(attribute.NewSet(build()...))
+	o = newCachedOption(build())
 	c.mu.Lock()
 	if c.m == nil {
-		c.m = make(map[optKey]metric.MeasurementOption)
+		c.m = make(map[optKey]*cachedOption)
 	}
 	if len(c.m) < maxCachedOptions {
-		c.m[k] = opt
+		c.m[k] = o
 	}
 	c.mu.Unlock()
-	return opt
+	return o
 }
 
 // labelled is table as far as it is a label (zero parts when not): the
