@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -15,8 +16,12 @@ import (
 // much, a fresh 256 KiB line reader, a chunk document taken and never given
 // back, line spans grown line by line and a 64 KiB answer, and needed more
 // CPU per row for it). Not parallel: it reads the process's allocation
-// counter.
+// counter. Each body is measured three times and the least taken: a
+// collection in the middle of a measurement empties the pools once.
 func TestNDJSONAllocatesLikeJSON(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops pooled buffers at random; allocation counts mean nothing under it")
+	}
 	g := newGateway(t, func(o *Options, _ *Deps) { o.MaxRequestBytes = 1 << 20 })
 	g.mustCreateDatabase("d")
 	g.mustCreateTable("d", benchTable)
@@ -38,14 +43,18 @@ func TestNDJSONAllocatesLikeJSON(t *testing.T) {
 		for range 3 { // warm-up: the pools, the table's codec
 			ln.post(t, req)
 		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		const n = 20
-		for range n {
-			ln.post(t, req)
+		least := uint64(math.MaxUint64)
+		for range 3 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			const n = 20
+			for range n {
+				ln.post(t, req)
+			}
+			runtime.ReadMemStats(&after)
+			least = min(least, (after.TotalAlloc-before.TotalAlloc)/n)
 		}
-		runtime.ReadMemStats(&after)
-		return (after.TotalAlloc - before.TotalAlloc) / n
+		return least
 	}
 	jsonBytes := perRequest("application/json", doc.Bytes())
 	ndBytes := perRequest(MIMEApplicationNDJSON, nd.Bytes())
