@@ -396,7 +396,7 @@ type Cluster struct {
 	// with fewer batches in flight than this sends its rows at once; 0
 	// always waits for the linger (the Java client's rule).
 	WriteLingerAfterInFlight int
-	// WriteLanes (`write.lanes`, 1): connections per tablet server for
+	// WriteLanes (`write.lanes`, 2): connections per tablet server for
 	// PutKv and ProduceLog, by bucket.
 	WriteLanes int
 	// WriteMaxInFlightPerBucket (`write.max-in-flight-per-bucket`, 5, the

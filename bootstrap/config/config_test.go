@@ -775,7 +775,7 @@ func TestClusterTuningKeys(t *testing.T) {
 			assert.Equal(t, 10*time.Millisecond, cl.WriteLinger)
 			assert.Equal(t, 100*time.Millisecond, cl.WriteKvLinger)
 			assert.Equal(t, 1, cl.WriteLingerAfterInFlight)
-			assert.Equal(t, 1, cl.WriteLanes)
+			assert.Equal(t, 2, cl.WriteLanes)
 			assert.Equal(t, 5, cl.WriteMaxInFlightPerBucket)
 			assert.Equal(t, int64(2<<20), cl.WriteBatchSize)
 			assert.Equal(t, 1, cl.LookupMaxInFlight)

@@ -23,7 +23,7 @@ const (
 	DefaultMaxThrottle          = 3 * time.Second // client.writer.kv-backpressure.max-throttle
 	DefaultOrphanTimeout        = 2 * time.Minute
 	DefaultLingerAfterInFlight  = 1
-	DefaultLanes                = 1
+	DefaultLanes                = 2
 	// AcksAll is acks = "all" (-1), required for idempotence.
 	AcksAll = -1
 )
@@ -62,16 +62,18 @@ type Options struct {
 	// pipelining them was faster.
 	KvLinger time.Duration
 	// Lanes is the number of connections to each tablet server the writer's
-	// PutKv and ProduceLog requests are spread over, by bucket (default 1:
-	// one connection for writes, apart from the one metadata and lookups
-	// use; each bucket always uses the same lane, so its batches keep their
-	// order). A Fluss tablet server handles the requests of one connection
-	// one after the other on one worker thread, so one connection caps the
-	// writes to a server at one thread's pace (the Java client's case); more
-	// lanes let it use more threads, at the price of smaller requests: on 2
-	// shared cores (the benchmark, 500 × 16, 4 buckets) 4 lanes cost the
-	// tablet server up to twice the CPU per row and the gateway ~30 % more,
-	// for no more rows/s once the server was warm.
+	// PutKv and ProduceLog requests are spread over, by bucket (default 2,
+	// apart from the connection metadata and lookups use; each bucket
+	// always uses the same lane, so its batches keep their order). A Fluss
+	// tablet server handles the requests of one connection one after the
+	// other on one worker thread, so one connection caps the writes to a
+	// server at one thread's pace (the Java client's case: PK upserts at
+	// 500 × 16 stopped at ~125,000 rows/s, the tablet server's thread
+	// busy); two lanes let it use two threads: on the quiet 2-core benchmark
+	// machine PK rows/s rose 15-30 % (144,000-162,000), log appends did not
+	// fall (docs/performance.md, session 6). More lanes make requests
+	// smaller: on 2 cores 4 lanes cost the tablet server up to twice the
+	// CPU per row and the gateway ~30 % more, for no more rows/s.
 	Lanes int
 	// BufferMemory bounds the encoded record bytes (plus a small per-row
 	// overhead) of all requests in flight: a request reserves room for all
