@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/bench10"
 	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
@@ -36,39 +36,8 @@ const bench10Table = `{"table_name":"bench10","columns":[
  "primary_key":["k"],"distribution":{"bucket_count":4,"bucket_keys":["k"]}}`
 
 // bench10Entry appends upsert entry i as tools/load -schema bench10 writes
-// it (tools/load benchRow).
-func bench10Entry(b []byte, i int64) []byte {
-	b = append(b, `{"id":"`...)
-	b = strconv.AppendInt(b, i, 10)
-	b = append(b, `","upsert":{"k":`...)
-	b = strconv.AppendInt(b, i, 10)
-	b = append(b, `,"name":"user-`...)
-	b = strconv.AppendInt(b, i, 10)
-	u := (i * 37) % 1_000_000_000
-	b = append(b, `","amount":"`...)
-	b = strconv.AppendInt(b, u/100, 10)
-	b = append(b, '.', byte('0'+u%100/10), byte('0'+u%10))
-	b = append(b, `","qty":`...)
-	b = strconv.AppendInt(b, i%100_000, 10)
-	b = append(b, `,"price":`...)
-	b = strconv.AppendFloat(b, float64(i)*0.25, 'g', -1, 64)
-	b = append(b, `,"flag":`...)
-	b = strconv.AppendBool(b, i%2 == 0)
-	b = append(b, `,"day":"`...)
-	b = time.Unix((19000+i%1000)*86400, 0).UTC().AppendFormat(b, "2006-01-02")
-	b = append(b, `","ts":"`...)
-	b = time.UnixMilli(1_700_000_000_000+i).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
-	b = append(b, `","note":"payload-`...)
-	b = strconv.AppendInt(b, i, 10)
-	b = append(b, `-0123456789abcdef0123456789abcdef","raw":"`...)
-	var raw [16]byte
-	for k := range 8 {
-		raw[k] = byte(uint64(i) >> (56 - 8*k))
-		raw[8+k] = raw[k]
-	}
-	b = base64.StdEncoding.AppendEncode(b, raw[:])
-	return append(b, `"}}`...)
-}
+// it.
+func bench10Entry(b []byte, i int64) []byte { return bench10.AppendUpsert(b, i) }
 
 // verdictWriter answers every entry with a success, as the Fluss writer
 // does (one domain.EntryResult per entry, allocated per call), and keeps

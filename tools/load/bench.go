@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fluss-gateway/fluss-gateway-go/internal/bench10"
 )
 
 // The bench mode (-mode bench) is the gateway side of `make bench-native`
@@ -44,44 +45,10 @@ type benchConfig struct {
 
 // benchRow appends the JSON object of row i of the bench10 table (see
 // BenchNative.java).
-func benchRow(b []byte, i int64) []byte {
-	b = append(b, `{"k":`...)
-	b = strconv.AppendInt(b, i, 10)
-	b = append(b, `,"name":"user-`...)
-	b = strconv.AppendInt(b, i, 10)
-	u := floorMod(i*37, 1_000_000_000)
-	b = append(b, `","amount":"`...)
-	b = strconv.AppendInt(b, u/100, 10)
-	b = append(b, '.', byte('0'+u%100/10), byte('0'+u%10))
-	b = append(b, `","qty":`...)
-	b = strconv.AppendInt(b, floorMod(i, 100_000), 10)
-	b = append(b, `,"price":`...)
-	b = strconv.AppendFloat(b, float64(i)*0.25, 'g', -1, 64)
-	b = append(b, `,"flag":`...)
-	b = strconv.AppendBool(b, i%2 == 0)
-	b = append(b, `,"day":"`...)
-	b = time.Unix((19000+floorMod(i, 1000))*86400, 0).UTC().AppendFormat(b, "2006-01-02")
-	b = append(b, `","ts":"`...)
-	b = time.UnixMilli(1_700_000_000_000+i).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
-	b = append(b, `","note":"payload-`...)
-	b = strconv.AppendInt(b, i, 10)
-	b = append(b, `-0123456789abcdef0123456789abcdef","raw":"`...)
-	var raw [16]byte
-	for k := range 8 {
-		raw[k] = byte(uint64(i) >> (56 - 8*k))
-		raw[8+k] = raw[k]
-	}
-	b = base64.StdEncoding.AppendEncode(b, raw[:])
-	return append(b, `"}`...)
-}
+func benchRow(b []byte, i int64) []byte { return bench10.AppendRow(b, i) }
 
-func floorMod(a, m int64) int64 {
-	r := a % m
-	if r < 0 {
-		r += m
-	}
-	return r
-}
+// floorMod is Java's Math.floorMod, as BenchNative.java computes the columns.
+func floorMod(a, m int64) int64 { return bench10.FloorMod(a, m) }
 
 // benchBodies returns the request bodies for ids from..to-1, per entries.
 func benchBodies(op string, from, to int64, per int) [][]byte {

@@ -1,12 +1,10 @@
 package rowjson
 
 import (
-	"encoding/base64"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/bench10"
 )
 
 // bench10Codec is the primary-key table of make bench-native
@@ -34,36 +32,7 @@ func bench10Body(first int64, rows int) []byte {
 		if i > first {
 			b = append(b, ',')
 		}
-		b = append(b, `{"id":"`...)
-		b = strconv.AppendInt(b, i, 10)
-		b = append(b, `","upsert":{"k":`...)
-		b = strconv.AppendInt(b, i, 10)
-		b = append(b, `,"name":"user-`...)
-		b = strconv.AppendInt(b, i, 10)
-		u := (i * 37) % 1_000_000_000
-		b = append(b, `","amount":"`...)
-		b = strconv.AppendInt(b, u/100, 10)
-		b = append(b, '.', byte('0'+u%100/10), byte('0'+u%10))
-		b = append(b, `","qty":`...)
-		b = strconv.AppendInt(b, i%100_000, 10)
-		b = append(b, `,"price":`...)
-		b = strconv.AppendFloat(b, float64(i)*0.25, 'g', -1, 64)
-		b = append(b, `,"flag":`...)
-		b = strconv.AppendBool(b, i%2 == 0)
-		b = append(b, `,"day":"`...)
-		b = time.Unix((19000+i%1000)*86400, 0).UTC().AppendFormat(b, "2006-01-02")
-		b = append(b, `","ts":"`...)
-		b = time.UnixMilli(1_700_000_000_000+i).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
-		b = append(b, `","note":"payload-`...)
-		b = strconv.AppendInt(b, i, 10)
-		b = append(b, `-0123456789abcdef0123456789abcdef","raw":"`...)
-		var raw [16]byte
-		for k := range 8 {
-			raw[k] = byte(uint64(i) >> (56 - 8*k))
-			raw[8+k] = raw[k]
-		}
-		b = base64.StdEncoding.AppendEncode(b, raw[:])
-		b = append(b, `"}}`...)
+		b = bench10.AppendUpsert(b, i)
 	}
 	return append(b, "]}"...)
 }
