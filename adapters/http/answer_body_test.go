@@ -37,6 +37,10 @@ func TestAnswerBodyChargesLikeAnOwnBuffer(t *testing.T) {
 		{name: "growth capped by the limit", capacity: 256, limit: 3000, budget: 1 << 20, parts: []int{1000, 1000, 900}},
 		{name: "over the answer cap", capacity: 256, limit: 1000, budget: 1 << 20, parts: []int{600, 300, 200}, fails: true, wantErr: domain.KindLimitExceeded, failAt: 2},
 		{name: "over the memory budget", capacity: 256, limit: 1 << 20, budget: 2000, held: 1000, parts: []int{200, 500, 2000}, fails: true, wantErr: domain.KindResourceExhausted, failAt: 2},
+		{name: "outgrows the pooled body", capacity: 256, limit: 1 << 20, budget: 1 << 20, parts: []int{1000, 70_000, 100_000, 300_000, 2}},
+		{name: "one part larger than the pooled body", capacity: 256, limit: 1 << 20, budget: 1 << 20, parts: []int{10, 200_000, 3}},
+		{name: "over the cap once outside the pooled body", capacity: 256, limit: 200_000, budget: 1 << 20, parts: []int{100_000, 90_000, 20_000}, fails: true, wantErr: domain.KindLimitExceeded, failAt: 2},
+		{name: "over the budget once outside the pooled body", capacity: 256, limit: 1 << 20, budget: 400_000, held: 150_000, parts: []int{100_000, 20_000, 200_000}, fails: true, wantErr: domain.KindResourceExhausted, failAt: 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,12 +76,18 @@ func TestAnswerBodyChargesLikeAnOwnBuffer(t *testing.T) {
 				want.WriteString(piece)
 				assert.Equal(t, own.ch.Held(), pooled.ch.Held(), "charged after part %d", i)
 				assert.Empty(t, *w.part, "the part is emptied once added")
+				assert.LessOrEqual(t, len(resp.Body()), maxPooledAnswer, "the pooled body holds at most maxPooledAnswer bytes")
 			}
-			assert.Equal(t, want.String(), string(resp.Body()))
-			assert.Equal(t, string(out), string(resp.Body()))
+			rendered := string(resp.Body())
+			if w.own != nil {
+				rendered = string(w.own)
+			}
+			assert.Equal(t, want.String(), rendered)
+			assert.Equal(t, string(out), rendered)
 			assert.Equal(t, own.ch.Held(), pooled.ch.Held())
 			if !tc.fails {
 				require.NoError(t, w.addString("]}"))
+				w.finish()
 				assert.Equal(t, want.String()+"]}", string(resp.Body()))
 			}
 		})

@@ -460,7 +460,18 @@ type answerBody struct {
 	// part is where one piece (a result, one row at most) is rendered
 	// before add checks and appends it; pooled.
 	part *[]byte
+	// own holds the answer once it outgrows maxPooledAnswer: fasthttp keeps
+	// a response's body buffer in its pool after the answer is written, at
+	// the size it grew to, where the memory budget no longer sees it (a few
+	// large lookup answers left ~150 MiB of pooled bodies behind in the
+	// resource benchmark). A large answer is built in memory of its own,
+	// handed to the response by finish and collected once written.
+	own []byte
 }
+
+// maxPooledAnswer is the largest answer rendered in the response's pooled
+// body buffer.
+const maxPooledAnswer = 64 << 10
 
 // answerParts are idle answerBody.part buffers.
 var answerParts = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
@@ -481,14 +492,39 @@ func (b *answerBudget) answerInto(resp *fasthttp.Response, capacity int) *answer
 // add appends the rendered part (w.part) to the answer and empties it.
 func (w *answerBody) add() error {
 	part := *w.part
-	size, err := w.b.reserve(len(w.resp.Body())+len(part), w.capacity)
+	have := len(w.own)
+	if w.own == nil {
+		have = len(w.resp.Body())
+	}
+	size, err := w.b.reserve(have+len(part), w.capacity)
 	if err != nil {
 		return err
 	}
 	w.capacity = size
-	w.resp.AppendBody(part)
+	switch {
+	case w.own == nil && have+len(part) <= maxPooledAnswer:
+		w.resp.AppendBody(part)
+	case w.own == nil:
+		w.own = append(append(make([]byte, 0, size), w.resp.Body()...), part...)
+		w.resp.ResetBody()
+	default:
+		if size > cap(w.own) {
+			w.own = append(make([]byte, 0, size), w.own...)
+		}
+		w.own = append(w.own, part...)
+	}
 	*w.part = part[:0]
 	return nil
+}
+
+// finish makes the rendered answer the response's body (an answer of its
+// own is handed over without a copy). Call it once the answer is complete,
+// not after a refusal: the error answer replaces the body then.
+func (w *answerBody) finish() {
+	if w.own != nil {
+		w.resp.SetBodyRaw(w.own)
+		w.own = nil
+	}
 }
 
 // addString appends s to the answer (charged like add).
