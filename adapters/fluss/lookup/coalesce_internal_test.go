@@ -192,9 +192,14 @@ func TestCoalescerMergesWaitingCalls(t *testing.T) {
 			assert.Equal(t, []string{"c1"}, answerKeys(results[2].answers[:1])[1])
 			assert.Equal(t, int64(5), results[2].answers[1].part)
 			assert.Equal(t, []string{"c2"}, answerKeys(results[2].answers[1:])[1])
-			c.mu.Lock()
-			assert.Empty(t, c.lines, "an idle line is forgotten")
-			c.mu.Unlock()
+			// The waiting calls return once their group's answers are in
+			// (g.done); sendWaited ends the line's request (finish) just
+			// after that, on its own goroutine.
+			assert.Eventually(t, func() bool {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				return len(c.lines) == 0
+			}, 5*time.Second, time.Millisecond, "an idle line is forgotten")
 		})
 	}
 }
