@@ -391,12 +391,30 @@ func (b *answerBudget) add(out, part []byte) ([]byte, error) {
 	if err != nil {
 		return out, err
 	}
-	if size > cap(out) {
-		grown := make([]byte, len(out), size)
-		copy(grown, out)
-		out = grown
+	return append(growTo(out, size), part...), nil
+}
+
+// growTo returns out with a capacity of size at least: out itself when it
+// has room, else a copy in a buffer of exactly size bytes.
+func growTo(out []byte, size int) []byte {
+	if size <= cap(out) {
+		return out
 	}
-	return append(out, part...), nil
+	grown := make([]byte, len(out), size)
+	copy(grown, out)
+	return grown
+}
+
+// charge counts an answer buffer of size bytes against the budget (what
+// was charged for the answer before counts towards it).
+func (b *answerBudget) charge(size int) error {
+	if size > b.charged {
+		if err := b.ch.Acquire(b.ctx, int64(size-b.charged)); err != nil {
+			return budgetError(err, "the answer")
+		}
+		b.charged = size
+	}
+	return nil
 }
 
 // tooLarge is add's refusal of an answer past the cap.
@@ -414,15 +432,10 @@ func (b *answerBudget) reserveExact(out []byte, size int) ([]byte, error) {
 	if size <= cap(out) {
 		return out, nil
 	}
-	if size > b.charged {
-		if err := b.ch.Acquire(b.ctx, int64(size-b.charged)); err != nil {
-			return out, budgetError(err, "the answer")
-		}
-		b.charged = size
+	if err := b.charge(size); err != nil {
+		return out, err
 	}
-	grown := make([]byte, len(out), size)
-	copy(grown, out)
-	return grown, nil
+	return growTo(out, size), nil
 }
 
 // reserve checks that an answer of need bytes fits the cap and, when need
@@ -438,11 +451,8 @@ func (b *answerBudget) reserve(need, capacity int) (int, error) {
 		return capacity, nil
 	}
 	size := min(max(need, 2*capacity), b.limit)
-	if size > b.charged {
-		if err := b.ch.Acquire(b.ctx, int64(size-b.charged)); err != nil {
-			return capacity, budgetError(err, "the answer")
-		}
-		b.charged = size
+	if err := b.charge(size); err != nil {
+		return capacity, err
 	}
 	return size, nil
 }
@@ -505,13 +515,10 @@ func (w *answerBody) add() error {
 	case w.own == nil && have+len(part) <= maxPooledAnswer:
 		w.resp.AppendBody(part)
 	case w.own == nil:
-		w.own = append(append(make([]byte, 0, size), w.resp.Body()...), part...)
+		w.own = append(append(growTo(nil, size), w.resp.Body()...), part...)
 		w.resp.ResetBody()
 	default:
-		if size > cap(w.own) {
-			w.own = append(make([]byte, 0, size), w.own...)
-		}
-		w.own = append(w.own, part...)
+		w.own = append(growTo(w.own, size), part...)
 	}
 	*w.part = part[:0]
 	return nil

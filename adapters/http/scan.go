@@ -194,10 +194,7 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cursor, caughtUp := res.Cursor, res.CaughtUp
-	if n < len(res.Records) {
-		cursor, caughtUp = res.CursorAfter(n), false
-	}
+	cursor, caughtUp := scanEnd(&res, n)
 	addLogAttrs(c, "table", path.String(), "records", n, "caught_up", caughtUp)
 	if ndjson {
 		c.Set(fiber.HeaderContentType, MIMEApplicationNDJSON)
@@ -209,6 +206,27 @@ func (a *api) scanRecords(c *fiber.Ctx) error {
 		c.Set(HeaderScanCaughtUp, strconv.FormatBool(caughtUp))
 	}
 	return c.Send(out)
+}
+
+// scanEnd is the cursor and caught_up of an answer that holds the first n
+// of res's records: res's own when it holds them all, else the cursor that
+// resumes after record n-1 and caught_up false.
+func scanEnd(res *application.ScanResult, n int) (cursor string, caughtUp bool) {
+	if n < len(res.Records) {
+		return res.CursorAfter(n), false
+	}
+	return res.Cursor, res.CaughtUp
+}
+
+// appendScanEnd appends the members that end a scan answer after its
+// records, `"cursor":"…","caught_up":…}` (the JSON answer's object, or the
+// last line of an NDJSON answer, opened by the caller).
+func appendScanEnd(b []byte, cursor string, caughtUp bool) []byte {
+	b = append(b, `"cursor":`...)
+	b = appendJSONString(b, cursor)
+	b = append(b, `,"caught_up":`...)
+	b = strconv.AppendBool(b, caughtUp)
+	return append(b, '}')
 }
 
 // maxHeaderCursor is the longest cursor sent in HeaderScanCursor (a cursor
@@ -300,24 +318,13 @@ func renderScanAnswer(ab *answerBudget, res *application.ScanResult, ndjson bool
 	if n > 0 {
 		size -= extra
 	}
-	cursor, caughtUp := res.Cursor, res.CaughtUp
-	if n < len(res.Records) {
-		cursor, caughtUp = res.CursorAfter(n), false
-	}
+	cursor, caughtUp := scanEnd(res, n)
 	ab.limit += tail
 	var part []byte
 	if ndjson {
-		part = append(part, '{')
+		part = append(appendScanEnd(append(part, '{'), cursor, caughtUp), '\n')
 	} else {
-		part = append(part, "],"...)
-	}
-	part = append(part, `"cursor":`...)
-	part = appendJSONString(part, cursor)
-	part = append(part, `,"caught_up":`...)
-	part = strconv.AppendBool(part, caughtUp)
-	part = append(part, '}')
-	if ndjson {
-		part = append(part, '\n')
+		part = appendScanEnd(append(part, "],"...), cursor, caughtUp)
 	}
 	// The answer in one buffer of its exact size.
 	if out, err = ab.reserveExact(out, size+len(part)); err != nil {
@@ -426,16 +433,8 @@ func writeScanLines(ctx context.Context, ch *membudget.Charge, out *streamOut, r
 			break
 		}
 	}
-	var line []byte
-	cursor, caughtUp := res.Cursor, res.CaughtUp
-	if n < len(res.Records) {
-		cursor, caughtUp = res.CursorAfter(n), false
-	}
-	line = append(line[:0], `{"cursor":`...)
-	line = appendJSONString(line, cursor)
-	line = append(line, `,"caught_up":`...)
-	line = strconv.AppendBool(line, caughtUp)
-	line = append(line, "}\n"...)
+	cursor, caughtUp := scanEnd(res, n)
+	line := append(appendScanEnd([]byte{'{'}, cursor, caughtUp), '\n')
 	if _, err := out.Write(line); err != nil {
 		return n, err
 	}

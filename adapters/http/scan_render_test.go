@@ -59,19 +59,10 @@ func renderScanOneByOne(ab *answerBudget, res *application.ScanResult, ndjson bo
 		cursor, caughtUp = "cut-"+strconv.Itoa(n), false
 	}
 	ab.limit += tail
-	part = part[:0]
 	if ndjson {
-		part = append(part, '{')
+		part = append(appendScanEnd(append(part[:0], '{'), cursor, caughtUp), '\n')
 	} else {
-		part = append(part, "],"...)
-	}
-	part = append(part, `"cursor":`...)
-	part = appendJSONString(part, cursor)
-	part = append(part, `,"caught_up":`...)
-	part = strconv.AppendBool(part, caughtUp)
-	part = append(part, '}')
-	if ndjson {
-		part = append(part, '\n')
+		part = appendScanEnd(append(part[:0], "],"...), cursor, caughtUp)
 	}
 	out, err = ab.add(out, part)
 	return out, n, err
