@@ -22,17 +22,7 @@ import (
 
 // bench10Table is the primary-key table of make bench-native
 // (tests/bench-native/BenchNative.java, tools/load -schema bench10).
-const bench10Table = `{"table_name":"bench10","columns":[
- {"name":"k","data_type":{"type":"BIGINT"},"nullable":false},
- {"name":"name","data_type":{"type":"STRING"}},
- {"name":"amount","data_type":{"type":"DECIMAL","precision":18,"scale":2}},
- {"name":"qty","data_type":{"type":"INTEGER"}},
- {"name":"price","data_type":{"type":"DOUBLE"}},
- {"name":"flag","data_type":{"type":"BOOLEAN"}},
- {"name":"day","data_type":{"type":"DATE"}},
- {"name":"ts","data_type":{"type":"TIMESTAMP_WITH_LOCAL_TIME_ZONE","precision":3}},
- {"name":"note","data_type":{"type":"STRING"}},
- {"name":"raw","data_type":{"type":"BYTES"}}],
+const bench10Table = `{"table_name":"bench10","columns":` + bench10.ColumnsJSON + `,
  "primary_key":["k"],"distribution":{"bucket_count":4,"bucket_keys":["k"]}}`
 
 // bench10Entry appends upsert entry i as tools/load -schema bench10 writes

@@ -12,6 +12,20 @@ import (
 	"time"
 )
 
+// ColumnsJSON is the table's columns in the gateway's create-table body
+// (Fluss's DataType JSON): a JSON array.
+const ColumnsJSON = `[
+ {"name":"k","data_type":{"type":"BIGINT"},"nullable":false},
+ {"name":"name","data_type":{"type":"STRING"}},
+ {"name":"amount","data_type":{"type":"DECIMAL","precision":18,"scale":2}},
+ {"name":"qty","data_type":{"type":"INTEGER"}},
+ {"name":"price","data_type":{"type":"DOUBLE"}},
+ {"name":"flag","data_type":{"type":"BOOLEAN"}},
+ {"name":"day","data_type":{"type":"DATE"}},
+ {"name":"ts","data_type":{"type":"TIMESTAMP_WITH_LOCAL_TIME_ZONE","precision":3}},
+ {"name":"note","data_type":{"type":"STRING"}},
+ {"name":"raw","data_type":{"type":"BYTES"}}]`
+
 // FloorMod is a mod m in [0, m) for m > 0 (Java's Math.floorMod, which
 // BenchNative.java uses for the same columns).
 func FloorMod(a, m int64) int64 {

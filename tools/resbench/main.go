@@ -44,6 +44,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fluss-gateway/fluss-gateway-go/internal/bench10"
 	"github.com/fluss-gateway/fluss-gateway-go/tools/internal/benchkit"
 )
 
@@ -227,17 +228,8 @@ func (b *bench) checkRSS(r *result) {
 
 // Tables.
 
-var benchColumns = `[
- {"name":"k","data_type":{"type":"BIGINT"},"nullable":false},
- {"name":"name","data_type":{"type":"STRING"}},
- {"name":"amount","data_type":{"type":"DECIMAL","precision":18,"scale":2}},
- {"name":"qty","data_type":{"type":"INTEGER"}},
- {"name":"price","data_type":{"type":"DOUBLE"}},
- {"name":"flag","data_type":{"type":"BOOLEAN"}},
- {"name":"day","data_type":{"type":"DATE"}},
- {"name":"ts","data_type":{"type":"TIMESTAMP_WITH_LOCAL_TIME_ZONE","precision":3}},
- {"name":"note","data_type":{"type":"STRING"}},
- {"name":"raw","data_type":{"type":"BYTES"}}]`
+// benchColumns are the bench10 table's columns (make bench-native's).
+var benchColumns = bench10.ColumnsJSON
 
 func (b *bench) createTable(name, columns, pk string, buckets int) error {
 	body := `{"table_name":"` + name + `","columns":` + columns + `,"distribution":{"bucket_count":` + strconv.Itoa(buckets) + `}`
