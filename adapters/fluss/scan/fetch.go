@@ -239,6 +239,23 @@ func hasRecords(resp *flusspb.FetchLogResponse) bool {
 	return false
 }
 
+// nextBatch cuts the first log batch off b by its LOG_OVERHEAD (base
+// offset, then the length of the rest; fluss-common LogRecordBatchFormat):
+// the batch and what follows it. It returns no batch when b holds no whole
+// batch (shorter than LOG_OVERHEAD or than its length says: the server cut
+// the answer at its byte limit), and a negative length as read.
+func nextBatch(b []byte) (batch, rest []byte, length int32) {
+	if len(b) < record.LogOverhead {
+		return nil, b, 0
+	}
+	length = int32(binary.LittleEndian.Uint32(b[8:]))
+	size := int64(length) + record.LogOverhead
+	if length < 0 || size > int64(len(b)) {
+		return nil, b, length
+	}
+	return b[:size], b[size:], length
+}
+
 // decodeBucket decodes the batches of one bucket's answer into fb, skipping
 // records below the fetch offset and stopping after limit records (no
 // limit when negative). A truncated last batch (the server cut the answer
@@ -248,20 +265,15 @@ func (s *Scanner) decodeBucket(ctx context.Context, t *meta.Table, plan *plan, f
 		fb.Records = slices.Grow(fb.Records, n) // room once for the records decoded ahead
 	}
 	for pos := 0; len(b) > 0; pos++ {
-		if len(b) < record.LogOverhead {
-			break
-		}
-		length := int32(binary.LittleEndian.Uint32(b[8:]))
+		batch, rest, length := nextBatch(b)
 		if length < 0 {
 			return &domain.Error{Kind: domain.KindBackend,
 				Message: fmt.Sprintf("%s: a log batch at offset %d has a negative length", where(t.Path(), fb.LogBucket), fb.NextOffset)}
 		}
-		size := int64(length) + record.LogOverhead
-		if size > int64(len(b)) {
+		if batch == nil {
 			break // truncated by the server's byte limit: read it next time
 		}
-		batch := b[:size]
-		b = b[size:]
+		b = rest
 		before := len(fb.Records)
 		records, next, err := s.decodeBatch(ctx, t, plan, batch, fb.NextOffset, limit, jobAt(ahead, pos, batch), fb.Records)
 		if err != nil {

@@ -2,7 +2,6 @@ package scan
 
 import (
 	"context"
-	"encoding/binary"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -90,14 +89,12 @@ func planAhead(buckets []aheadBucket, maxRecords, n int) ([]*batchJob, [][]*batc
 			}
 		}
 		from, b := ab.from, ab.records
-		for pos := 0; len(b) >= record.LogOverhead; pos++ {
-			length := int32(binary.LittleEndian.Uint32(b[8:]))
-			size := int64(length) + record.LogOverhead
-			if length < 0 || size > int64(len(b)) {
+		for pos := 0; ; pos++ {
+			batch, rest, _ := nextBatch(b)
+			if batch == nil {
 				break
 			}
-			batch := b[:size]
-			b = b[size:]
+			b = rest
 			h, _, err := record.ReadLogBatchNoCRC(batch)
 			if err != nil {
 				break
