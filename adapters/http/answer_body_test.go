@@ -86,8 +86,7 @@ func TestAnswerBodyChargesLikeAnOwnBuffer(t *testing.T) {
 			assert.Equal(t, string(out), rendered)
 			assert.Equal(t, own.ch.Held(), pooled.ch.Held())
 			if !tc.fails {
-				require.NoError(t, w.addString("]}"))
-				w.finish()
+				require.NoError(t, w.finish("]}"))
 				assert.Equal(t, want.String()+"]}", string(resp.Body()))
 			}
 		})

@@ -524,14 +524,19 @@ func (w *answerBody) add() error {
 	return nil
 }
 
-// finish makes the rendered answer the response's body (an answer of its
-// own is handed over without a copy). Call it once the answer is complete,
-// not after a refusal: the error answer replaces the body then.
-func (w *answerBody) finish() {
+// finish appends closing, the answer's last bytes (charged like add), and
+// makes the rendered answer the response's body (an answer of its own is
+// handed over without a copy). Not after a refusal: the error answer
+// replaces the body then.
+func (w *answerBody) finish(closing string) error {
+	if err := w.addString(closing); err != nil {
+		return err
+	}
 	if w.own != nil {
 		w.resp.SetBodyRaw(w.own)
 		w.own = nil
 	}
+	return nil
 }
 
 // addString appends s to the answer (charged like add).

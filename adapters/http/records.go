@@ -445,10 +445,9 @@ func (a *api) lookupRecords(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	if err := w.addString("]}"); err != nil {
+	if err := w.finish("]}"); err != nil {
 		return err
 	}
-	w.finish()
 	addLogAttr(c, slog.String("table", path.String()), slog.Int("keys", len(res.Response.Results)), slog.Int("found", found))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return nil
@@ -530,10 +529,9 @@ func (a *api) prefixLookupRecords(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	if err := w.addString("]}"); err != nil {
+	if err := w.finish("]}"); err != nil {
 		return err
 	}
-	w.finish()
 	addLogAttr(c, slog.String("table", path.String()), slog.Int("prefixes", len(res.Response.Results)), slog.Int("rows_returned", rows))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return nil
