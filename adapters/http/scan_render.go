@@ -143,11 +143,7 @@ func (r *scanRender) renderChunk(render *scanRenderer, c *renderedChunk) (err er
 			return budgetError(err, "the answer")
 		}
 		charged = size
-		if size > cap(buf) {
-			grown := make([]byte, len(buf), size)
-			copy(grown, buf)
-			buf = grown
-		}
+		buf = growTo(buf, size)
 		return nil
 	}
 	if cap(buf) > 0 {
