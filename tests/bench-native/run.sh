@@ -52,7 +52,7 @@
 # Environment:
 #   BENCH_ROUNDS (3)          measured rounds per mode and side, after a warm-up round
 #                             (BENCH_WARMUP_ROUND=0: none) whose results are not counted
-#   BENCH_ROWS (200000)       measured rows per run; BENCH_WARMUP_ROWS (50000) before them
+#   BENCH_ROWS (500000)       measured rows per run; BENCH_WARMUP_ROWS (50000) before them
 #   BENCH_ENTRIES (500)       entries per gateway request; BENCH_CONCURRENCY (16) requests in flight
 #   BENCH_MODES ("pk log")
 #   BENCH_SWEEP (0)           1: also the gateway at entries 100/500/2000 × concurrency 4/8/16/32
@@ -88,7 +88,7 @@ source tests/bench-native/common.sh
 OUT="$ROOT/.cache/bench-native"
 mkdir -p "$OUT"
 ROUNDS=${BENCH_ROUNDS:-3}
-ROWS=${BENCH_ROWS:-200000}
+ROWS=${BENCH_ROWS:-500000}
 WARM=${BENCH_WARMUP_ROWS:-50000}
 ENTRIES=${BENCH_ENTRIES:-500}
 CONC=${BENCH_CONCURRENCY:-16}
