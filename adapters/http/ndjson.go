@@ -533,9 +533,13 @@ func (s *verdictSink) send(c *fiber.Ctx) error {
 // been written before it.
 func (s *verdictSink) written() string {
 	if s.rows == 0 {
-		return "no entry had been written before it"
+		return "no earlier entry had been written"
 	}
-	msg := fmt.Sprintf("%d other entries had already been handed to the writer: %d written, %d failed", s.rows, s.ok, s.rows-s.ok)
+	entries := "entries"
+	if s.rows == 1 {
+		entries = "entry"
+	}
+	msg := fmt.Sprintf("%d other %s had already been handed to the writer: %d written, %d failed", s.rows, entries, s.ok, s.rows-s.ok)
 	if len(s.firstFail) > 0 {
 		msg += " (failed: " + strings.Join(s.firstFail, ", ")
 		if s.rows-s.ok > len(s.firstFail) {
@@ -559,7 +563,9 @@ func streamStop(err error, sink *verdictSink, what string) error {
 	}
 	prefix := what
 	if out.Message != "" {
-		prefix += ": " + out.Message
+		// A message that ends a sentence (Fluss's do) loses its full stop
+		// before the clauses joined to it.
+		prefix += ": " + strings.TrimSuffix(out.Message, ".")
 	}
 	out.Message = prefix + "; " + sink.written() + "; nothing from there on was written"
 	return &out

@@ -171,3 +171,30 @@ func TestNDJSONDecoderWaitsForThePreviousChunk(t *testing.T) {
 	cancel()
 	assert.Equal(t, domain.KindTimeout, domain.KindOf(<-out))
 }
+
+// TestStreamStopMessage: the error that ends a streamed write joins its
+// cause (without the cause's full stop) to what was written before it, in
+// the grammatical number of the count.
+func TestStreamStopMessage(t *testing.T) {
+	notFound := &domain.Error{Kind: domain.KindNotFound, Message: "Table 'shop.nope' does not exist."}
+	for _, tc := range []struct {
+		name string
+		sink verdictSink
+		want string
+	}{
+		{"nothing before", verdictSink{},
+			"lines 1-2: Table 'shop.nope' does not exist; no earlier entry had been written; nothing from there on was written"},
+		{"one before", verdictSink{rows: 1, ok: 1},
+			"lines 1-2: Table 'shop.nope' does not exist; 1 other entry had already been handed to the writer: 1 written, 0 failed; nothing from there on was written"},
+		{"several before, one failed", verdictSink{rows: 3, ok: 2, firstFail: []string{"e2"}},
+			"lines 1-2: Table 'shop.nope' does not exist; 3 other entries had already been handed to the writer: 2 written, 1 failed (failed: e2); nothing from there on was written"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := streamStop(notFound, &tc.sink, "lines 1-2")
+			de := domain.AsError(err)
+			require.NotNil(t, de)
+			assert.Equal(t, tc.want, de.Message)
+			assert.Equal(t, domain.KindNotFound, de.Kind)
+		})
+	}
+}
