@@ -473,15 +473,22 @@ func (s *verdictSink) reserve(ids []string) {
 		need += len(ids) * 64
 	}
 	if len(s.succ) < sinkHead {
-		s.succ = make([]byte, sinkHead, sinkHead+need)
+		// send appends the failures and the closing bytes (sinkTail)
+		// after the successes: room for them too, or that append copies
+		// the whole answer into a new array.
+		s.succ = make([]byte, sinkHead, sinkHead+need+sinkTail)
 		return
 	}
-	s.succ = slices.Grow(s.succ, need)
+	s.succ = slices.Grow(s.succ, need+sinkTail)
 }
 
 // sinkHead is the room reserved for the answer's head: three counts and
 // the member names.
 const sinkHead = 96
+
+// sinkTail is the room reserved after the successes for what send appends
+// when no entry failed: `],"failures":[` and `]}`.
+const sinkTail = len(`],"failures":[]}`)
 
 // appendFailureFields appends a failed entry's fields after its id, as the
 // JSON body's answer spells them.
@@ -507,8 +514,8 @@ func (s *verdictSink) send(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, MIMEApplicationNDJSON)
 		return c.Send(s.out)
 	}
-	head := make([]byte, 0, sinkHead)
-	head = append(head, `{"row_count":`...)
+	var room [sinkHead]byte
+	head := append(room[:0], `{"row_count":`...)
 	head = strconv.AppendInt(head, int64(s.rows), 10)
 	head = append(head, `,"success_count":`...)
 	head = strconv.AppendInt(head, int64(s.ok), 10)

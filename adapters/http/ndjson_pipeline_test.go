@@ -198,3 +198,29 @@ func TestStreamStopMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestVerdictSinkReservesTail: the successes of a JSON answer to an NDJSON
+// body are appended into the room reserve made, with room left for what
+// send appends after them, so the answer is never copied into a new array;
+// also when the body came in several chunks.
+func TestVerdictSinkReservesTail(t *testing.T) {
+	for _, chunks := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d chunks", chunks), func(t *testing.T) {
+			var s verdictSink
+			line := 0
+			for range chunks {
+				ids := make([]string, 500)
+				for i := range ids {
+					ids[i] = fmt.Sprintf("e%d", line+i)
+				}
+				s.reserve(ids)
+				for _, id := range ids {
+					line++
+					s.add(line, id, domain.EntryResult{})
+				}
+			}
+			require.Equal(t, 500*chunks, s.ok)
+			assert.GreaterOrEqual(t, cap(s.succ)-len(s.succ), sinkTail)
+		})
+	}
+}
