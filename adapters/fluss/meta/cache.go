@@ -133,8 +133,20 @@ func New(call Caller, opts Options) *Cache {
 // the same run. The run uses a context detached from the callers' (bounded by
 // LoadTimeout), so that one caller giving up does not fail the others.
 func (c *Cache) do(ctx context.Context, key string, load func(context.Context) error) error {
+	return c.doUnless(ctx, key, nil, load)
+}
+
+// doUnless is do, except that when no run for key is in flight and done
+// (called with mu held) reports true, nothing is loaded: a caller that
+// found the cache empty and a concurrent run that filled it in the
+// meantime (and left) cost one load, not two.
+func (c *Cache) doUnless(ctx context.Context, key string, done func() bool, load func(context.Context) error) error {
 	c.mu.Lock()
 	f, ok := c.flights[key]
+	if !ok && done != nil && done() {
+		c.mu.Unlock()
+		return nil
+	}
 	if !ok {
 		f = &flight{done: make(chan struct{})}
 		c.flights[key] = f

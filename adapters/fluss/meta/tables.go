@@ -61,7 +61,7 @@ func (c *Cache) Table(ctx context.Context, path domain.TablePath) (*Table, error
 		return t, nil
 	}
 	c.mu.Unlock()
-	return c.Reload(ctx, path)
+	return c.reloadFrom(ctx, path, Any(), true)
 }
 
 // reloadInBackground starts a reload of path unless one is in flight; its
@@ -124,10 +124,18 @@ func (c *Cache) Reload(ctx context.Context, path domain.TablePath) (*Table, erro
 
 // reload is Reload with the metadata asked of to (Any() or Coordinator()).
 func (c *Cache) reload(ctx context.Context, path domain.TablePath, to Dest) (*Table, error) {
+	return c.reloadFrom(ctx, path, to, false)
+}
+
+// reloadFrom is reload; missing (Table's cache miss) makes its first load
+// one that is skipped when the table is cached by the time it would start
+// (a concurrent load filled the cache and finished after the miss).
+func (c *Cache) reloadFrom(ctx context.Context, path domain.TablePath, to Dest, missing bool) (*Table, error) {
 	deadline := c.opts.Now().Add(c.opts.CatchUpWait)
 	wait := backoff.Policy{Initial: 25 * time.Millisecond, Max: 200 * time.Millisecond}.Start()
 	for {
-		t, err := c.reloadOnce(ctx, path, to)
+		t, err := c.reloadOnce(ctx, path, to, missing)
+		missing = false
 		if err != nil || !c.behind(path, t) {
 			return t, err
 		}
@@ -145,12 +153,16 @@ func (c *Cache) reload(ctx context.Context, path domain.TablePath, to Dest) (*Ta
 }
 
 // reloadOnce is one Reload load, asked of to.
-func (c *Cache) reloadOnce(ctx context.Context, path domain.TablePath, to Dest) (*Table, error) {
+func (c *Cache) reloadOnce(ctx context.Context, path domain.TablePath, to Dest, missing bool) (*Table, error) {
 	key := "t:" + path.String()
 	if to.Kind == ToCoordinator {
 		key = "c:" + path.String()
 	}
-	err := c.do(ctx, key, func(ctx context.Context) error {
+	var cached func() bool
+	if missing {
+		cached = func() bool { e, ok := c.tables.Get(path); return ok && e.table != nil }
+	}
+	err := c.doUnless(ctx, key, cached, func(ctx context.Context) error {
 		return c.fetchFrom(ctx, to, &flusspb.MetadataRequest{TablePath: []*flusspb.PbTablePath{pbPath(path)}}, path)
 	})
 	if err != nil {
