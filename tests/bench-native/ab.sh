@@ -72,12 +72,7 @@ bash deployments/local/fluss-cluster.sh fetch >&2
 bench_java_build tests/bench-native/BenchNative.java
 
 # ---------------------------------------------------------------- cluster and gateways
-export FLUSS_PORT=${BENCH_PORT:-47123} FLUSS_SASL_PORT=${BENCH_SASL_PORT:-47124} FLUSS_ZK_PORT=${BENCH_ZK_PORT:-47181}
-export FLUSS_STATE_DIR="$ROOT/.cache/fluss-bench-ab" FLUSS_TABLET_SERVERS=1 FLUSS_REPLICATION_FACTOR=1
-echo "==> A/B cluster on port $FLUSS_PORT" >&2
-gw_cluster_start
-BOOT=$GW_RUN_BOOTSTRAP
-FPIDS=$(cat "$FLUSS_STATE_DIR"/run/*.pid | paste -sd,)
+bench_cluster_start "A/B cluster" fluss-bench-ab "${BENCH_PORT:-47123}" "${BENCH_SASL_PORT:-47124}" "${BENCH_ZK_PORT:-47181}"
 start_gateway() { # side port
   FLUSS_GATEWAY__REST__LISTEN=127.0.0.1:$2 FLUSS_GATEWAY__METRICS__ENABLED=false \
   FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS=$BOOT \

@@ -1,6 +1,16 @@
-# Sourced (not run) by tests/bench-native/run.sh, scan.sh and ab.sh, from the
-# repository root with ROOT set. It sets GO, JAVA and V (FLUSS_VERSION) and
-# defines what both do the same way:
+# Sourced (not run) by tests/bench-native/run.sh, scan.sh, ab.sh and
+# knobs.sh, from the repository root with ROOT set. It sets GO, JAVA and V
+# (FLUSS_VERSION) and defines what they do the same way:
+#   bench_build_writes       fetches the Fluss jars, compiles BenchNative.java
+#                            (bench_java_build) and builds $OUT/fluss-gateway
+#                            and $OUT/load (tools/load)
+#   bench_cluster_start LABEL STATE PORT SASL_PORT ZK_PORT
+#                            starts a local cluster of V with one tablet server
+#                            (replication 1), its state in .cache/STATE, on
+#                            those ports (gw_cluster_start of
+#                            tests/lib/gateway-run.sh, sourced first, which
+#                            stops it on exit); sets BOOT to its address and
+#                            FPIDS to its processes' pids, comma-separated
 #   bench_java_build SRC...  compiles the Java sources against the Fluss client
 #                            jar of V under FLUSS_HOME (.cache/fluss) into
 #                            $OUT/classes and sets CP to run them
@@ -26,6 +36,22 @@ bench_java_build() {
   mkdir -p "$OUT/classes"
   javac -nowarn -cp "$CP" -d "$OUT/classes" "$@"
   CP="$CP:$OUT/classes"
+}
+
+bench_build_writes() {
+  bash deployments/local/fluss-cluster.sh fetch >&2
+  bench_java_build tests/bench-native/BenchNative.java
+  $GO build -o "$OUT/fluss-gateway" ./bootstrap/cmd/gateway
+  $GO build -o "$OUT/load" ./tools/load
+}
+
+bench_cluster_start() {
+  export FLUSS_VERSION=$V FLUSS_PORT=$3 FLUSS_SASL_PORT=$4 FLUSS_ZK_PORT=$5
+  export FLUSS_STATE_DIR="$ROOT/.cache/$2" FLUSS_TABLET_SERVERS=1 FLUSS_REPLICATION_FACTOR=1
+  echo "==> $1 on port $FLUSS_PORT" >&2
+  gw_cluster_start
+  BOOT=$GW_RUN_BOOTSTRAP
+  FPIDS=$(cat "$FLUSS_STATE_DIR"/run/*.pid | paste -sd,)
 }
 
 jrun() { "$JAVA" --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$CP" "$@" 2> >(grep -v -e '^SLF4J' -e 'StatusLogger' >&2); }

@@ -40,15 +40,8 @@ OP=upsert
 
 GW_RUN_LABEL="the knobs cluster"
 source tests/lib/gateway-run.sh
-bash deployments/local/fluss-cluster.sh fetch >&2
-bench_java_build tests/bench-native/BenchNative.java
-$GO build -o "$OUT/fluss-gateway" ./bootstrap/cmd/gateway
-$GO build -o "$OUT/load" ./tools/load
-export FLUSS_PORT=47123 FLUSS_SASL_PORT=47124 FLUSS_ZK_PORT=47181
-export FLUSS_STATE_DIR="$ROOT/.cache/fluss-knobs" FLUSS_TABLET_SERVERS=1 FLUSS_REPLICATION_FACTOR=1
-gw_cluster_start
-BOOT=$GW_RUN_BOOTSTRAP
-FPIDS=$(cat "$FLUSS_STATE_DIR"/run/*.pid | paste -sd,)
+bench_build_writes
+bench_cluster_start "knobs cluster" fluss-knobs 47123 47124 47181
 DB="knobs_$(date +%s)"
 names=()
 for r in $(seq 0 "$ROUNDS"); do

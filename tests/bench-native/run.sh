@@ -111,23 +111,14 @@ GW_RUN_LABEL="the benchmark cluster"
 source tests/lib/gateway-run.sh
 
 # ---------------------------------------------------------------- build
-bash deployments/local/fluss-cluster.sh fetch >&2
-bench_java_build tests/bench-native/BenchNative.java
-$GO build -o "$OUT/fluss-gateway" ./bootstrap/cmd/gateway
-$GO build -o "$OUT/load" ./tools/load
+bench_build_writes
 
 # ---------------------------------------------------------------- cluster
 if [[ -z ${BENCH_BOOTSTRAP:-} ]]; then
-  export FLUSS_PORT=${BENCH_PORT:-48123} FLUSS_SASL_PORT=${BENCH_SASL_PORT:-48124} FLUSS_ZK_PORT=${BENCH_ZK_PORT:-48181}
-  export FLUSS_STATE_DIR="$ROOT/.cache/fluss-bench"
-  export FLUSS_TABLET_SERVERS=1 FLUSS_REPLICATION_FACTOR=1
-  echo "==> benchmark cluster on port $FLUSS_PORT" >&2
-  gw_cluster_start
-  BENCH_BOOTSTRAP=$GW_RUN_BOOTSTRAP
-  BENCH_FLUSS_PIDS=$(cat "$FLUSS_STATE_DIR"/run/*.pid | paste -sd,)
+  bench_cluster_start "benchmark cluster" fluss-bench "${BENCH_PORT:-48123}" "${BENCH_SASL_PORT:-48124}" "${BENCH_ZK_PORT:-48181}"
+else
+  BOOT=$BENCH_BOOTSTRAP FPIDS=${BENCH_FLUSS_PIDS:-}
 fi
-BOOT=$BENCH_BOOTSTRAP
-FPIDS=${BENCH_FLUSS_PIDS:-}
 
 # ---------------------------------------------------------------- gateway
 pprof_env=()

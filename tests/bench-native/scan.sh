@@ -43,13 +43,7 @@ GW_RUN_LABEL="the scan benchmark cluster"
 source tests/lib/gateway-run.sh
 BOOT=${BENCH_BOOTSTRAP:-}
 if [[ -z $BOOT ]]; then
-  export FLUSS_VERSION=$V
-  export FLUSS_PORT=${BENCH_PORT:-48123} FLUSS_SASL_PORT=${BENCH_SASL_PORT:-48124} FLUSS_ZK_PORT=${BENCH_ZK_PORT:-48181}
-  export FLUSS_STATE_DIR="$ROOT/.cache/fluss-bench"
-  export FLUSS_TABLET_SERVERS=1 FLUSS_REPLICATION_FACTOR=1
-  echo "==> scan benchmark cluster on port $FLUSS_PORT" >&2
-  gw_cluster_start
-  BOOT=$GW_RUN_BOOTSTRAP
+  bench_cluster_start "scan benchmark cluster" fluss-bench "${BENCH_PORT:-48123}" "${BENCH_SASL_PORT:-48124}" "${BENCH_ZK_PORT:-48181}"
 fi
 
 bench_java_build tests/bench-native/BenchNative.java tests/bench-native/ScanNative.java
