@@ -25,10 +25,6 @@ import (
 const bench10Table = `{"table_name":"bench10","columns":` + bench10.ColumnsJSON + `,
  "primary_key":["k"],"distribution":{"bucket_count":4,"bucket_keys":["k"]}}`
 
-// bench10Entry appends upsert entry i as tools/load -schema bench10 writes
-// it.
-func bench10Entry(b []byte, i int64) []byte { return bench10.AppendUpsert(b, i) }
-
 // verdictWriter answers every entry with a success, as the Fluss writer
 // does (one domain.EntryResult per entry, allocated per call), and keeps
 // nothing.
@@ -72,7 +68,7 @@ func BenchmarkWriteListener(b *testing.B) {
 			if i > 0 {
 				body = append(body, ',')
 			}
-			body = bench10Entry(body, int64(c*entries+i))
+			body = bench10.AppendUpsert(body, int64(c*entries+i))
 		}
 		body = append(body, "]}"...)
 		reqs[c] = fmt.Appendf(nil, "POST %s/d/tables/bench10/records HTTP/1.1\r\nHost: bench\r\n"+

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluss-gateway/fluss-gateway-go/internal/bench10"
 )
 
 // Arrow IPC bodies (-body arrow): the rows benchRow renders as JSON, as one
@@ -42,11 +44,11 @@ func benchArrowBodies(from, to int64, per int) ([][]byte, error) {
 		for i := start; i < end; i++ {
 			rb.Field(0).(*array.Int64Builder).Append(i)
 			rb.Field(1).(*array.StringBuilder).Append("user-" + strconv.FormatInt(i, 10))
-			rb.Field(2).(*array.Decimal128Builder).Append(decimal128.FromI64(floorMod(i*37, 1_000_000_000)))
-			rb.Field(3).(*array.Int32Builder).Append(int32(floorMod(i, 100_000)))
+			rb.Field(2).(*array.Decimal128Builder).Append(decimal128.FromI64(bench10.FloorMod(i*37, 1_000_000_000)))
+			rb.Field(3).(*array.Int32Builder).Append(int32(bench10.FloorMod(i, 100_000)))
 			rb.Field(4).(*array.Float64Builder).Append(float64(i) * 0.25)
 			rb.Field(5).(*array.BooleanBuilder).Append(i%2 == 0)
-			rb.Field(6).(*array.Date32Builder).Append(arrow.Date32(19000 + floorMod(i, 1000)))
+			rb.Field(6).(*array.Date32Builder).Append(arrow.Date32(19000 + bench10.FloorMod(i, 1000)))
 			rb.Field(7).(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000 + i))
 			rb.Field(8).(*array.StringBuilder).Append("payload-" + strconv.FormatInt(i, 10) + "-0123456789abcdef0123456789abcdef")
 			var raw [16]byte

@@ -43,13 +43,6 @@ type benchConfig struct {
 	body       string        // json (entries documents) or arrow (Arrow IPC streams, arrowbody.go)
 }
 
-// benchRow appends the JSON object of row i of the bench10 table (see
-// BenchNative.java).
-func benchRow(b []byte, i int64) []byte { return bench10.AppendRow(b, i) }
-
-// floorMod is Java's Math.floorMod, as BenchNative.java computes the columns.
-func floorMod(a, m int64) int64 { return bench10.FloorMod(a, m) }
-
 // benchBodies returns the request bodies for ids from..to-1, per entries.
 func benchBodies(op string, from, to int64, per int) [][]byte {
 	var out [][]byte
@@ -66,7 +59,7 @@ func benchBodies(op string, from, to int64, per int) [][]byte {
 			b = append(b, `","`...)
 			b = append(b, op...)
 			b = append(b, `":`...)
-			b = benchRow(b, i)
+			b = bench10.AppendRow(b, i)
 			b = append(b, '}')
 		}
 		out = append(out, append(b, "]}"...))

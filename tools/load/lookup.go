@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/fluss-gateway/fluss-gateway-go/internal/bench10"
 )
 
 // The lookup bench (-mode bench-lookup) is the gateway side of the lookup
@@ -46,7 +48,7 @@ func lookupID(j, tableRows int64) int64 {
 	if j%4 == 3 {
 		return 2_000_000_000 + j
 	}
-	return floorMod(j*7919, tableRows)
+	return bench10.FloorMod(j*7919, tableRows)
 }
 
 // lookupBodies returns the request bodies for keys first..first+n-1, per
@@ -86,7 +88,7 @@ type benchRowFields struct {
 }
 
 func (r benchRowFields) matches(id int64) bool {
-	return r.K == id && r.Name == "user-"+strconv.FormatInt(id, 10) && r.Qty == floorMod(id, 100_000) &&
+	return r.K == id && r.Name == "user-"+strconv.FormatInt(id, 10) && r.Qty == bench10.FloorMod(id, 100_000) &&
 		r.Note == "payload-"+strconv.FormatInt(id, 10)+"-0123456789abcdef0123456789abcdef"
 }
 

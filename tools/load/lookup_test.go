@@ -6,13 +6,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fluss-gateway/fluss-gateway-go/internal/bench10"
 )
 
 // row renders the checked columns of id's row as the gateway does (k, a
 // BIGINT, as a string), with an unchecked column between them.
 func benchRowJSON(id int64, name string) string {
 	return `{"k":"` + strconv.FormatInt(id, 10) + `","name":"` + name + `","amount":"1.00","qty":` +
-		strconv.FormatInt(floorMod(id, 100_000), 10) + `,"raw":{"x":[1,2]},"note":"payload-` + strconv.FormatInt(id, 10) +
+		strconv.FormatInt(bench10.FloorMod(id, 100_000), 10) + `,"raw":{"x":[1,2]},"note":"payload-` + strconv.FormatInt(id, 10) +
 		`-0123456789abcdef0123456789abcdef"}`
 }
 

@@ -228,9 +228,6 @@ func (b *bench) checkRSS(r *result) {
 
 // Tables.
 
-// benchColumns are the bench10 table's columns (make bench-native's).
-var benchColumns = bench10.ColumnsJSON
-
 func (b *bench) createTable(name, columns, pk string, buckets int) error {
 	body := `{"table_name":"` + name + `","columns":` + columns + `,"distribution":{"bucket_count":` + strconv.Itoa(buckets) + `}`
 	if pk != "" {
@@ -359,7 +356,7 @@ func (b *bench) writePoint(kind string, entries, conc int) error {
 	if kind == "log" {
 		pk = ""
 	}
-	if err := b.createTable(name, benchColumns, pk, 4); err != nil {
+	if err := b.createTable(name, bench10.ColumnsJSON, pk, 4); err != nil {
 		return err
 	}
 	requests := max(b.c.rowsPerPoint/entries, conc)
