@@ -23,7 +23,11 @@
 # BENCH_ROWS (200000) and BENCH_WARMUP_ROWS (30000) per run, BENCH_ENTRIES (500),
 # BENCH_CONCURRENCY (16); ports BENCH_PORT/BENCH_SASL_PORT/BENCH_ZK_PORT
 # (47123/47124/47181) of the cluster and BENCH_AB_GATEWAY_PORT (47088, and
-# the next one) of the gateways.
+# the next one) of the gateways. BENCH_AB_BODY (json) picks the request
+# bodies: json (entries documents), ndjson (the same entries one per line) or
+# arrow (Arrow IPC streams, log mode only; BENCH_ENTRIES then defaults to
+# 10000 rows a request and BENCH_CONCURRENCY to 4, as make bench-native's
+# Arrow runs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -33,8 +37,13 @@ MODES=${BENCH_AB_MODES:-pk log}
 ROUNDS=${BENCH_AB_ROUNDS:-3}
 ROWS=${BENCH_ROWS:-200000}
 WARM=${BENCH_WARMUP_ROWS:-30000}
-ENTRIES=${BENCH_ENTRIES:-500}
-CONC=${BENCH_CONCURRENCY:-16}
+BODY=${BENCH_AB_BODY:-json}
+case $BODY in
+  json|ndjson) ENTRIES=${BENCH_ENTRIES:-500} CONC=${BENCH_CONCURRENCY:-16} ;;
+  arrow) ENTRIES=${BENCH_ENTRIES:-10000} CONC=${BENCH_CONCURRENCY:-4} MODES=${BENCH_AB_MODES:-log}
+    [[ $MODES == log ]] || { echo "BENCH_AB_BODY=arrow takes BENCH_AB_MODES=log only" >&2; exit 2; } ;;
+  *) echo "BENCH_AB_BODY: json, ndjson or arrow, not $BODY" >&2; exit 2 ;;
+esac
 PAIRED=${BENCH_AB_PAIRED:-0}
 PORT0=${BENCH_AB_GATEWAY_PORT:-47088}
 OUT="$ROOT/.cache/bench-ab"
@@ -96,7 +105,7 @@ one() { # side mode table: one run, its JSON line appended to $RESULTS
   local side=$1 mode=$2 t=$3 op=upsert l0 r
   [[ $mode == log ]] && op=append
   l0=$(load1)
-  r=$("$OUT/load" -mode bench -schema bench10 -url "http://127.0.0.1:${PORT[$side]}" -db "$DB" -table "$t" -op "$op" \
+  r=$("$OUT/load" -mode bench -body "$BODY" -schema bench10 -url "http://127.0.0.1:${PORT[$side]}" -db "$DB" -table "$t" -op "$op" \
       -rows "$ENTRIES" -concurrency "$CONC" -warmup-rows "$WARM" -total-rows "$ROWS" -timeout 30s \
       -pid "${PID[$side]}" -fluss-pids "$FPIDS")
   echo "{\"side\":\"$side\",\"mode\":\"$mode\",\"load_before\":$l0,\"load_after\":$(load1),\"result\":$r}" >> "$RESULTS"
@@ -118,11 +127,11 @@ for mode in $MODES; do
 done
 
 # ---------------------------------------------------------------- report
-python3 - "$RESULTS" "$(getconf CLK_TCK)" "$BASE" "${HEAD_REV:-work tree $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)}" "$PAIRED" <<'EOF'
+python3 - "$RESULTS" "$(getconf CLK_TCK)" "$BASE" "${HEAD_REV:-work tree $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)}" "$PAIRED" "$BODY" <<'EOF'
 import json, statistics, sys
 rs = [json.loads(l) for l in open(sys.argv[1])]
 tick_us = 1e6 / int(sys.argv[2])
-print(f"base {sys.argv[3]}, head {sys.argv[4]}, {'paired (simultaneous)' if sys.argv[5] == '1' else 'sequential'} runs")
+print(f"base {sys.argv[3]}, head {sys.argv[4]}, {'paired (simultaneous)' if sys.argv[5] == '1' else 'sequential'} runs, {sys.argv[6]} bodies")
 for x in rs:
     r = x["result"]
     print(f"{x['mode']:3} {x['side']:4} load {x['load_before']:.2f}/{x['load_after']:.2f}  gateway {r['gateway_ticks'] * tick_us / r['rows']:.2f} µs/row  "
