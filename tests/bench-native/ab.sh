@@ -101,6 +101,7 @@ for mode in $MODES; do
 done
 
 # ---------------------------------------------------------------- runs
+for mode in $MODES; do : > "$OUT/verify-$mode.txt"; done
 one() { # side mode table: one run, its JSON line appended to $RESULTS
   local side=$1 mode=$2 t=$3 op=upsert l0 r
   [[ $mode == log ]] && op=append
@@ -109,6 +110,7 @@ one() { # side mode table: one run, its JSON line appended to $RESULTS
       -rows "$ENTRIES" -concurrency "$CONC" -warmup-rows "$WARM" -total-rows "$ROWS" -timeout 30s \
       -pid "${PID[$side]}" -fluss-pids "$FPIDS")
   echo "{\"side\":\"$side\",\"mode\":\"$mode\",\"load_before\":$l0,\"load_after\":$(load1),\"result\":$r}" >> "$RESULTS"
+  echo "$t=$((WARM + ROWS)):$ROWS" >> "$OUT/verify-$mode.txt"
 }
 for mode in $MODES; do
   n=0
@@ -124,6 +126,13 @@ for mode in $MODES; do
     fi
     n=$((n + 2))
   done
+done
+
+# ---------------------------------------------------------------- verify
+echo "==> checking that every row landed" >&2
+for mode in $MODES; do
+  mapfile -t specs < "$OUT/verify-$mode.txt"
+  jrun BenchNative verify "$BOOT" "$DB" "$mode" "${specs[@]}" >&2
 done
 
 # ---------------------------------------------------------------- report
