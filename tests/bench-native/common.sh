@@ -25,6 +25,15 @@
 #   load1                    prints the 1-minute load average
 #   bench_quiet SECONDS MAX  waits up to SECONDS for the 1-minute load average
 #                            to fall to MAX
+#   bench_settle SECONDS BUSY
+#                            waits up to SECONDS for one second in which the
+#                            machine's CPUs (/proc/stat, all processes and the
+#                            kernel's writeback) were busy less than BUSY
+#                            percent, and prints the busy percent of the last
+#                            second it measured: the work a run leaves behind
+#                            (the tablet server flushing and collecting the
+#                            rows of a 2,000,000-row Arrow run) must not fall
+#                            into the next run's measurement
 GO=${GO:-go}
 JAVA=${FLUSS_JAVA:-java}
 V=${FLUSS_VERSION:-0.9.1-incubating}
@@ -73,4 +82,20 @@ bench_quiet() {
   while (( waited < $1 )) && python3 -c "import sys; sys.exit(0 if float('$(load1)') > $2 else 1)"; do
     sleep 5; waited=$((waited + 5))
   done
+}
+
+bench_settle() {
+  python3 - "$1" "$2" <<'EOF'
+import sys, time
+def snap():
+    v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return sum(v), v[3] + v[4]  # all, idle + iowait
+limit, busy_max = time.monotonic() + float(sys.argv[1]), float(sys.argv[2])
+while True:
+    t0, i0 = snap(); time.sleep(1); t1, i1 = snap()
+    busy = 100 * (1 - (i1 - i0) / max(1, t1 - t0))
+    if busy < busy_max or time.monotonic() >= limit:
+        print(f"{busy:.1f}")
+        break
+EOF
 }

@@ -65,6 +65,11 @@
 #   BENCH_PAUSE (0)           seconds of rest before every run (a machine shared with other work)
 #   BENCH_MAX_LOAD (1.0)      1-minute load average above which a run is NOISY
 #   BENCH_QUIET_WAIT (0)      seconds each run may wait for the load average to fall to BENCH_MAX_LOAD
+#   BENCH_SETTLE (30)         seconds each run may wait, after that, for one second in which the machine's
+#                             CPUs were busy less than BENCH_SETTLE_BUSY (10) percent: what the previous run
+#                             left the cluster to do (a 2,000,000-row Arrow run's flushes and collections)
+#                             stays out of the next run; the busy percent before each run is kept in
+#                             results.jsonl and its range printed with the conditions
 #   BENCH_STRICT (0)          1: print no ratio computed from NOISY runs, exit 3 if there were any
 #   BENCH_LOOKUP (1)          0: no lookup runs; BENCH_LOOKUP_KEYS (200000) measured keys per run,
 #                             BENCH_LOOKUP_WARMUP (20000), BENCH_LOOKUP_BATCH (128) keys per request,
@@ -158,9 +163,13 @@ fi
 declare -A NEXT_GW NEXT_JAVA NEXT_GWA NEXT_GWN
 PPROF_ARGS=()
 MAX_LOAD=${BENCH_MAX_LOAD:-1.0}
-quiet() { bench_quiet "${BENCH_QUIET_WAIT:-0}" "$MAX_LOAD"; }
+BUSY=0
+quiet() { # the load average, then the settling of the previous run's work (sets BUSY)
+  bench_quiet "${BENCH_QUIET_WAIT:-0}" "$MAX_LOAD"
+  BUSY=$(bench_settle "${BENCH_SETTLE:-30}" "${BENCH_SETTLE_BUSY:-10}")
+}
 record() { # side kind mode table load_before result: one line of $RESULTS
-  echo "{\"side\":\"$1\",\"kind\":\"$2\",\"mode\":\"$3\",\"table\":\"$4\",\"load_before\":$5,\"load_after\":$(load1),\"result\":$6}" | tee -a "$RESULTS" >&2
+  echo "{\"side\":\"$1\",\"kind\":\"$2\",\"mode\":\"$3\",\"table\":\"$4\",\"load_before\":$5,\"load_after\":$(load1),\"busy_before\":$BUSY,\"result\":$6}" | tee -a "$RESULTS" >&2
 }
 gw_run() { # mode kind entries conc rows [rate]: one gateway run, its JSON result appended to $RESULTS
   local mode=$1 kind=$2 e=$3 c=$4 rows=$5 rate=${6:-0} op=upsert t r l0
@@ -348,6 +357,9 @@ print(f"Conditions: {os.environ['BENCH_CONDITIONS']}")
 if rs:
     print(f"1-minute load average: before the runs {min(x.get('load_before', 0) for x in rs):.2f}..{max(x.get('load_before', 0) for x in rs):.2f}, "
           f"after {min(x.get('load_after', 0) for x in rs):.2f}..{max(x.get('load_after', 0) for x in rs):.2f} (NOISY above {max_load})")
+    busy = [x["busy_before"] for x in rs if "busy_before" in x]
+    if busy:
+        print(f"CPUs busy in the second before each run (BENCH_SETTLE): {min(busy):.1f}..{max(busy):.1f} %")
 bad_runs = noisy(rs)
 if bad_runs:
     print(f"NOISY: {len(bad_runs)} of {len(rs)} runs started with the load average above {max_load}; "
@@ -420,6 +432,11 @@ if arrows:
               f"| {med([us(x['rows'], x['gateway_ticks']) for x in a]):.2f} µs | {med([us(x['rows'], x['fluss_ticks']) for x in a]):.2f} µs "
               f"| {max(x['gateway_hwm_kb'] for x in a) / 1024:.0f} MiB | {per_batch(ax)} |")
     print()
+    for m in arrows:
+        rr = [a["rows_per_s"] / b["rows_per_s"] for a, b in zip(res(sel("gateway-arrow", "main", m)), res(sel("gateway", "main", m)))]
+        if rr:
+            print(f"Arrow ÷ JSON in each round, {name.get(m, m)}: " + ", ".join(f"{x:.2f}" for x in rr) + f" (median {med(rr):.2f})")
+    print()
 ndjsons = [m for m in modes if sel("gateway-ndjson", "main", m)]
 if ndjsons:
     print("NDJSON bodies, the same entries one per line (issue 25; target: NDJSON ≥ 1.0× JSON documents):")
@@ -436,6 +453,14 @@ if ndjsons:
               f"| {med([x['p50_ms'] for x in n]):.1f} / {med([x['p99_ms'] for x in n]):.1f} "
               f"| {med([us(x['rows'], x['gateway_ticks']) for x in n]):.2f} µs | {gcpu} "
               f"| {max(x['gateway_hwm_kb'] for x in n) / 1024:.0f} MiB |")
+    print()
+    # The same round's two runs were made minutes apart, the machine's speed
+    # moving less between them than between rounds: their ratio per round
+    # shows the spread a median of each side hides.
+    for m in ndjsons:
+        rr = [a["rows_per_s"] / b["rows_per_s"] for a, b in zip(res(sel("gateway-ndjson", "main", m)), res(sel("gateway", "main", m)))]
+        if rr:
+            print(f"NDJSON ÷ JSON in each round, {name.get(m, m)}: " + ", ".join(f"{x:.2f}" for x in rr) + f" (median {med(rr):.2f})")
     print()
 phases = [("outside", "outside the handler (HTTP, body, answer)"), ("w-encode", "writer: encode + buffer"),
           ("w-queue", "writer: queued for a batch"), ("w-slot", "… of which waiting for an in-flight slot"),
