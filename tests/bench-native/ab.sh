@@ -129,11 +129,8 @@ for mode in $MODES; do
 done
 
 # ---------------------------------------------------------------- verify
-echo "==> checking that every row landed" >&2
-for mode in $MODES; do
-  mapfile -t specs < "$OUT/verify-$mode.txt"
-  jrun BenchNative verify "$BOOT" "$DB" "$mode" "${specs[@]}" >&2
-done
+# shellcheck disable=SC2086 # MODES is a list
+bench_verify $MODES
 
 # ---------------------------------------------------------------- report
 python3 - "$RESULTS" "$(getconf CLK_TCK)" "$BASE" "${HEAD_REV:-work tree $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)}" "$PAIRED" "$BODY" <<'EOF'

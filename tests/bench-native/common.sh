@@ -22,6 +22,11 @@
 #                            the extra environment, logging to $OUT/gateway.log;
 #                            sets gw_pid (tests/lib/gateway-run.sh stops it) and
 #                            waits for /ready
+#   bench_verify MODE...     checks that every row landed, for each mode the
+#                            runs listed in $OUT/verify-MODE.txt (lines
+#                            table=total rows:timed rows; BenchNative verify:
+#                            end offsets, for pk sampled keys too); a mode
+#                            without runs is skipped
 #   load1                    prints the 1-minute load average
 #   bench_quiet SECONDS MAX  waits up to SECONDS for the 1-minute load average
 #                            to fall to MAX
@@ -73,6 +78,16 @@ bench_gateway_start() {
     "$OUT/fluss-gateway" --config configs/local.yaml > "$OUT/gateway.log" 2>&1 &
   gw_pid=$!
   gw_await_ready "$GW_PORT" "$OUT/gateway.log" 150
+}
+
+bench_verify() {
+  local mode specs
+  echo "==> checking that every row landed" >&2
+  for mode in "$@"; do
+    mapfile -t specs < "$OUT/verify-$mode.txt"
+    (( ${#specs[@]} )) || continue
+    jrun BenchNative verify "$BOOT" "$DB" "$mode" "${specs[@]}" >&2
+  done
 }
 
 load1() { cut -d' ' -f1 /proc/loadavg; }

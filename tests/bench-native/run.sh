@@ -319,12 +319,8 @@ if [[ $LOOKUPS == 1 ]]; then
 fi
 
 # ---------------------------------------------------------------- verify
-echo "==> checking that every row landed" >&2
-for mode in $MODES; do
-  mapfile -t specs < "$OUT/verify-$mode.txt"
-  (( ${#specs[@]} )) || continue
-  jrun BenchNative verify "$BOOT" "$DB" "$mode" "${specs[@]}" >&2
-done
+# shellcheck disable=SC2086 # MODES is a list
+bench_verify $MODES
 
 # ---------------------------------------------------------------- report
 DATA=${BENCH_FLUSS_DATA:-}
@@ -415,6 +411,16 @@ for m in modes:
           f"| {med([us(x['rows'], x['fluss_ticks']) for x in g]):.2f} / {med([us(x['rows'], x['fluss_ticks']) for x in j]):.2f} µs "
           f"| {max(x['gateway_hwm_kb'] for x in g) / 1024:.0f} / {jh / 1024:.0f} MiB | {per_batch(gx)} / {per_batch(jx)} |")
 print()
+def per_round(side, label, ms):
+    """Prints side's rows/s ÷ the gateway's JSON rows/s in each round of each
+    mode of ms: the same round's two runs were made minutes apart, the
+    machine's speed moving less between them than between rounds, so their
+    ratio per round shows the spread a median of each side hides."""
+    for m in ms:
+        rr = [a["rows_per_s"] / b["rows_per_s"] for a, b in zip(res(sel(side, "main", m)), res(sel("gateway", "main", m)))]
+        if rr:
+            print(f"{label} ÷ JSON in each round, {name.get(m, m)}: " + ", ".join(f"{x:.2f}" for x in rr) + f" (median {med(rr):.2f})")
+    print()
 arrows = [m for m in modes if sel("gateway-arrow", "main", m)]
 if arrows:
     print("Arrow IPC bodies (issue 25; targets: Arrow ≥ 3× JSON, ≥ 2× the Java AppendWriter):")
@@ -432,11 +438,7 @@ if arrows:
               f"| {med([us(x['rows'], x['gateway_ticks']) for x in a]):.2f} µs | {med([us(x['rows'], x['fluss_ticks']) for x in a]):.2f} µs "
               f"| {max(x['gateway_hwm_kb'] for x in a) / 1024:.0f} MiB | {per_batch(ax)} |")
     print()
-    for m in arrows:
-        rr = [a["rows_per_s"] / b["rows_per_s"] for a, b in zip(res(sel("gateway-arrow", "main", m)), res(sel("gateway", "main", m)))]
-        if rr:
-            print(f"Arrow ÷ JSON in each round, {name.get(m, m)}: " + ", ".join(f"{x:.2f}" for x in rr) + f" (median {med(rr):.2f})")
-    print()
+    per_round("gateway-arrow", "Arrow", arrows)
 ndjsons = [m for m in modes if sel("gateway-ndjson", "main", m)]
 if ndjsons:
     print("NDJSON bodies, the same entries one per line (issue 25; target: NDJSON ≥ 1.0× JSON documents):")
@@ -454,14 +456,7 @@ if ndjsons:
               f"| {med([us(x['rows'], x['gateway_ticks']) for x in n]):.2f} µs | {gcpu} "
               f"| {max(x['gateway_hwm_kb'] for x in n) / 1024:.0f} MiB |")
     print()
-    # The same round's two runs were made minutes apart, the machine's speed
-    # moving less between them than between rounds: their ratio per round
-    # shows the spread a median of each side hides.
-    for m in ndjsons:
-        rr = [a["rows_per_s"] / b["rows_per_s"] for a, b in zip(res(sel("gateway-ndjson", "main", m)), res(sel("gateway", "main", m)))]
-        if rr:
-            print(f"NDJSON ÷ JSON in each round, {name.get(m, m)}: " + ", ".join(f"{x:.2f}" for x in rr) + f" (median {med(rr):.2f})")
-    print()
+    per_round("gateway-ndjson", "NDJSON", ndjsons)
 phases = [("outside", "outside the handler (HTTP, body, answer)"), ("w-encode", "writer: encode + buffer"),
           ("w-queue", "writer: queued for a batch"), ("w-slot", "… of which waiting for an in-flight slot"),
           ("w-build", "writer: batch build + send"), ("w-fluss", "writer: Fluss round trip"),
