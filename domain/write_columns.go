@@ -16,6 +16,34 @@ import "strings"
 type ColumnarRows struct {
 	Rows    int
 	Columns []ColumnValues
+	// Packed, when not nil, is the same rows once more, already compressed
+	// as one Arrow record batch body (a client's compressed Arrow IPC
+	// record batch): a writer whose table uses Packed.Codec may send these
+	// buffers as they are instead of compressing Columns again.
+	Packed *PackedColumns
+}
+
+// PackedColumns is one Arrow IPC record batch body of ColumnarRows in the
+// Fluss Arrow layout of the table's columns, compressed with Codec buffer by
+// buffer (the Arrow columnar format's BodyCompression, method BUFFER:
+// apache/arrow format/Message.fbs; what Fluss's ArrowWriter writes):
+//
+//	Codec       the Fluss name of the codec (`table.log.arrow.compression.type`): "ZSTD"
+//	NullCounts  one per column: its null count (the record batch's FieldNode)
+//	Buffers     per column in order, validity then values (fixed-width types and
+//	            BOOLEAN) or validity, offsets, data (STRING, CHAR, BYTES); each
+//	            empty, or an int64 little-endian uncompressed length (-1: the
+//	            raw bytes follow) and the codec's frame. A validity buffer is
+//	            empty only when the column has no null.
+//	Size        the bytes of Buffers together
+//
+// The values were checked (through Columns) and every frame decompresses to
+// exactly its length.
+type PackedColumns struct {
+	Codec      string
+	NullCounts []int64
+	Buffers    [][]byte
+	Size       int
 }
 
 // ColumnValues is one column of ColumnarRows:

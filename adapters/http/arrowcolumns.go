@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -358,4 +359,86 @@ func timestampIn(ms, nanos int64, u arrow.TimeUnit) (int64, bool) {
 		return 0, false
 	}
 	return ms*mul + add, true
+}
+
+// packedOf returns the client's compressed buffers of the record batch as
+// domain.PackedColumns, for a writer to send as they are, when the batch
+// has exactly the table's Fluss Arrow layout: every table column, in table
+// order, each of the Arrow type Fluss's ArrowUtils gives its Fluss type (no
+// conversion: utf8 for STRING and CHAR, binary for BYTES,
+// fixed_size_binary(n) for BINARY(n), time32 and timestamps in the
+// column's unit), offsets starting at 0. Otherwise it returns nil: the
+// columns are compressed again. The values were checked by decodeColumns;
+// a validity bitmap whose unset bits disagree with the null count is an
+// invalid body.
+func (d *arrowDecoder) packedOf(cols []domain.Column, conv []arrowColumn, cr *domain.ColumnarRows) (*domain.PackedColumns, error) {
+	pk := d.packed
+	if pk == nil || len(d.rec.Schema().Fields()) != len(cols) || len(pk.nullCounts) != len(cols) {
+		return nil, nil
+	}
+	n := int(d.rec.NumRows())
+	out := &domain.PackedColumns{Codec: "ZSTD", NullCounts: pk.nullCounts, Buffers: make([][]byte, 0, len(pk.buffers)), Size: pk.size}
+	next := 0
+	for ci := range cols {
+		if conv[ci].field != ci {
+			return nil, nil
+		}
+		arr := d.rec.Column(ci)
+		t := &cols[ci].Type
+		nbuf, ok := flussLayout(arr.DataType(), t)
+		if !ok || next+nbuf > len(pk.buffers) || int64(arr.NullN()) != pk.nullCounts[ci] {
+			return nil, nil
+		}
+		if nbuf == 3 && arr.Len() > 0 && binary.LittleEndian.Uint32(cr.Columns[ci].Offsets) != 0 {
+			return nil, nil
+		}
+		valid := pk.buffers[next]
+		if nulls := arr.NullN(); nulls == 0 {
+			valid = nil // all valid: the writer puts Java's all-ones bitmap
+		} else if v := cr.Columns[ci].Validity; len(v) < (n+7)/8 || n-countSet(v, n) != nulls {
+			return nil, domain.InvalidArgument("record batch %d: column `%s`: the validity bitmap does not have the %d nulls its field node states", d.batch, cols[ci].Name, nulls)
+		}
+		out.Buffers = append(append(out.Buffers, valid), pk.buffers[next+1:next+nbuf]...)
+		next += nbuf
+	}
+	if next != len(pk.buffers) {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// flussLayout reports whether the stream type at is the Arrow type of t's
+// Fluss Arrow layout (apache/fluss ArrowUtils#toArrowType), and how many
+// buffers a column of it has.
+func flussLayout(at arrow.DataType, t *domain.DataType) (int, bool) {
+	switch t.Root {
+	case domain.TypeString, domain.TypeChar:
+		return 3, at.ID() == arrow.STRING
+	case domain.TypeBytes:
+		return 3, at.ID() == arrow.BINARY
+	case domain.TypeBinary:
+		fb, ok := at.(*arrow.FixedSizeBinaryType)
+		return 2, ok && fb.ByteWidth == t.Length
+	case domain.TypeTime:
+		tt, ok := at.(*arrow.Time32Type)
+		return 2, ok && t.Precision <= 3 && tt.Unit == flussUnit(t.Precision)
+	case domain.TypeTimestampNTZ, domain.TypeTimestampLTZ:
+		ts, ok := at.(*arrow.TimestampType)
+		return 2, ok && ts.Unit == flussUnit(t.Precision)
+	}
+	// The other types arrowFill matched have one Arrow type each: exactly
+	// Fluss's (bool, int8..int64, float32/64, decimal128(p, s), date32).
+	return 2, true
+}
+
+// countSet counts the set bits among the first n of bitmap b.
+func countSet(b []byte, n int) int {
+	c := 0
+	for i := 0; i < n/8; i++ {
+		c += bits.OnesCount8(b[i])
+	}
+	if r := n % 8; r != 0 {
+		c += bits.OnesCount8(b[n/8] & (byte(1)<<r - 1))
+	}
+	return c
 }

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // arrowGuard checks each message of an Arrow IPC stream before arrow-go's
@@ -23,16 +27,42 @@ import (
 //     that does not fit in the metadata, or fields nested deeper than
 //     arrowMaxDepth;
 //   - dictionary batches and dictionary-encoded fields, tensors, and
-//     compressed record batch bodies (none of which the gateway takes: send
-//     uncompressed IPC, with HTTP Content-Encoding: gzip if needed).
+//     record batch bodies compressed with LZ4_FRAME (none of which the
+//     gateway takes).
 //
-// Its memory is one metadata buffer; the body streams through.
+// A record batch body compressed with ZSTD (IPC BodyCompression, method
+// BUFFER) is read whole and handed on decompressed, as an uncompressed
+// message with the same field nodes (decompress: every buffer decompresses
+// to exactly its stated length, as Fluss's Java readers require, at most
+// arrowMaxBody bytes together): arrow-go never allocates a size a client
+// claims. With keepPacked, the compressed message of each record
+// batch is queued for takePacked (nil for an uncompressed one), so that the
+// client's compressed buffers can go to Fluss as they are.
+//
+// Its memory is one metadata buffer; an uncompressed body streams through.
 type arrowGuard struct {
 	r       io.Reader
 	pending []byte // validated bytes not yet handed out
 	body    int64  // body bytes of the current message still to pass through
 	meta    []byte
 	err     error
+
+	keepPacked bool
+	packed     []*arrowPacked
+}
+
+// takePacked returns the compressed message of the oldest record batch
+// handed out and not yet taken (nil: it was not compressed). arrow-go's
+// reader reads one message per record batch, so after its Next this is the
+// batch it returned.
+func (g *arrowGuard) takePacked() *arrowPacked {
+	if len(g.packed) == 0 {
+		return nil
+	}
+	m := g.packed[0]
+	g.packed[0] = nil
+	g.packed = g.packed[1:]
+	return m
 }
 
 const (
@@ -103,14 +133,134 @@ func (g *arrowGuard) next() error {
 	if _, err := io.ReadFull(g.r, g.meta); err != nil {
 		return io.ErrUnexpectedEOF
 	}
-	body, err := checkArrowMessage(g.meta)
+	body, kind, err := checkArrowMessage(g.meta)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errArrowGuard, err)
+	}
+	if kind == arrowCompressedBatch {
+		return g.decompress(frame, body)
+	}
+	if kind == arrowRecordBatch && g.keepPacked {
+		g.packed = append(g.packed, nil)
 	}
 	g.pending = append(append(g.pending[:0], frame...), g.meta...)
 	g.body = body
 	return nil
 }
+
+// decompress reads the body of a ZSTD-compressed record batch (its framing
+// in frame, its metadata in g.meta) and queues in pending the message
+// arrow-go reads without decompressing anything: the same metadata with
+// every buffer re-laid out as the uncompressed form the IPC format allows
+// in a compressed body (an int64 -1, then the raw bytes; arrow-go slices
+// them) and the body length patched; the flatbuffer keeps its size.
+func (g *arrowGuard) decompress(frame []byte, bodyLen int64) error {
+	raw := make([]byte, bodyLen)
+	if _, err := io.ReadFull(g.r, raw); err != nil {
+		return io.ErrUnexpectedEOF
+	}
+	b := fb(g.meta)
+	m, _ := b.table(0) // checked by checkArrowMessage
+	hpos, _ := b.field(m, 2)
+	h, _ := b.table(hpos)
+	nstart, nn, _ := b.vector(h, 1, 16)
+	bstart, nb, _ := b.vector(h, 2, 16)
+	le := binary.LittleEndian
+	// The stated uncompressed lengths first: nothing is decompressed for a
+	// body that claims too much.
+	total := int64(0)
+	bufs := make([][]byte, nb)
+	for i := range nb {
+		off, n := int64(le.Uint64(g.meta[bstart+16*i:])), int64(le.Uint64(g.meta[bstart+16*i+8:]))
+		if off < 0 || n < 0 || off > bodyLen || n > bodyLen-off {
+			return fmt.Errorf("%w: record batch buffer %d (offset %d, length %d) lies outside its %d-byte body", errArrowGuard, i, off, n, bodyLen)
+		}
+		bufs[i] = raw[off : off+n]
+		size := int64(0)
+		switch {
+		case n == 0:
+		case n < 8:
+			return fmt.Errorf("%w: compressed buffer %d of %d bytes has no 8-byte length", errArrowGuard, i, n)
+		default:
+			size = int64(le.Uint64(bufs[i]))
+			if size == -1 {
+				size = n - 8
+			}
+		}
+		if size < 0 || size > arrowMaxBody-total {
+			return fmt.Errorf("%w: compressed buffer %d: uncompressed length %d takes the record batch past %d bytes", errArrowGuard, i, size, arrowMaxBody)
+		}
+		total += align8(size + 8)
+	}
+	out := slices.Grow(g.pending[:0], len(frame)+len(g.meta)+int(total))
+	out = append(append(out, frame...), g.meta...)
+	bodyAt := len(out)
+	dec := zstdDecoders.Get().(*zstd.Decoder)
+	defer zstdDecoders.Put(dec)
+	for i, c := range bufs {
+		at := int64(len(out) - bodyAt)
+		length := int64(0)
+		if len(c) > 0 {
+			size := int64(le.Uint64(c))
+			out = le.AppendUint64(out, ^uint64(0))
+			if size == -1 {
+				out = append(out, c[8:]...)
+			} else {
+				n := len(out)
+				got, err := dec.DecodeAll(c[8:], out[n:n:n+int(size)])
+				if err != nil || int64(len(got)) != size {
+					return fmt.Errorf("%w: compressed buffer %d does not decompress to its stated %d bytes (%d, %v)", errArrowGuard, i, size, len(got), err)
+				}
+				if size > 0 && &got[0] != &out[n : n+1][0] {
+					copy(out[n:n+int(size)], got) // not expected with the cap limit
+				}
+				out = out[:n+int(size)]
+			}
+			length = int64(len(out)-bodyAt) - at
+			for (len(out)-bodyAt)%8 != 0 {
+				out = append(out, 0)
+			}
+		}
+		le.PutUint64(out[len(frame)+bstart+16*i:], uint64(at))
+		le.PutUint64(out[len(frame)+bstart+16*i+8:], uint64(length))
+	}
+	newBody := int64(len(out) - bodyAt)
+	if pos, _ := b.field(m, 3); pos != 0 {
+		le.PutUint64(out[len(frame)+pos:], uint64(newBody))
+	} else if newBody != 0 {
+		return fmt.Errorf("%w: compressed record batch without a body length", errArrowGuard)
+	}
+	g.pending = out
+	if g.keepPacked {
+		p := &arrowPacked{buffers: bufs, nullCounts: make([]int64, nn), size: int(bodyLen)}
+		for i := range nn {
+			p.nullCounts[i] = int64(le.Uint64(g.meta[nstart+16*i+8:]))
+		}
+		g.packed = append(g.packed, p)
+	}
+	return nil
+}
+
+// arrowPacked is a compressed record batch as the client sent it: its
+// buffers (slices of its body) and its field nodes' null counts.
+type arrowPacked struct {
+	buffers    [][]byte
+	nullCounts []int64
+	size       int
+}
+
+// zstdDecoders decode compressed record batch buffers (DecodeAll only: no
+// goroutines), at most arrowMaxBody each.
+var zstdDecoders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(arrowMaxBody),
+		zstd.WithDecodeAllCapLimit(true))
+	if err != nil {
+		panic(err) // only for invalid options
+	}
+	return d
+}}
+
+func align8(n int64) int64 { return (n + 7) &^ 7 }
 
 // fb reads one flatbuffer with bounds checks.
 type fb []byte
@@ -184,74 +334,102 @@ func (b fb) vector(t, i, elem int) (start, n int, err error) {
 	return v + 4, n, nil
 }
 
+// The kinds of message checkArrowMessage lets through.
+const (
+	arrowSchema = iota + 1
+	arrowRecordBatch
+	arrowCompressedBatch // a record batch whose body is compressed with ZSTD
+)
+
 // checkArrowMessage checks the Message flatbuffer and returns its body
-// length.
-func checkArrowMessage(meta []byte) (body int64, err error) {
+// length and kind.
+func checkArrowMessage(meta []byte) (body int64, kind int, err error) {
 	b := fb(meta)
 	m, err := b.table(0)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if _, _, err := b.vector(m, 4, 4); err != nil { // custom_metadata
-		return 0, err
+		return 0, 0, err
 	}
-	var kind byte
+	var header byte
 	if pos, err := b.field(m, 1); err != nil {
-		return 0, err
+		return 0, 0, err
 	} else if pos != 0 {
-		kind = b[pos]
+		header = b[pos]
 	}
 	if pos, err := b.field(m, 3); err != nil {
-		return 0, err
+		return 0, 0, err
 	} else if pos != 0 {
 		if pos+8 > len(b) {
-			return 0, errors.New("body length out of bounds")
+			return 0, 0, errors.New("body length out of bounds")
 		}
 		body = int64(binary.LittleEndian.Uint64(b[pos:]))
 	}
 	if body < 0 || body > arrowMaxBody {
-		return 0, fmt.Errorf("message body of %d bytes exceeds %d", body, arrowMaxBody)
+		return 0, 0, fmt.Errorf("message body of %d bytes exceeds %d", body, arrowMaxBody)
 	}
 	hpos, err := b.field(m, 2)
 	if err != nil || hpos == 0 {
-		return 0, errors.New("message without a header")
+		return 0, 0, errors.New("message without a header")
 	}
 	h, err := b.table(hpos)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	switch kind {
+	switch header {
 	case 1: // Schema
 		if body != 0 {
-			return 0, errors.New("a schema message has no body")
+			return 0, 0, errors.New("a schema message has no body")
 		}
 		if _, _, err := b.vector(h, 2, 4); err != nil { // custom_metadata
-			return 0, err
+			return 0, 0, err
 		}
 		if _, _, err := b.vector(h, 3, 8); err != nil { // features
-			return 0, err
+			return 0, 0, err
 		}
-		return body, b.fields(h, 1, 0)
+		return body, arrowSchema, b.fields(h, 1, 0)
 	case 3: // RecordBatch
 		if _, _, err := b.vector(h, 1, 16); err != nil { // nodes
-			return 0, err
+			return 0, 0, err
 		}
 		if _, _, err := b.vector(h, 2, 16); err != nil { // buffers
-			return 0, err
+			return 0, 0, err
 		}
 		if _, _, err := b.vector(h, 4, 8); err != nil { // variadicBufferCounts
-			return 0, err
+			return 0, 0, err
 		}
-		if pos, err := b.field(h, 3); err != nil {
-			return 0, err
-		} else if pos != 0 {
-			return 0, errors.New("compressed record batch bodies are not supported; send uncompressed IPC (HTTP Content-Encoding: gzip compresses the whole body)")
+		pos, err := b.field(h, 3)
+		if err != nil {
+			return 0, 0, err
 		}
-		return body, nil
+		if pos == 0 {
+			return body, arrowRecordBatch, nil
+		}
+		// BodyCompression { codec: byte (LZ4_FRAME 0, ZSTD 1); method: byte (BUFFER 0) }
+		c, err := b.table(pos)
+		if err != nil {
+			return 0, 0, err
+		}
+		var codec, method byte
+		if p, err := b.field(c, 0); err != nil {
+			return 0, 0, err
+		} else if p != 0 {
+			codec = b[p]
+		}
+		if p, err := b.field(c, 1); err != nil {
+			return 0, 0, err
+		} else if p != 0 {
+			method = b[p]
+		}
+		if codec != 1 || method != 0 {
+			return 0, 0, errors.New("record batch bodies compressed with LZ4_FRAME are not supported; compress with ZSTD (pyarrow: IpcWriteOptions(compression=\"zstd\")) or send uncompressed IPC")
+		}
+		return body, arrowCompressedBatch, nil
 	case 2:
-		return 0, errors.New("dictionary batches are not supported")
+		return 0, 0, errors.New("dictionary batches are not supported")
 	default:
-		return 0, fmt.Errorf("message type %d is neither a schema nor a record batch", kind)
+		return 0, 0, fmt.Errorf("message type %d is neither a schema nor a record batch", header)
 	}
 }
 

@@ -139,7 +139,8 @@ type arrowPipeline struct {
 }
 
 func (p *arrowPipeline) run(body io.Reader) error {
-	rd, err := newArrowReader(body)
+	guard := &arrowGuard{r: body, keepPacked: true}
+	rd, err := newArrowReader(guard)
 	if err != nil {
 		return domain.InvalidArgument("the body is not an Arrow IPC stream: %v", err)
 	}
@@ -154,6 +155,7 @@ func (p *arrowPipeline) run(body io.Reader) error {
 			return nil
 		}
 		rec := rd.RecordBatch()
+		packed := guard.takePacked()
 		n := rec.NumRows()
 		if n > batchMax {
 			return &domain.Error{Kind: domain.KindLimitExceeded,
@@ -172,6 +174,9 @@ func (p *arrowPipeline) run(body io.Reader) error {
 				}
 			}
 		}
+		if packed != nil {
+			size += packed.size
+		}
 		if err := p.a.chargeStreamed(p.c, size); err != nil {
 			return err
 		}
@@ -187,7 +192,7 @@ func (p *arrowPipeline) run(body io.Reader) error {
 			defer close(b.done)
 			defer release()
 			defer rec.Release()
-			dec := &arrowDecoder{rec: rec, batch: i}
+			dec := &arrowDecoder{rec: rec, batch: i, packed: packed}
 			if s, ok := datumSlabs.Get().(*[]domain.Datum); ok {
 				dec.slab = *s
 			}
@@ -207,17 +212,17 @@ func (p *arrowPipeline) settle(n int) {
 	p.pending = settleInOrder(p.pending, n, func(x *arrowBatch) <-chan struct{} { return x.done }, p.fold)
 }
 
-// newArrowReader opens the stream behind the guard (arrowguard.go), with
+// newArrowReader opens the stream behind the guard g (arrowguard.go), with
 // arrow-go's own size limits at the guard's. arrow-go panics on some
 // malformed metadata the guard does not look into (a type table's fields):
 // that is an invalid body, not a gateway failure.
-func newArrowReader(body io.Reader) (rd *ipc.Reader, err error) {
+func newArrowReader(g *arrowGuard) (rd *ipc.Reader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			rd, err = nil, fmt.Errorf("malformed schema message (%v)", p)
 		}
 	}()
-	return ipc.NewReader(&arrowGuard{r: body}, ipc.WithAllocator(memory.DefaultAllocator), ipc.WithEnsureNativeEndian(true),
+	return ipc.NewReader(g, ipc.WithAllocator(memory.DefaultAllocator), ipc.WithEnsureNativeEndian(true),
 		ipc.WithMetadataSizeLimit(arrowMaxMetadata), ipc.WithBodySizeLimit(arrowMaxBody))
 }
 
@@ -381,6 +386,9 @@ func (p *arrowPipeline) stopMessage(err error) error {
 type arrowDecoder struct {
 	rec   arrow.RecordBatch
 	batch int
+	// packed is the record batch as the client compressed it (nil: it was
+	// not), for packedOf.
+	packed *arrowPacked
 	// slab holds the rows' values (from datumSlabs); every value is
 	// overwritten when a batch is converted.
 	slab []domain.Datum
@@ -427,6 +435,9 @@ func (d *arrowDecoder) decodeWrite(t *application.Table, maxRows int) (batch dom
 		// The fast path (arrowcolumns.go): the columns as they are, no Datum.
 		cr, err := d.decodeColumns(cols, conv)
 		if err != nil {
+			return domain.WriteBatch{}, nil, err
+		}
+		if cr.Packed, err = d.packedOf(cols, conv, cr); err != nil {
 			return domain.WriteBatch{}, nil, err
 		}
 		return domain.WriteBatch{Columns: cr}, noIDs(n), nil

@@ -129,7 +129,7 @@ func (a *api) writeArrowKeyed(c *fiber.Ctx, scope application.Scope, path domain
 	if err != nil {
 		return err
 	}
-	rd, err := newArrowReader(bytes.NewReader(body))
+	rd, err := newArrowReader(&arrowGuard{r: bytes.NewReader(body)})
 	if err != nil {
 		return domain.InvalidArgument("the body is not an Arrow IPC stream: %v", err)
 	}

@@ -433,6 +433,9 @@ func FuzzArrowStream(f *testing.F) {
 	f.Add(good)
 	f.Add(good[:len(good)/2])
 	f.Add([]byte("ARROW1"))
+	zstd := zstdStream(f, ipc.WithZstd(), []func(array.Builder){int64s(1, 2, 3), strs("a", "<null>", "ccc")})
+	f.Add(zstd)
+	f.Add(zstd[:len(zstd)-20])
 	g := fuzzGateway(&testing.T{})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		g.t = t
@@ -457,6 +460,8 @@ func TestStreamedWritesLeaveNoGoroutines(t *testing.T) {
 	require.Equal(t, 400, r.status)
 	r = g.postRaw(eventsWrite, arrowStream(t, eventsArrow, []func(array.Builder){int64s(1), strs("a")}), "Content-Type", MIMEArrowStream)
 	require.Equal(t, 200, r.status)
+	r = g.postRaw(eventsWrite, zstdStream(t, ipc.WithZstd(), []func(array.Builder){int64s(1), strs("a")}), "Content-Type", MIMEArrowStream)
+	require.Equal(t, 200, r.status) // pooled zstd decoders start no goroutine
 	require.NoError(t, g.app.Shutdown())
 }
 
@@ -569,9 +574,97 @@ func TestWriteBodiesAreCountedByContentType(t *testing.T) {
 	}, obs.calls)
 }
 
+// zstdStream is an Arrow IPC stream of the record batches (eventsArrow)
+// with bodies compressed by arrow-go's writer (opt: ipc.WithZstd or
+// ipc.WithLZ4).
+func zstdStream(t testing.TB, opt ipc.Option, cols ...[]func(array.Builder)) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w := ipc.NewWriter(&out, ipc.WithSchema(eventsArrow), opt)
+	for _, fill := range cols {
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, eventsArrow)
+		for i, f := range fill {
+			f(rb.Field(i))
+		}
+		rec := rb.NewRecordBatch()
+		require.NoError(t, w.Write(rec))
+		rec.Release()
+		rb.Release()
+	}
+	require.NoError(t, w.Close())
+	return out.Bytes()
+}
+
+// recordBatchBuffers returns, for the first record batch message of an IPC
+// stream, the positions in the stream of its buffers vector's entries
+// (offset, length) and of its body.
+func recordBatchBuffers(t *testing.T, stream []byte) (entries []int, body int) {
+	t.Helper()
+	at := 0
+	for {
+		metaLen := int(binary.LittleEndian.Uint32(stream[at+4:]))
+		meta := stream[at+8 : at+8+metaLen]
+		b := fb(meta)
+		m, err := b.table(0)
+		require.NoError(t, err)
+		kind, err := b.field(m, 1)
+		require.NoError(t, err)
+		blen := 0
+		if pos, _ := b.field(m, 3); pos != 0 {
+			blen = int(binary.LittleEndian.Uint64(meta[pos:]))
+		}
+		if meta[kind] == 3 {
+			hpos, err := b.field(m, 2)
+			require.NoError(t, err)
+			h, err := b.table(hpos)
+			require.NoError(t, err)
+			start, n, err := b.vector(h, 2, 16)
+			require.NoError(t, err)
+			for i := range n {
+				entries = append(entries, at+8+start+16*i)
+			}
+			return entries, at + 8 + metaLen
+		}
+		at += 8 + metaLen + blen
+	}
+}
+
+// TestWriteArrowZstd: a stream whose record batch bodies are compressed
+// with ZSTD is decompressed for arrow-go (the same columns as the
+// uncompressed stream), and, the table's layout being the stream's, its
+// compressed buffers are offered to the writer as they are
+// (domain.ColumnarRows.Packed), a column without nulls without its
+// validity bitmap.
+func TestWriteArrowZstd(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t).withTables()
+	body := zstdStream(t, ipc.WithZstd(), []func(array.Builder){int64s(1, 2, 3), strs("a", "<null>", "ccc")})
+	r := g.postRaw(eventsWrite, body, "Content-Type", MIMEArrowStream)
+	require.Equal(t, 200, r.status, string(r.body))
+	b, _ := g.writer.last()
+	require.NotNil(t, b.Columns)
+	ts, msg := b.Columns.Columns[0], b.Columns.Columns[1]
+	assert.Equal(t, uint64(3), binary.LittleEndian.Uint64(ts.Values[16:]))
+	assert.Equal(t, byte(0b101), msg.Validity[0]&0b111, "row 1 is null")
+	assert.Equal(t, "ccc", string(msg.Data[binary.LittleEndian.Uint32(msg.Offsets[8:]):binary.LittleEndian.Uint32(msg.Offsets[12:])]))
+	p := b.Columns.Packed
+	require.NotNil(t, p)
+	assert.Equal(t, "ZSTD", p.Codec)
+	assert.Equal(t, []int64{0, 1}, p.NullCounts)
+	require.Len(t, p.Buffers, 5) // ts: validity, values; msg: validity, offsets, data
+	assert.Empty(t, p.Buffers[0], "no null: no bitmap (the writer puts Java's)")
+	for _, i := range []int{1, 2, 3, 4} {
+		require.GreaterOrEqual(t, len(p.Buffers[i]), 8, "buffer %d", i)
+	}
+	entries, at := recordBatchBuffers(t, body)
+	off := func(i int) int { return at + int(binary.LittleEndian.Uint64(body[entries[i]:])) }
+	assert.Equal(t, body[off(1):off(1)+len(p.Buffers[1])], p.Buffers[1], "the client's bytes")
+}
+
 // TestArrowGuardRefusesWhatArrowGoWouldTrust: metadata that claims more
-// than it holds, dictionaries and compressed bodies are refused before
-// arrow-go allocates for them.
+// than it holds, dictionaries, LZ4_FRAME bodies and ZSTD buffers that
+// claim another length than they hold are refused before arrow-go
+// allocates for them.
 func TestArrowGuardRefusesWhatArrowGoWouldTrust(t *testing.T) {
 	t.Parallel()
 	good := arrowStream(t, eventsArrow, []func(array.Builder){int64s(1, 2), strs("a", "b")})
@@ -590,26 +683,28 @@ func TestArrowGuardRefusesWhatArrowGoWouldTrust(t *testing.T) {
 	require.Equal(t, 2, n)
 	binary.LittleEndian.PutUint32(meta[start-4:], 1<<30)
 
-	compressed := func() []byte {
-		var out bytes.Buffer
-		w := ipc.NewWriter(&out, ipc.WithSchema(eventsArrow), ipc.WithZstd())
-		rb := array.NewRecordBuilder(memory.DefaultAllocator, eventsArrow)
-		int64s(1)(rb.Field(0))
-		strs("a")(rb.Field(1))
-		rec := rb.NewRecordBatch()
-		require.NoError(t, w.Write(rec))
-		rec.Release()
-		rb.Release()
-		require.NoError(t, w.Close())
-		return out.Bytes()
-	}()
+	zstd := zstdStream(t, ipc.WithZstd(), []func(array.Builder){int64s(1, 2), strs("a", "b")})
+	entries, at := recordBatchBuffers(t, zstd)
+	// Buffer 1 (ts values): its uncompressed length prefix.
+	prefix := at + int(binary.LittleEndian.Uint64(zstd[entries[1]:]))
+	withPrefix := func(v uint64) []byte {
+		out := bytes.Clone(zstd)
+		binary.LittleEndian.PutUint64(out[prefix:], v)
+		return out
+	}
+	outside := bytes.Clone(zstd)
+	binary.LittleEndian.PutUint64(outside[entries[1]:], 1<<20)
 	for _, tc := range []struct {
 		name string
 		body []byte
 		msg  string
 	}{
 		{"a fields vector longer than the metadata", claim, "does not fit in"},
-		{"a compressed body", compressed, "compressed record batch bodies are not supported"},
+		{"an LZ4_FRAME body", zstdStream(t, ipc.WithLZ4(), []func(array.Builder){int64s(1), strs("a")}), "compressed with LZ4_FRAME are not supported"},
+		{"a ZSTD buffer claiming 1 TiB", withPrefix(1 << 40), "takes the record batch past"},
+		{"a ZSTD buffer claiming a byte more", withPrefix(17), "does not decompress to its stated 17 bytes"},
+		{"a ZSTD buffer claiming a byte less", withPrefix(15), "does not decompress to its stated 15 bytes"},
+		{"a buffer outside the body", outside, "lies outside"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

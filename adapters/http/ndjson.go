@@ -607,6 +607,7 @@ func (a *api) writeNDJSON(c *fiber.Ctx, scope application.Scope, path domain.Tab
 	p := &ndjsonPipeline{a: a, ctx: ctx, charge: a.streamCharger(c), scope: scope, path: path, sink: sink}
 	err = p.run(body)
 	p.drain()
+	p.releaseBuffers()
 	if p.dispatched {
 		// Verdicts (or the error saying what was written) are owed even if
 		// answering runs late.
@@ -657,6 +658,7 @@ func (a *api) streamNDJSONVerdicts(c *fiber.Ctx, scope application.Scope, path d
 		go p.emit()
 		err := p.run(body)
 		p.drain()
+		p.releaseBuffers()
 		close(p.quit)
 		<-p.emitted
 		if p.stopErr != nil {
@@ -732,6 +734,46 @@ type ndjsonPipeline struct {
 	stopErr  error
 	stopWhat string
 	stop     atomic.Bool // stopErr is set
+	// free holds the row buffers of this body's finished chunks, kept
+	// whole for its next chunks (rowjson.Buffer.Recycle) and handed to the
+	// shared pool by releaseBuffers once the body is done. freeMu guards
+	// it, not mu: drain and settle hold mu while they wait for a chunk,
+	// and a chunk gives its buffer back before it is done.
+	freeMu sync.Mutex
+	free   []*rowjson.Buffer
+}
+
+// rowBuffer returns a row buffer for a chunk: one an earlier chunk of the
+// body used, or one from the shared pool.
+func (p *ndjsonPipeline) rowBuffer() *rowjson.Buffer {
+	p.freeMu.Lock()
+	defer p.freeMu.Unlock()
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free = p.free[:n-1]
+		return b
+	}
+	return buffers.Get()
+}
+
+// recycleBuffer keeps a finished chunk's row buffer for the next chunk.
+func (p *ndjsonPipeline) recycleBuffer(b *rowjson.Buffer) {
+	b.Recycle()
+	p.freeMu.Lock()
+	p.free = append(p.free, b)
+	p.freeMu.Unlock()
+}
+
+// releaseBuffers hands the body's row buffers to the shared pool (trimmed
+// there to its bound); called once every chunk is done.
+func (p *ndjsonPipeline) releaseBuffers() {
+	p.freeMu.Lock()
+	free := p.free
+	p.free = nil
+	p.freeMu.Unlock()
+	for _, b := range free {
+		buffers.Put(b)
+	}
 }
 
 // ndjsonReaders recycles the readers run cuts bodies into lines with: a
@@ -884,8 +926,8 @@ func (p *ndjsonPipeline) dispatchChunk(ch *ndjsonChunk, last bool) error {
 		defer close(ch.done)
 		defer ch.markDecoded()
 		defer release()
-		buf := buffers.Get()
-		defer buffers.Put(buf)
+		buf := p.rowBuffer()
+		defer p.recycleBuffer(buf)
 		ch.res, ch.err = p.a.records.Write(p.ctx, p.scope, application.WriteCommand{
 			Path: p.path, Decoder: &ndjsonDecoder{ch: ch, prev: prev, ctx: p.ctx, buf: buf},
 		})

@@ -55,6 +55,7 @@ const (
 	MetricWriterBatchSize      = "fluss.client.writer.batch.size"      // fluss_client_writer_batch_size_bytes
 	MetricWriterBatchRows      = "fluss.client.writer.batch.rows"      // fluss_client_writer_batch_rows
 	MetricWriterRetries        = "fluss.client.writer.retries"         // fluss_client_writer_retries_total
+	MetricWriterArrowPacked    = "fluss.client.writer.arrow.packed"    // fluss_client_writer_arrow_packed_total
 	MetricWriterEntries        = "fluss.client.writer.entries"         // fluss_client_writer_entries_total
 	MetricWriterBufferUsed     = "fluss.client.writer.buffer.used"     // fluss_client_writer_buffer_used_bytes
 	MetricWriterBufferCapacity = "fluss.client.writer.buffer.capacity" // fluss_client_writer_buffer_capacity_bytes
@@ -221,6 +222,7 @@ type Instrumentation struct {
 	writerBatchSize metric.Int64Histogram
 	writerBatchRows metric.Int64Histogram
 	writerRetries   metric.Int64Counter
+	writerPacked    metric.Int64Counter
 	writerEntries   metric.Int64Counter
 	writerBufUsed   metric.Int64Gauge
 	writerBufCap    metric.Int64Gauge
@@ -275,6 +277,7 @@ func NewInstrumentation(opts InstrumentationOptions) (*Instrumentation, error) {
 	in.writerBatchSize = b.intHistogram(MetricWriterBatchSize, "By", "Size of the record batches sent by the writer.", bytesBuckets)
 	in.writerBatchRows = b.intHistogram(MetricWriterBatchRows, "{row}", "Rows per record batch sent by the writer.", rowsBuckets)
 	in.writerRetries = b.counter(MetricWriterRetries, "{batch}", "Batches re-queued after a retriable failure, by code.")
+	in.writerPacked = b.counter(MetricWriterArrowPacked, "{row}", "Rows of Arrow log batches built from a client's ZSTD-compressed Arrow IPC record batch as it was (not compressed again).")
 	in.writerEntries = b.counter(MetricWriterEntries, "{entry}", "Verdicts of the Fluss writer per call, by outcome (success, failed: applied no, unknown: maybe applied) and code; a REST write the gateway repeats with a newer table definition is counted once per attempt, so this can exceed fluss_gateway_write_entries_total.")
 	in.writerBufUsed = b.gauge(MetricWriterBufferUsed, "By", "Writer buffer bytes reserved.")
 	in.writerBufCap = b.gauge(MetricWriterBufferCapacity, "By", "Writer buffer capacity.")

@@ -92,6 +92,13 @@ func (w *WriterHooks) Retried(table domain.TablePath, batches int, code string) 
 	w.in.writerRetries.Add(context.Background(), int64(batches), w.attrs(table, AttrCode.String(code)))
 }
 
+// ArrowPacked counts the rows of one Arrow log batch the writer built from
+// a client's compressed record batch as it was
+// (fluss_client_writer_arrow_packed_total).
+func (w *WriterHooks) ArrowPacked(table domain.TablePath, rows int) {
+	w.in.writerPacked.Add(context.Background(), int64(rows), w.tableAttrs(table))
+}
+
 // EntriesDoneApplied counts the writer's verdicts for one call
 // (fluss_client_writer_entries_total{outcome,code}) with the same outcomes as
 // fluss_gateway_write_entries_total: success/"ok", failed (applied "no") or

@@ -85,9 +85,13 @@
 #                             BENCH_ROWS) measured rows per run: at about 2,000,000 rows/s a run of BENCH_ROWS
 #                             lasted a quarter of a second, 13 rounds of 4 requests), in the same interleaved
 #                             rounds; reported beside JSON and the Java AppendWriter (Arrow ÷ JSON, Arrow ÷ Java)
+#   BENCH_ARROW_ZSTD (1)      with BENCH_ARROW: also the same Arrow IPC streams with ZSTD-compressed record
+#                             batches (pyarrow's IpcWriteOptions(compression="zstd")), which the gateway sends
+#                             to a ZSTD table as they are; a row of its own in the Arrow table
 #   BENCH_NDJSON (1)          both modes: also the same rows as NDJSON bodies (Content-Type application/x-ndjson,
-#                             BENCH_ENTRIES lines per request × BENCH_CONCURRENCY, the JSON documents' entries one
-#                             per line), in the same interleaved rounds; reported as NDJSON ÷ JSON (issue 25)
+#                             BENCH_NDJSON_ENTRIES (BENCH_ENTRIES) lines per request × BENCH_NDJSON_CONCURRENCY
+#                             (BENCH_CONCURRENCY), the JSON documents' entries one per line), in the same
+#                             interleaved rounds; reported as NDJSON ÷ JSON (issue 25)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -105,6 +109,9 @@ LOOKUP_ONLY=${BENCH_LOOKUP_ONLY:-0}
 ARROW=${BENCH_ARROW:-1}
 ARROW_ENTRIES=${BENCH_ARROW_ENTRIES:-10000}
 ARROW_CONC=${BENCH_ARROW_CONCURRENCY:-4}
+ARROW_ZSTD=${BENCH_ARROW_ZSTD:-1}
+NDJSON_ENTRIES=${BENCH_NDJSON_ENTRIES:-$ENTRIES}
+NDJSON_CONC=${BENCH_NDJSON_CONCURRENCY:-$CONC}
 ARROW_ROWS=${BENCH_ARROW_ROWS:-$((4 * ROWS))}
 NDJSON=${BENCH_NDJSON:-1}
 GW_PORT=${BENCH_GATEWAY_PORT:-28088}
@@ -148,6 +155,9 @@ for mode in $MODES; do
   for i in $(seq 1 "$java_tables"); do names+=("java_${mode}_$i"); done
   if [[ $mode == log && $ARROW == 1 ]]; then
     for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("gwa_${mode}_$i"); done
+    if [[ $ARROW_ZSTD == 1 ]]; then
+      for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("gwz_${mode}_$i"); done
+    fi
   fi
   if [[ $NDJSON == 1 ]] && (( ! LOOKUP_ONLY )); then
     for i in $(seq 1 $((WARMUP_ROUND + ROUNDS))); do names+=("gwn_${mode}_$i"); done
@@ -182,25 +192,31 @@ gw_run() { # mode kind entries conc rows [rate]: one gateway run, its JSON resul
       -pid "$gw_pid" -fluss-pids "$FPIDS")
   record gateway "$kind" "$mode" "$t" "$l0" "$r"
 }
-gwa_run() { # mode kind: one gateway run with Arrow IPC bodies (log mode), side gateway-arrow
-  local mode=$1 kind=$2 t r l0
+gwa_run() { # mode kind [body]: one gateway run with Arrow IPC bodies (log mode), side gateway-arrow
+  # (body arrow) or gateway-arrow-zstd (body arrow-zstd: ZSTD-compressed record batches)
+  local mode=$1 kind=$2 body=${3:-arrow} side=gateway-arrow prefix=gwa t r l0
   sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
-  NEXT_GWA[$mode]=$(( ${NEXT_GWA[$mode]:-0} + 1 )); t=gwa_${mode}_${NEXT_GWA[$mode]}
+  [[ $body == arrow-zstd ]] && side=gateway-arrow-zstd prefix=gwz
+  NEXT_GWA[$mode$body]=$(( ${NEXT_GWA[$mode$body]:-0} + 1 )); t=${prefix}_${mode}_${NEXT_GWA[$mode$body]}
   echo "$t=$((WARM + ARROW_ROWS)):$ARROW_ROWS" >> "$OUT/verify-$mode.txt"
-  r=$("$OUT/load" -mode bench -body arrow -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" -op append \
+  r=$("$OUT/load" -mode bench -body "$body" -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" -op append \
       -rows "$ARROW_ENTRIES" -concurrency "$ARROW_CONC" -warmup-rows "$WARM" -total-rows "$ARROW_ROWS" -timeout 60s \
       -pid "$gw_pid" -fluss-pids "$FPIDS")
-  record gateway-arrow "$kind" "$mode" "$t" "$l0" "$r"
+  record "$side" "$kind" "$mode" "$t" "$l0" "$r"
 }
 arrow_on() { [[ $1 == log && $ARROW == 1 ]]; }
-gwn_run() { # mode kind: one gateway run with NDJSON bodies (ENTRIES lines × CONC), side gateway-ndjson
+arrow_runs() { # mode kind: the Arrow IPC runs of a round (uncompressed, then ZSTD-compressed with BENCH_ARROW_ZSTD)
+  gwa_run "$1" "$2" arrow
+  if [[ $ARROW_ZSTD == 1 ]]; then gwa_run "$1" "$2" arrow-zstd; fi
+}
+gwn_run() { # mode kind: one gateway run with NDJSON bodies (NDJSON_ENTRIES lines × NDJSON_CONC), side gateway-ndjson
   local mode=$1 kind=$2 op=upsert t r l0
   sleep "${BENCH_PAUSE:-0}"; quiet; l0=$(load1)
   [[ $mode == log ]] && op=append
   NEXT_GWN[$mode]=$(( ${NEXT_GWN[$mode]:-0} + 1 )); t=gwn_${mode}_${NEXT_GWN[$mode]}
   echo "$t=$((WARM + ROWS)):$ROWS" >> "$OUT/verify-$mode.txt"
   r=$("$OUT/load" -mode bench -body ndjson -schema bench10 -url "http://127.0.0.1:$GW_PORT" -db "$DB" -table "$t" -op "$op" \
-      -rows "$ENTRIES" -concurrency "$CONC" -warmup-rows "$WARM" -total-rows "$ROWS" -timeout 30s \
+      -rows "$NDJSON_ENTRIES" -concurrency "$NDJSON_CONC" -warmup-rows "$WARM" -total-rows "$ROWS" -timeout 30s \
       -pid "$gw_pid" -fluss-pids "$FPIDS")
   record gateway-ndjson "$kind" "$mode" "$t" "$l0" "$r"
 }
@@ -245,7 +261,7 @@ if [[ $WARMUP_ROUND == 1 ]]; then
   echo "==> warm-up round (not counted)" >&2
   for mode in $MODES; do
     gw_run "$mode" warmup "$ENTRIES" "$CONC" "$ROWS"; java_run "$mode" warmup
-    if arrow_on "$mode"; then gwa_run "$mode" warmup; fi
+    if arrow_on "$mode"; then arrow_runs "$mode" warmup; fi
     if ndjson_on; then gwn_run "$mode" warmup; fi
   done
 fi
@@ -254,11 +270,11 @@ for r in $(seq 1 "$ROUNDS_W"); do
     if (( r % 2 )); then
       gw_run "$mode" main "$ENTRIES" "$CONC" "$ROWS"
       if ndjson_on; then gwn_run "$mode" main; fi
-      if arrow_on "$mode"; then gwa_run "$mode" main; fi
+      if arrow_on "$mode"; then arrow_runs "$mode" main; fi
       java_run "$mode"
     else
       java_run "$mode"
-      if arrow_on "$mode"; then gwa_run "$mode" main; fi
+      if arrow_on "$mode"; then arrow_runs "$mode" main; fi
       if ndjson_on; then gwn_run "$mode" main; fi
       gw_run "$mode" main "$ENTRIES" "$CONC" "$ROWS"
     fi
@@ -421,24 +437,29 @@ def per_round(side, label, ms):
         if rr:
             print(f"{label} ÷ JSON in each round, {name.get(m, m)}: " + ", ".join(f"{x:.2f}" for x in rr) + f" (median {med(rr):.2f})")
     print()
-arrows = [m for m in modes if sel("gateway-arrow", "main", m)]
+arrow_sides = [("gateway-arrow", "Arrow IPC"), ("gateway-arrow-zstd", "Arrow IPC, ZSTD-compressed")]
+arrows = [m for m in modes if any(sel(side, "main", m) for side, _ in arrow_sides)]
 if arrows:
     print("Arrow IPC bodies (issue 25; targets: Arrow ≥ 3× JSON, ≥ 2× the Java AppendWriter):")
     print()
-    print("| mode | Java client rows/s | gateway JSON rows/s | gateway Arrow IPC rows/s | Arrow ÷ JSON | Arrow ÷ Java | Arrow p50 / p99 ms | Arrow gateway CPU/row | Fluss CPU/row (Arrow runs) | VmHWM gateway | rows per batch Arrow |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| mode | body | Java client rows/s | gateway JSON rows/s | gateway Arrow IPC rows/s | Arrow ÷ JSON | Arrow ÷ Java | Arrow p50 / p99 ms | Arrow gateway CPU/row | Fluss CPU/row (Arrow runs) | VmHWM gateway | rows per batch Arrow |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for m in arrows:
-        ax, gx, jx = sel("gateway-arrow", "main", m), sel("gateway", "main", m), sel("java", "main", m)
-        a, g, j = res(ax), res(gx), res(jx)
-        ar = med([x["rows_per_s"] for x in a])
-        gr = med([x["rows_per_s"] for x in g]) if g else float("nan")
-        jr = med([x["rows_per_s"] for x in j]) if j else float("nan")
-        print(f"| {name.get(m, m)} | {jr:,.0f} | {gr:,.0f} | {ar:,.0f} | {ratio(ar, gr, ax + gx)} | {ratio(ar, jr, ax + jx)} "
-              f"| {med([x['p50_ms'] for x in a]):.1f} / {med([x['p99_ms'] for x in a]):.1f} "
-              f"| {med([us(x['rows'], x['gateway_ticks']) for x in a]):.2f} µs | {med([us(x['rows'], x['fluss_ticks']) for x in a]):.2f} µs "
-              f"| {max(x['gateway_hwm_kb'] for x in a) / 1024:.0f} MiB | {per_batch(ax)} |")
+        for side, label in arrow_sides:
+            ax, gx, jx = sel(side, "main", m), sel("gateway", "main", m), sel("java", "main", m)
+            a, g, j = res(ax), res(gx), res(jx)
+            if not a:
+                continue
+            ar = med([x["rows_per_s"] for x in a])
+            gr = med([x["rows_per_s"] for x in g]) if g else float("nan")
+            jr = med([x["rows_per_s"] for x in j]) if j else float("nan")
+            print(f"| {name.get(m, m)} | {label} | {jr:,.0f} | {gr:,.0f} | {ar:,.0f} | {ratio(ar, gr, ax + gx)} | {ratio(ar, jr, ax + jx)} "
+                  f"| {med([x['p50_ms'] for x in a]):.1f} / {med([x['p99_ms'] for x in a]):.1f} "
+                  f"| {med([us(x['rows'], x['gateway_ticks']) for x in a]):.2f} µs | {med([us(x['rows'], x['fluss_ticks']) for x in a]):.2f} µs "
+                  f"| {max(x['gateway_hwm_kb'] for x in a) / 1024:.0f} MiB | {per_batch(ax)} |")
     print()
-    per_round("gateway-arrow", "Arrow", arrows)
+    for side, label in arrow_sides:
+        per_round(side, label, [m for m in arrows if sel(side, "main", m)])
 ndjsons = [m for m in modes if sel("gateway-ndjson", "main", m)]
 if ndjsons:
     print("NDJSON bodies, the same entries one per line (issue 25; target: NDJSON ≥ 1.0× JSON documents):")

@@ -35,8 +35,9 @@ var bench10Arrow = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 // benchArrowBodies returns one Arrow IPC stream per per rows of ids
-// from..to-1.
-func benchArrowBodies(from, to int64, per int) ([][]byte, error) {
+// from..to-1; with zstd its record batch bodies are compressed with ZSTD
+// (IPC BodyCompression, as pyarrow's IpcWriteOptions(compression="zstd")).
+func benchArrowBodies(from, to int64, per int, zstd bool) ([][]byte, error) {
 	var out [][]byte
 	for start := from; start < to; start += int64(per) {
 		end := min(start+int64(per), to)
@@ -61,7 +62,11 @@ func benchArrowBodies(from, to int64, per int) ([][]byte, error) {
 		rec := rb.NewRecordBatch()
 		rb.Release()
 		var buf bytes.Buffer
-		w := ipc.NewWriter(&buf, ipc.WithSchema(bench10Arrow))
+		opts := []ipc.Option{ipc.WithSchema(bench10Arrow)}
+		if zstd {
+			opts = append(opts, ipc.WithZstd())
+		}
+		w := ipc.NewWriter(&buf, opts...)
 		err := w.Write(rec)
 		rec.Release()
 		if err == nil {

@@ -339,16 +339,17 @@ func runBench(c config, bc benchConfig) error {
 	cl.contentType = "application/json"
 	warm := benchBodies(c.op, -int64(bc.warmupRows), 0, c.rows)
 	timed := benchBodies(c.op, 0, int64(bc.totalRows), c.rows)
-	if bc.body == "arrow" {
+	if bc.body == "arrow" || bc.body == "arrow-zstd" {
 		if c.op != "append" {
-			return fmt.Errorf("-body arrow needs -op append")
+			return fmt.Errorf("-body %s needs -op append", bc.body)
 		}
 		cl.contentType = "application/vnd.apache.arrow.stream"
+		zstd := bc.body == "arrow-zstd"
 		var err error
-		if warm, err = benchArrowBodies(-int64(bc.warmupRows), 0, c.rows); err != nil {
+		if warm, err = benchArrowBodies(-int64(bc.warmupRows), 0, c.rows, zstd); err != nil {
 			return err
 		}
-		if timed, err = benchArrowBodies(0, int64(bc.totalRows), c.rows); err != nil {
+		if timed, err = benchArrowBodies(0, int64(bc.totalRows), c.rows, zstd); err != nil {
 			return err
 		}
 	}

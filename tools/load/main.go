@@ -79,7 +79,7 @@ func main() {
 	flag.StringVar(&bc.pprofURL, "pprof", "", "bench and bench-lookup modes: base URL of the gateway's pprof listener; CPU and allocation profiles of the measured part")
 	flag.StringVar(&bc.pprofOut, "pprof-out", "gateway-", "bench mode: file prefix of the profiles (<prefix>profile.pprof, <prefix>allocs.pprof)")
 	flag.DurationVar(&bc.pprofFor, "pprof-seconds", 6*time.Second, "bench mode: profile length from the start of the measured part")
-	flag.StringVar(&bc.body, "body", "json", "bench mode: request bodies: json (entries documents), ndjson (the same entries one per line, -rows lines a request) or arrow (Arrow IPC streams, -op append)")
+	flag.StringVar(&bc.body, "body", "json", "bench mode: request bodies: json (entries documents), ndjson (the same entries one per line, -rows lines a request), arrow (Arrow IPC streams, -op append) or arrow-zstd (Arrow IPC streams with ZSTD-compressed record batches, -op append)")
 	var lc lookupConfig
 	flag.IntVar(&lc.keysPerRequest, "keys", 128, "bench-lookup mode: keys (or prefixes) per request")
 	flag.IntVar(&lc.totalKeys, "total-keys", 200_000, "bench-lookup mode: keys looked up in the measured part")

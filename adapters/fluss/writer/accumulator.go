@@ -64,6 +64,9 @@ func (b *bucket) accepts(r *rec, batchSize int) bool {
 		return false
 	}
 	last := b.queue[len(b.queue)-1]
+	if r.req.packed || last.req.packed {
+		return false // a packed record is a batch of its own
+	}
 	return last.req == r.req || last.req.compat == r.req.compat
 }
 
@@ -286,7 +289,7 @@ func (w *Writer) takeLocked(b *bucket, now time.Time) *batch {
 		if r.state != recQueued {
 			continue
 		}
-		if r.req.compat != bt.compat || (taken > 0 && size+int(r.size) > w.opts.BatchSize) {
+		if r.req.compat != bt.compat || (taken > 0 && (size+int(r.size) > w.opts.BatchSize || r.req.packed || first.req.packed)) {
 			break
 		}
 		r.state = recBatched
@@ -359,7 +362,11 @@ func (w *Writer) build(bt *batch, writerID int64, seq int32) *builtBatch {
 		out.data = kvb.Build(writerID, seq)
 		return out
 	case c.logFmt == logArrow:
-		w.buildArrow(c, bt, out)
+		if bt.recs[0].req.packed {
+			w.buildPacked(c, bt, out) // columnar.go
+		} else {
+			w.buildArrow(c, bt, out)
+		}
 		if out.err != nil {
 			return out
 		}

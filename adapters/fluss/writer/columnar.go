@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record"
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record/arrowlog"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
@@ -107,10 +110,13 @@ func (w *Writer) writeColumns(ctx context.Context, wb *domain.WriteBatch) ([]dom
 		w.report(c.path, results)
 	}()
 
-	// Chunks of about a batch size (at least one row each).
+	// Chunks of about a batch size (at least one row each), or the
+	// packed rows as they are: one record, a batch of its own.
 	total := c.arrowEnc.ColumnsSize(cols, 0, n)
 	per := n
-	if total > w.opts.BatchSize {
+	if p := cols.Packed; p != nil && p.Size <= w.opts.BatchSize && strings.EqualFold(p.Codec, c.arrowComp) {
+		req.packed, total = true, p.Size
+	} else if total > w.opts.BatchSize {
 		per = max(1, int(int64(n)*int64(w.opts.BatchSize)/int64(total)))
 	}
 	count := (n + per - 1) / per
@@ -125,6 +131,9 @@ func (w *Writer) writeColumns(ctx context.Context, wb *domain.WriteBatch) ([]dom
 		r.enc.bucket = -1
 		r.part = meta.NoPartition
 		r.size = int32(min(c.arrowEnc.ColumnsSize(cols, from, to), 1<<30))
+		if req.packed {
+			r.size = int32(total)
+		}
 		r.state = recQueued
 		req.pending++
 	}
@@ -192,4 +201,29 @@ func appendChunk(ab ArrowBuilder, r *rec) error {
 	}
 	ch := r.req.chunks[r.idx]
 	return ca.AppendColumns(r.req.cols, ch.from, ch.to)
+}
+
+// buildPacked builds the batch of one packed record (request.packed): the
+// client's compressed buffers framed as the table's Arrow record batch
+// (arrowlog.RowEncoder.AppendPacked), nothing decompressed or compressed.
+func (w *Writer) buildPacked(c *codec, bt *batch, out *builtBatch) {
+	r := bt.recs[0]
+	comp, err := arrowlog.ParseCompression(c.arrowComp)
+	if err != nil {
+		out.err = err
+		return
+	}
+	data, _ := record.BeginLogBatch(getBufFor(record.LogBatchHeaderSizeV0 + int(r.size) + 64*len(r.req.cols.Columns) + 256))
+	if data, err = c.arrowEnc.AppendPacked(data, r.req.cols.Rows, comp, r.req.cols.Packed); err != nil {
+		putBuf(data)
+		out.failed, out.failErr = []*rec{r}, []error{err}
+		out.kept = []*rec{}
+		return
+	}
+	out.data = data
+	out.count = int32(r.req.cols.Rows)
+	out.kept = bt.recs
+	if m, ok := w.opts.Metrics.(packedMetrics); ok {
+		m.ArrowPacked(c.path, r.req.cols.Rows)
+	}
 }

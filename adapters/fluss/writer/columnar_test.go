@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -175,6 +177,113 @@ func TestColumnarAppendVerdicts(t *testing.T) {
 			assert.Equal(t, tc.kind, de.Kind)
 			assert.Contains(t, de.Message, tc.msg)
 			assert.Empty(t, e.fake.Batches())
+		})
+	}
+}
+
+// packColumns compresses the buffers of logColumns' rows as a client's
+// ZSTD-compressed Arrow record batch holds them (an int64 uncompressed
+// length, then the frame; no validity bitmap for id, which has no null).
+func packColumns(t *testing.T, cr *domain.ColumnarRows) *domain.PackedColumns {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	require.NoError(t, err)
+	defer enc.Close()
+	pack := func(raw []byte) []byte {
+		return enc.EncodeAll(raw, binary.LittleEndian.AppendUint64(nil, uint64(len(raw))))
+	}
+	id, s := cr.Columns[0], cr.Columns[1]
+	nulls := int64(cr.Rows - countOnes(s.Validity, cr.Rows))
+	p := &domain.PackedColumns{Codec: "ZSTD", NullCounts: []int64{0, nulls},
+		Buffers: [][]byte{nil, pack(id.Values), pack(s.Validity), pack(s.Offsets), pack(s.Data)}}
+	for _, b := range p.Buffers {
+		p.Size += len(b)
+	}
+	return p
+}
+
+func countOnes(b []byte, n int) int {
+	c := 0
+	for i := range n {
+		if b[i/8]&(1<<(i%8)) != 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// TestPackedColumnarAppends: a columnar write with packed rows (a client's
+// compressed record batch) goes to a ZSTD table as a batch of its own built
+// from the client's frames (no other rows in it), beside row entries, and
+// every row lands once with its value; to an LZ4_FRAME table, or when the
+// packed rows exceed the batch size, the columns are compressed again.
+func TestPackedColumnarAppends(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		codec      string
+		batchSize  int
+		wantPacked bool
+	}{
+		{"ZSTD table", "ZSTD", 0, true},
+		{"LZ4_FRAME table", "LZ4_FRAME", 0, false},
+		{"larger than a batch", "ZSTD", 2 << 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tb := logTable(32, 3)
+			tb.Desc.Properties["table.log.arrow.compression.type"] = tc.codec
+			e := newEnv(t, Options{Linger: time.Millisecond, BatchSize: tc.batchSize}, tb)
+			ctx := ctxTimeout(t, 10*time.Second)
+			const writes, rows = 3, 2000
+			packs := make([]*domain.PackedColumns, writes)
+			var wg sync.WaitGroup
+			for k := range writes {
+				cr := logColumns(k*rows, rows)
+				cr.Packed = packColumns(t, cr)
+				packs[k] = cr.Packed
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, err := e.w.Write(ctx, &domain.WriteBatch{Table: tb.Path, Columns: cr})
+					assert.NoError(t, err)
+					require.Len(t, res, rows)
+					for i, r := range res {
+						assert.True(t, r.OK(), "write %d row %d: %+v", k, i, r)
+					}
+				}()
+			}
+			for _, r := range e.write(t, ctx, tb.Path, domain.WriteEntry{Op: domain.OpAppend, Row: []domain.Datum{{I64: 1_000_000}, {Bytes: []byte("e")}}}) {
+				assert.True(t, r.OK(), "%+v", r)
+			}
+			wg.Wait()
+			vals, seen := appendedLogRows(t, e.fake, tb)
+			require.Len(t, seen, writes*rows+1)
+			for id, n := range seen {
+				require.Equal(t, 1, n, "id %d landed %d times", id, n)
+			}
+			for i := range writes * rows {
+				want := fmt.Sprintf("s%d", i)
+				if (i%rows)%7 == 6 {
+					want = "<null>"
+				}
+				require.Equal(t, want, vals[int64(i)], "id %d", i)
+			}
+			// A packed batch holds exactly one write's rows and its frames.
+			packedBatches := 0
+			for _, b := range e.fake.Batches() {
+				for _, p := range packs {
+					if bytes.Contains(b.Log.Records, p.Buffers[4]) {
+						packedBatches++
+						assert.Equal(t, int32(rows), b.Log.RecordCount)
+					}
+				}
+			}
+			if tc.wantPacked {
+				assert.Equal(t, writes, packedBatches)
+			} else {
+				assert.Zero(t, packedBatches)
+			}
 		})
 	}
 }

@@ -143,6 +143,9 @@ type request struct {
 	// Columnar writes (columnar.go): the rows, and the rows of each record.
 	cols   *domain.ColumnarRows
 	chunks []columnChunk
+	// packed: the request's one record is cols.Packed, a batch of its own
+	// sent as the client compressed it (columnar.go).
+	packed bool
 	// Timeline (only when the caller asked for one, tl != nil): the Write
 	// call's start, when its rows were queued, the batch that resolved its
 	// rows last and how many batches did, and that batch's answer time.
@@ -519,6 +522,9 @@ func (w *Writer) enqueueLocked(r *rec, now time.Time, ec *enqueueCache) {
 	b.queue = append(b.queue, r)
 	b.live++
 	b.liveBytes += int(r.size)
+	if r.req.packed {
+		b.seal() // a whole batch: ready to send (accepts keeps it alone)
+	}
 	if fresh {
 		w.active[b] = struct{}{}
 	}
@@ -798,6 +804,13 @@ func (w *Writer) report(path domain.TablePath, results []domain.EntryResult) {
 // counter does (telemetry.WriterHooks).
 type appliedMetrics interface {
 	EntriesDoneApplied(table domain.TablePath, ok int, failed, unknown map[string]int)
+}
+
+// packedMetrics is implemented by Metrics that also count the rows of
+// Arrow log batches built from a client's compressed record batch as it was
+// (columnar.go buildPacked).
+type packedMetrics interface {
+	ArrowPacked(table domain.TablePath, rows int)
 }
 
 // kick wakes the sender.

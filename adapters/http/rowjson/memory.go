@@ -69,7 +69,18 @@ func chargeRefusal(r any) error {
 // read. It keeps at most 1 MiB each of Datum and byte chunks (the rest is
 // left to the garbage collector), so a pooled Buffer does not pin the memory
 // of one exceptional request. It drops the ChargeFunc (see SetCharge).
-func (b *Buffer) Reset() {
+func (b *Buffer) Reset() { b.reset(maxRetained) }
+
+// Recycle is Reset for the next decode of the same caller, which keeps b
+// instead of pooling it (the chunks of one NDJSON body): it keeps up to
+// maxRecycled bytes each of Datum and byte chunks, so that a decode of as
+// many rows as the last one allocates nothing (an 8,192-line chunk's
+// ~7 MiB of Datums, allocated afresh per chunk under Reset's 1 MiB bound,
+// cost a streamed body a third more CPU per row than a JSON body, most of
+// it zeroing and collecting them).
+func (b *Buffer) Recycle() { b.reset(maxRecycled) }
+
+func (b *Buffer) reset(limit int) {
 	// The Datums kept in the slab's chunks point at the last decode's
 	// values: into the arena's chunks, into the slab's own chunks, or at
 	// values allocated apart (large ones) or in chunks this Reset drops.
@@ -79,8 +90,8 @@ func (b *Buffer) Reset() {
 	// while its cache lines are about to be written anyway (clearing every
 	// kept chunk here, up to 1 MiB per request, cost the 500-row writes of
 	// make bench-native about a tenth of the gateway's CPU: issue 22).
-	escaped := b.arena.reset() || b.slab.escaped
-	b.slab.reset(escaped)
+	escaped := b.arena.reset(limit) || b.slab.escaped
+	b.slab.reset(escaped, limit)
 	// Drop references to rows in the whole array: a decode leaves entries
 	// at length 0 (DecodeWriteTo hands the filled slice to the batch), so
 	// clearing only its length cleared nothing, and every pooled Buffer
@@ -109,6 +120,7 @@ const (
 	// request of ten columns (~640 KiB of Datums) fit, larger ones allocate
 	// the rest afresh.
 	maxRetained        = 1 << 20
+	maxRecycled        = 32 << 20
 	maxRetainedEntries = 1 << 16
 
 	slabFirstChunk  = 256
@@ -218,18 +230,18 @@ func (s *slab) used() int {
 	return min(max(s.dirty, s.ci+1), len(s.chunks))
 }
 
-// reset keeps the first chunks, up to maxRetained bytes. With escaped (the
+// reset keeps the first chunks, up to limit bytes. With escaped (the
 // last decode's values reach memory the Buffer does not keep: values
 // allocated apart, or chunks dropped here) the kept chunks are cleared now:
 // their Datums would otherwise keep those values alive until the next
 // decode reached them (issue 21: 25 MiB per pooled Buffer after a write of
 // 64 KiB strings). Otherwise every Datum of a kept chunk points into the
 // Buffer's own kept chunks, and the chunks are cleared as they are handed
-// out again (alloc), at most maxRetained bytes either way.
-func (s *slab) reset(escaped bool) {
+// out again (alloc), at most limit bytes either way.
+func (s *slab) reset(escaped bool, limit int) {
 	total := 0
 	for i, c := range s.chunks {
-		if (total+len(c))*datumSize > maxRetained {
+		if (total+len(c))*datumSize > limit {
 			clear(s.chunks[i:])
 			s.chunks = s.chunks[:i]
 			escaped = true // Elems may point into the dropped chunks
@@ -341,14 +353,14 @@ func (a *arena) copy(b []byte) []byte {
 	return a.commit(append(a.reserve(len(b)), b...))
 }
 
-// reset keeps the first chunks, up to maxRetained bytes, and reports
+// reset keeps the first chunks, up to limit bytes, and reports
 // whether values were handed out since the last reset from memory it does
 // not keep (large values allocated apart, or chunks dropped now).
-func (a *arena) reset() (escaped bool) {
+func (a *arena) reset(limit int) (escaped bool) {
 	escaped, a.escaped = a.escaped, false
 	total := 0
 	for i, c := range a.chunks {
-		if total+cap(c) > maxRetained {
+		if total+cap(c) > limit {
 			clear(a.chunks[i:])
 			a.chunks = a.chunks[:i]
 			escaped = true

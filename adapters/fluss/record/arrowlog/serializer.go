@@ -172,15 +172,38 @@ func (s *serializer) finish(dst []byte, rows int64) ([]byte, error) {
 			s.bufs[i] = s.compress(s.bufs[i])
 		}
 	}
-	var off int64
-	for i := range s.bufs {
-		n := int64(len(s.bytes(s.bufs[i])))
-		s.layout = append(s.layout, Buffer{Offset: off, Length: n})
-		off = align8(off + n)
-	}
-	bodyLen := off
+	s.layout = appendLayout(s.layout, len(s.bufs), func(i int) int { return len(s.bytes(s.bufs[i])) })
+	meta := s.metadata(rows, bodyLength(s.layout))
+	return appendFramed(dst, meta, s.layout, func(i int) []byte { return s.bytes(s.bufs[i]) }), nil
+}
 
-	meta := s.metadata(rows, bodyLen)
+// appendLayout appends the body layout of n buffers of the given lengths:
+// each at the 8-byte aligned offset after the previous one
+// (ArrowRecordBatch with alignBuffers).
+func appendLayout(layout []Buffer, n int, length func(int) int) []Buffer {
+	var off int64
+	for i := range n {
+		l := int64(length(i))
+		layout = append(layout, Buffer{Offset: off, Length: l})
+		off = align8(off + l)
+	}
+	return layout
+}
+
+// bodyLength is the length of a body laid out by appendLayout.
+func bodyLength(layout []Buffer) int64 {
+	if len(layout) == 0 {
+		return 0
+	}
+	last := layout[len(layout)-1]
+	return align8(last.Offset + last.Length)
+}
+
+// appendFramed appends the encapsulated message (MessageSerializer.serialize
+// with IpcOption.DEFAULT): the 0xFFFFFFFF marker, the metadata length padded
+// so the body starts 8-aligned, the metadata, then the buffers of layout
+// with zero padding.
+func appendFramed(dst, meta []byte, layout []Buffer, buf func(int) []byte) []byte {
 	metaLen := len(meta)
 	if pad := (8 + metaLen) % 8; pad != 0 {
 		metaLen += 8 - pad
@@ -189,46 +212,52 @@ func (s *serializer) finish(dst []byte, rows int64) ([]byte, error) {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(metaLen))
 	dst = append(dst, meta...)
 	dst = appendZeros(dst, metaLen-len(meta))
-	for i := range s.bufs {
-		b := s.bytes(s.bufs[i])
+	for i := range layout {
+		b := buf(i)
 		dst = append(dst, b...)
 		dst = appendZeros(dst, int(align8(int64(len(b))))-len(b))
 	}
-	return dst, nil
+	return dst
 }
 
 // metadata builds the flatbuffer Message with Java's call sequence.
 func (s *serializer) metadata(rows, bodyLen int64) []byte {
-	b := s.fb
+	return recordBatchMetadata(s.fb, rows, bodyLen, s.nodes, s.layout, s.codec)
+}
+
+// recordBatchMetadata builds the flatbuffer Message of a RecordBatch with
+// the calls of Arrow Java's ArrowRecordBatch.writeTo and
+// MessageSerializer.serializeMessage, in their order.
+func recordBatchMetadata(b *flatbuffers.Builder, rows, bodyLen int64, nodes []FieldNode, layout []Buffer, codec Compression) []byte {
 	b.Reset()
 	// ArrowRecordBatch.writeTo
-	b.StartVector(16, len(s.nodes), 8)       // RecordBatch.startNodesVector
-	for i := len(s.nodes) - 1; i >= 0; i-- { // FBSerializables.writeAllStructsToVector
+	b.StartVector(16, len(nodes), 8)       // RecordBatch.startNodesVector
+	for i := len(nodes) - 1; i >= 0; i-- { // FBSerializables.writeAllStructsToVector
 		b.Prep(8, 16) // FieldNode.createFieldNode
-		b.PlaceInt64(s.nodes[i].NullCount)
-		b.PlaceInt64(s.nodes[i].Length)
+		b.PlaceInt64(nodes[i].NullCount)
+		b.PlaceInt64(nodes[i].Length)
 	}
-	nodesOff := b.EndVector(len(s.nodes))
-	b.StartVector(16, len(s.layout), 8) // RecordBatch.startBuffersVector
-	for i := len(s.layout) - 1; i >= 0; i-- {
+	nodesOff := b.EndVector(len(nodes))
+	b.StartVector(16, len(layout), 8) // RecordBatch.startBuffersVector
+	for i := len(layout) - 1; i >= 0; i-- {
 		b.Prep(8, 16) // Buffer.createBuffer
-		b.PlaceInt64(s.layout[i].Length)
-		b.PlaceInt64(s.layout[i].Offset)
+		b.PlaceInt64(layout[i].Length)
+		b.PlaceInt64(layout[i].Offset)
 	}
-	buffersOff := b.EndVector(len(s.layout))
+	buffersOff := b.EndVector(len(layout))
 	var compOff flatbuffers.UOffsetT
-	if s.codec != CompressionNone {
+	if codec != CompressionNone {
 		// BodyCompression.createBodyCompression(builder, codec, method BUFFER)
 		b.StartObject(2)
-		b.PrependByteSlot(1, 0, 0)                     // addMethod
-		b.PrependByteSlot(0, arrowCodecID(s.codec), 0) // addCodec
+		b.PrependByteSlot(1, 0, 0)                   // addMethod
+		b.PrependByteSlot(0, arrowCodecID(codec), 0) // addCodec
 		compOff = b.EndObject()
 	}
 	b.StartObject(5)               // RecordBatch.startRecordBatch
 	b.PrependInt64Slot(0, rows, 0) // addLength
 	b.PrependUOffsetTSlot(1, nodesOff, 0)
 	b.PrependUOffsetTSlot(2, buffersOff, 0)
-	if s.codec != CompressionNone {
+	if codec != CompressionNone {
 		b.PrependUOffsetTSlot(3, compOff, 0)
 	}
 	header := b.EndObject()
