@@ -312,6 +312,15 @@ func (b fb) field(t, i int) (int, error) {
 	return t + off, nil
 }
 
+// byteField returns the byte field i of table t (0 when absent).
+func (b fb) byteField(t, i int) (byte, error) {
+	pos, err := b.field(t, i)
+	if err != nil || pos == 0 {
+		return 0, err
+	}
+	return b[pos], nil
+}
+
 // vector checks the vector (elements of elem bytes) the uoffset field i of
 // table t points to and returns its element positions' start and length;
 // n is 0 when the field is absent.
@@ -352,11 +361,9 @@ func checkArrowMessage(meta []byte) (body int64, kind int, err error) {
 	if _, _, err := b.vector(m, 4, 4); err != nil { // custom_metadata
 		return 0, 0, err
 	}
-	var header byte
-	if pos, err := b.field(m, 1); err != nil {
+	header, err := b.byteField(m, 1)
+	if err != nil {
 		return 0, 0, err
-	} else if pos != 0 {
-		header = b[pos]
 	}
 	if pos, err := b.field(m, 3); err != nil {
 		return 0, 0, err
@@ -411,16 +418,13 @@ func checkArrowMessage(meta []byte) (body int64, kind int, err error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		var codec, method byte
-		if p, err := b.field(c, 0); err != nil {
+		codec, err := b.byteField(c, 0)
+		if err != nil {
 			return 0, 0, err
-		} else if p != 0 {
-			codec = b[p]
 		}
-		if p, err := b.field(c, 1); err != nil {
+		method, err := b.byteField(c, 1)
+		if err != nil {
 			return 0, 0, err
-		} else if p != 0 {
-			method = b[p]
 		}
 		if codec != 1 || method != 0 {
 			return 0, 0, errors.New("record batch bodies compressed with LZ4_FRAME are not supported; compress with ZSTD (pyarrow: IpcWriteOptions(compression=\"zstd\")) or send uncompressed IPC")

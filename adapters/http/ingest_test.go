@@ -237,8 +237,14 @@ func TestBoundBodyRefusesChunkedJSONOverTheLimit(t *testing.T) {
 // arrowStream writes record batches of schema s as an Arrow IPC stream.
 func arrowStream(t testing.TB, s *arrow.Schema, batches ...[]func(b array.Builder)) []byte {
 	t.Helper()
+	return arrowStreamWith(t, s, nil, batches...)
+}
+
+// arrowStreamWith is arrowStream with more writer options (compression).
+func arrowStreamWith(t testing.TB, s *arrow.Schema, opts []ipc.Option, batches ...[]func(b array.Builder)) []byte {
+	t.Helper()
 	var out bytes.Buffer
-	w := ipc.NewWriter(&out, ipc.WithSchema(s))
+	w := ipc.NewWriter(&out, append([]ipc.Option{ipc.WithSchema(s)}, opts...)...)
 	for _, cols := range batches {
 		rb := array.NewRecordBuilder(memory.DefaultAllocator, s)
 		for i, fill := range cols {
@@ -579,20 +585,7 @@ func TestWriteBodiesAreCountedByContentType(t *testing.T) {
 // ipc.WithLZ4).
 func zstdStream(t testing.TB, opt ipc.Option, cols ...[]func(array.Builder)) []byte {
 	t.Helper()
-	var out bytes.Buffer
-	w := ipc.NewWriter(&out, ipc.WithSchema(eventsArrow), opt)
-	for _, fill := range cols {
-		rb := array.NewRecordBuilder(memory.DefaultAllocator, eventsArrow)
-		for i, f := range fill {
-			f(rb.Field(i))
-		}
-		rec := rb.NewRecordBatch()
-		require.NoError(t, w.Write(rec))
-		rec.Release()
-		rb.Release()
-	}
-	require.NoError(t, w.Close())
-	return out.Bytes()
+	return arrowStreamWith(t, eventsArrow, []ipc.Option{opt}, cols...)
 }
 
 // recordBatchBuffers returns, for the first record batch message of an IPC

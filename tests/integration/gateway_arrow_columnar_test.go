@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -21,10 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/fx"
 
-	gwboot "github.com/fluss-gateway/fluss-gateway-go/bootstrap"
-	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
 )
 
@@ -102,6 +97,22 @@ func columnarBatch(from, to int64) arrow.RecordBatch {
 	return full.NewSlice(3, full.NumRows())
 }
 
+// scanByID reads a table back with the peer: its rows by their id column,
+// each as JSON; a row twice fails the test.
+func scanByID(t *testing.T, path domain.TablePath) map[int64]string {
+	t.Helper()
+	out := map[int64]string{}
+	for _, r := range wrScan(t, path) {
+		id := int64(r.Row["id"].(float64))
+		b, err := json.Marshal(r.Row)
+		require.NoError(t, err)
+		_, dup := out[id]
+		require.False(t, dup, "%s: id %d twice", path.Table, id)
+		out[id] = string(b)
+	}
+	return out
+}
+
 // TestGatewayArrowColumnarMatchesRowPath writes the same Arrow stream to a
 // log table the columnar fast path takes (no bucket key) and to its twin
 // with a bucket key (the Datum path), for each Arrow compression codec, and
@@ -124,19 +135,7 @@ func TestGatewayArrowColumnarMatchesRowPath(t *testing.T) {
 			require.Equal(t, n, got)
 			require.Equal(t, n, ok, "%.500s", raw)
 		}
-		byID := func(path domain.TablePath) map[int64]string {
-			out := map[int64]string{}
-			for _, r := range wrScan(t, path) {
-				id := int64(r.Row["id"].(float64))
-				b, err := json.Marshal(r.Row)
-				require.NoError(t, err)
-				_, dup := out[id]
-				require.False(t, dup, "%s: id %d twice", path.Table, id)
-				out[id] = string(b)
-			}
-			return out
-		}
-		a, b := byID(fast), byID(rows)
+		a, b := scanByID(t, fast), scanByID(t, rows)
 		require.Len(t, a, n, codec)
 		require.Len(t, b, n, codec)
 		for id, want := range b {
@@ -238,18 +237,7 @@ func packedBatch(from, to int64) arrow.RecordBatch {
 // a bucket key (the Datum path), and reads all three back with the peer:
 // every row lands once, with the same values everywhere.
 func TestGatewayArrowZstdPassThrough(t *testing.T) {
-	cfg, err := config.Load(config.Options{Env: map[string]string{
-		"FLUSS_GATEWAY__CLUSTERS":                              "default",
-		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS":  wrBootstrap(t),
-		"FLUSS_GATEWAY__REST__LISTEN":                          "127.0.0.1:0",
-		"FLUSS_GATEWAY__METRICS__ENABLED":                      "true",
-		"FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN": "127.0.0.1:0",
-		"FLUSS_GATEWAY__METRICS__TABLE_LABEL__ENABLED":         "true",
-		"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE":             "0s",
-	}})
-	require.NoError(t, err)
-	var metrics *gwboot.MetricsServer
-	base := runGateway(t, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), fx.Populate(&metrics)) + "/v1/clusters/default"
+	base, metrics := startMetricsGateway(t)
 	db := wrDatabase(t)
 	const n = 5000
 	var body bytes.Buffer
@@ -271,15 +259,7 @@ func TestGatewayArrowZstdPassThrough(t *testing.T) {
 		got, ok, _ := ingestCounts(t, raw)
 		require.Equal(t, n, got)
 		require.Equal(t, n, ok, "%.500s", raw)
-		rows := map[int64]string{}
-		for _, r := range wrScan(t, p) {
-			id := int64(r.Row["id"].(float64))
-			b, err := json.Marshal(r.Row)
-			require.NoError(t, err)
-			_, dup := rows[id]
-			require.False(t, dup, "%s: id %d twice", p.Table, id)
-			rows[id] = string(b)
-		}
+		rows := scanByID(t, p)
 		require.Len(t, rows, n, p.Table)
 		byID[p.Table] = rows
 	}
@@ -292,7 +272,7 @@ func TestGatewayArrowZstdPassThrough(t *testing.T) {
 	assert.Contains(t, byID[zstdT.Table][4], `"none":null`)
 
 	packed := map[string]float64{}
-	resp, err := http.Get("http://" + metrics.Addr().String() + "/metrics")
+	resp, err := http.Get(metrics + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)

@@ -22,6 +22,31 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/bootstrap/config"
 )
 
+// startMetricsGateway runs a gateway on the test cluster with Prometheus
+// metrics and table labels on (plus extraEnv, KEY=value), and returns its
+// cluster base URL and its metrics server's URL.
+func startMetricsGateway(t *testing.T, extraEnv ...string) (base, metrics string) {
+	t.Helper()
+	env := map[string]string{
+		"FLUSS_GATEWAY__CLUSTERS":                              "default",
+		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS":  wrBootstrap(t),
+		"FLUSS_GATEWAY__REST__LISTEN":                          "127.0.0.1:0",
+		"FLUSS_GATEWAY__METRICS__ENABLED":                      "true",
+		"FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN": "127.0.0.1:0",
+		"FLUSS_GATEWAY__METRICS__TABLE_LABEL__ENABLED":         "true",
+		"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE":             "0s",
+	}
+	for _, kv := range extraEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	cfg, err := config.Load(config.Options{Env: env})
+	require.NoError(t, err)
+	var ms *gwboot.MetricsServer
+	base = runGateway(t, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), fx.Populate(&ms)) + "/v1/clusters/default"
+	return base, "http://" + ms.Addr().String()
+}
+
 // TestGatewayMetricsTableCardinality: with table labels on and
 // gateway.metrics.max-tables 20, lookups on 10,000 distinct (missing) tables
 // through the real HTTP stack and cluster add no table value to
@@ -30,19 +55,7 @@ import (
 // error code as a label; a lookup on a real table counts found and missed
 // keys.
 func TestGatewayMetricsTableCardinality(t *testing.T) {
-	cfg, err := config.Load(config.Options{Env: map[string]string{
-		"FLUSS_GATEWAY__CLUSTERS":                              "default",
-		"FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS":  wrBootstrap(t),
-		"FLUSS_GATEWAY__REST__LISTEN":                          "127.0.0.1:0",
-		"FLUSS_GATEWAY__METRICS__ENABLED":                      "true",
-		"FLUSS_GATEWAY__METRICS__EXPORTER__PROMETHEUS__LISTEN": "127.0.0.1:0",
-		"FLUSS_GATEWAY__METRICS__TABLE_LABEL__ENABLED":         "true",
-		"FLUSS_GATEWAY__METRICS__MAX_TABLES":                   "20",
-		"FLUSS_GATEWAY__SHUTDOWN__READINESS_GRACE":             "0s",
-	}})
-	require.NoError(t, err)
-	var metrics *gwboot.MetricsServer
-	base := runGateway(t, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)), fx.Populate(&metrics)) + "/v1/clusters/default"
+	base, metrics := startMetricsGateway(t, "FLUSS_GATEWAY__METRICS__MAX_TABLES=20")
 	g := &gateway{t: t, base: base}
 	db := newDatabase(t, g, "gw_metrics")
 	records := createTable(t, base, db, "real", columns("id BIGINT"), map[string]any{"primary_key": []any{"id"}})
@@ -86,7 +99,7 @@ func TestGatewayMetricsTableCardinality(t *testing.T) {
 	t.Logf("%d lookups on missing tables in %s", n, time.Since(start).Round(time.Millisecond))
 	failures.Range(func(k, v any) bool { t.Errorf("lookup %v: %v", k, v); return false })
 
-	resp, err := http.Get("http://" + metrics.Addr().String() + "/metrics")
+	resp, err := http.Get(metrics + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	tableRe := regexp.MustCompile(`table="([^"]*)"`)

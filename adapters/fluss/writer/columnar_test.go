@@ -66,6 +66,26 @@ func appendedLogRows(t *testing.T, fake *metatest.Cluster, tb *metatest.Table) (
 	return vals, seen
 }
 
+// requireColumnsLanded checks that the writes logColumns(k*rows, rows),
+// k < writes, and extra other rows landed once each, with their values; it
+// returns id -> value.
+func requireColumnsLanded(t *testing.T, fake *metatest.Cluster, tb *metatest.Table, writes, rows, extra int) map[int64]string {
+	t.Helper()
+	vals, seen := appendedLogRows(t, fake, tb)
+	require.Len(t, seen, writes*rows+extra)
+	for id, n := range seen {
+		require.Equal(t, 1, n, "id %d landed %d times", id, n)
+	}
+	for i := range writes * rows {
+		want := fmt.Sprintf("s%d", i)
+		if (i%rows)%7 == 6 {
+			want = "<null>"
+		}
+		require.Equal(t, want, vals[int64(i)], "id %d", i)
+	}
+	return vals
+}
+
 // TestColumnarAppends: columnar rows cut into chunks (a small batch size),
 // written concurrently with row entries to the same table, all land once
 // with their values, in sticky buckets, with one verdict per row.
@@ -96,18 +116,7 @@ func TestColumnarAppends(t *testing.T) {
 		assert.True(t, r.OK(), "%+v", r)
 	}
 	wg.Wait()
-	vals, seen := appendedLogRows(t, e.fake, tb)
-	require.Len(t, seen, writes*rows+50)
-	for id, n := range seen {
-		require.Equal(t, 1, n, "id %d landed %d times", id, n)
-	}
-	for i := range writes * rows {
-		want := fmt.Sprintf("s%d", i)
-		if (i%rows)%7 == 6 {
-			want = "<null>"
-		}
-		require.Equal(t, want, vals[int64(i)], "id %d", i)
-	}
+	vals := requireColumnsLanded(t, e.fake, tb, writes, rows, 50)
 	assert.Equal(t, "e", vals[1_000_000])
 	assert.Greater(t, len(e.fake.Batches()), writes, "the batch size cut the writes into chunks")
 }
@@ -257,18 +266,7 @@ func TestPackedColumnarAppends(t *testing.T) {
 				assert.True(t, r.OK(), "%+v", r)
 			}
 			wg.Wait()
-			vals, seen := appendedLogRows(t, e.fake, tb)
-			require.Len(t, seen, writes*rows+1)
-			for id, n := range seen {
-				require.Equal(t, 1, n, "id %d landed %d times", id, n)
-			}
-			for i := range writes * rows {
-				want := fmt.Sprintf("s%d", i)
-				if (i%rows)%7 == 6 {
-					want = "<null>"
-				}
-				require.Equal(t, want, vals[int64(i)], "id %d", i)
-			}
+			requireColumnsLanded(t, e.fake, tb, writes, rows, 1)
 			// A packed batch holds exactly one write's rows and its frames.
 			packedBatches := 0
 			for _, b := range e.fake.Batches() {
