@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -49,6 +48,28 @@ type arrowGuard struct {
 
 	keepPacked bool
 	packed     []*arrowPacked
+
+	// reserve (nil: none) takes from the memory budget what decompressing
+	// a record batch holds, before anything is allocated for it: its
+	// compressed body, its decompressed message and arrow-go's copy of it;
+	// held are the releases, called by release once the record batches
+	// read so far are charged otherwise (or done). refused is a refusal
+	// of reserve, which ends the stream with its own status (429).
+	reserve func(n int64) (func(), error)
+	held    []func()
+	refused error
+	// unpacked is the decompressed message being handed out (dropped once
+	// read: up to arrowMaxBody, it is not kept for the next message).
+	unpacked []byte
+}
+
+// release returns the budget reserved for the record batches decompressed
+// so far.
+func (g *arrowGuard) release() {
+	for _, r := range g.held {
+		r()
+	}
+	g.held = g.held[:0]
 }
 
 // takePacked returns the compressed message of the oldest record batch
@@ -75,7 +96,7 @@ const (
 var errArrowGuard = errors.New("arrow stream refused")
 
 func (g *arrowGuard) Read(p []byte) (int, error) {
-	for len(g.pending) == 0 && g.body == 0 {
+	for len(g.pending) == 0 && len(g.unpacked) == 0 && g.body == 0 {
 		if g.err != nil {
 			return 0, g.err
 		}
@@ -84,6 +105,13 @@ func (g *arrowGuard) Read(p []byte) (int, error) {
 	if len(g.pending) > 0 {
 		n := copy(p, g.pending)
 		g.pending = g.pending[n:]
+		return n, nil
+	}
+	if len(g.unpacked) > 0 {
+		n := copy(p, g.unpacked)
+		if g.unpacked = g.unpacked[n:]; len(g.unpacked) == 0 {
+			g.unpacked = nil
+		}
 		return n, nil
 	}
 	if int64(len(p)) > g.body {
@@ -155,6 +183,15 @@ func (g *arrowGuard) next() error {
 // in a compressed body (an int64 -1, then the raw bytes; arrow-go slices
 // them) and the body length patched; the flatbuffer keeps its size.
 func (g *arrowGuard) decompress(frame []byte, bodyLen int64) error {
+	if g.reserve != nil {
+		// The compressed body, before it is read.
+		rel, err := g.reserve(bodyLen)
+		if err != nil {
+			g.refused = err
+			return err
+		}
+		g.held = append(g.held, rel)
+	}
 	raw := make([]byte, bodyLen)
 	if _, err := io.ReadFull(g.r, raw); err != nil {
 		return io.ErrUnexpectedEOF
@@ -192,7 +229,16 @@ func (g *arrowGuard) decompress(frame []byte, bodyLen int64) error {
 		}
 		total += align8(size + 8)
 	}
-	out := slices.Grow(g.pending[:0], len(frame)+len(g.meta)+int(total))
+	if g.reserve != nil {
+		// The decompressed message and arrow-go's copy of its body.
+		rel, err := g.reserve(2 * (int64(len(g.meta)) + total))
+		if err != nil {
+			g.refused = err
+			return err
+		}
+		g.held = append(g.held, rel)
+	}
+	out := make([]byte, 0, len(frame)+len(g.meta)+int(total))
 	out = append(append(out, frame...), g.meta...)
 	bodyAt := len(out)
 	dec := zstdDecoders.Get().(*zstd.Decoder)
@@ -230,7 +276,7 @@ func (g *arrowGuard) decompress(frame []byte, bodyLen int64) error {
 	} else if newBody != 0 {
 		return fmt.Errorf("%w: compressed record batch without a body length", errArrowGuard)
 	}
-	g.pending = out
+	g.unpacked = out
 	if g.keepPacked {
 		p := &arrowPacked{buffers: bufs, nullCounts: make([]int64, nn), size: int(bodyLen)}
 		for i := range nn {

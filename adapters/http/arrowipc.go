@@ -139,7 +139,10 @@ type arrowPipeline struct {
 }
 
 func (p *arrowPipeline) run(body io.Reader) error {
-	guard := &arrowGuard{r: body, keepPacked: true}
+	guard := &arrowGuard{r: body, keepPacked: true, reserve: func(n int64) (func(), error) {
+		return p.a.acquireFor(p.c.UserContext(), n, "a ZSTD-compressed record batch decompressed")
+	}}
+	defer guard.release()
 	rd, err := newArrowReader(guard)
 	if err != nil {
 		return domain.InvalidArgument("the body is not an Arrow IPC stream: %v", err)
@@ -149,6 +152,9 @@ func (p *arrowPipeline) run(body io.Reader) error {
 	read := int64(0)
 	for i := 0; p.stopErr == nil; i++ {
 		if ok, err := arrowNext(rd); !ok {
+			if guard.refused != nil {
+				return guard.refused // the memory budget: 429
+			}
 			if err != nil && !errors.Is(err, io.EOF) {
 				return domain.InvalidArgument("record batch %d: the Arrow stream cannot be read (truncated or malformed): %v", i, err)
 			}
@@ -185,6 +191,7 @@ func (p *arrowPipeline) run(body io.Reader) error {
 		if err != nil {
 			return err
 		}
+		guard.release() // the batch's decompression, now charged as its arrays and packed buffers
 		rec.Retain()
 		b := &arrowBatch{index: i, rec: rec, done: make(chan struct{})}
 		p.c.Locals(localVerdicts, true)

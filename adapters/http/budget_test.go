@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
@@ -630,4 +632,37 @@ func TestFirstLookupReturnsItsUnusedEstimate(t *testing.T) {
 	}
 	r := g.call("POST", usersLookup, `{"keys":[`+strings.Join(keys, ",")+`]}`)
 	assert.Equal(t, 200, r.status, string(r.body))
+}
+
+// TestMemoryBudgetChargesDecompressedArrow: a ZSTD-compressed Arrow record
+// batch (a few KB on the wire) whose buffers decompress to 4 MiB is charged
+// before anything is decompressed: 429 with a 1 MiB budget, nothing
+// written, nothing held after; it goes through with room.
+func TestMemoryBudgetChargesDecompressedArrow(t *testing.T) {
+	budget := membudget.New(1<<20, 50*time.Millisecond)
+	g := newGateway(t, withBudget(budget)).withTables()
+	const n = 10_000
+	long := strings.Repeat("a", 400)
+	strs := make([]string, n)
+	for i := range strs {
+		strs[i] = long
+	}
+	body := zstdStream(t, ipc.WithZstd(), []func(array.Builder){
+		func(b array.Builder) { b.(*array.Int64Builder).AppendValues(make([]int64, n), nil) },
+		func(b array.Builder) { b.(*array.StringBuilder).AppendValues(strs, nil) },
+	})
+	require.Less(t, len(body), 64<<10)
+	r := g.postRaw(eventsWrite, body, "Content-Type", MIMEArrowStream)
+	require.Equal(t, 429, r.status, "%.300s", r.body)
+	assert.Contains(t, r.message(t), "memory budget is exhausted (a ZSTD-compressed record batch decompressed needs")
+	assert.Zero(t, g.writer.calls())
+	assert.Eventually(t, func() bool { return budget.Stats().InUse == 0 }, 2*time.Second, 10*time.Millisecond,
+		"%d bytes held", budget.Stats().InUse)
+
+	roomy := membudget.New(256<<20, 50*time.Millisecond)
+	g = newGateway(t, withBudget(roomy)).withTables()
+	r = g.postRaw(eventsWrite, body, "Content-Type", MIMEArrowStream)
+	require.Equal(t, 200, r.status, "%.300s", r.body)
+	assert.Eventually(t, func() bool { return roomy.Stats().InUse == 0 }, 2*time.Second, 10*time.Millisecond,
+		"%d bytes held", roomy.Stats().InUse)
 }

@@ -196,12 +196,17 @@ func waitBytes(ctx context.Context, l *rate.Limiter, n int, what string) error {
 // until the answer is written, a chunk's is returned as soon as the chunk
 // is done, so a body of any length holds at most a few chunks.
 func (a *api) acquireChunk(ctx context.Context, n int64) (func(), error) {
+	return a.acquireFor(ctx, n, "a chunk of the streamed body")
+}
+
+// acquireFor is acquireChunk for what (named in the 429's message).
+func (a *api) acquireFor(ctx context.Context, n int64, what string) (func(), error) {
 	if a.budget == nil {
 		return func() {}, nil
 	}
 	got, err := a.budget.Acquire(ctx, n)
 	if err != nil {
-		return func() {}, budgetError(err, "a chunk of the streamed body")
+		return func() {}, budgetError(err, what)
 	}
 	start := time.Now()
 	return func() { a.budget.Release(got, time.Since(start)) }, nil

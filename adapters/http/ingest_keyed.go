@@ -129,7 +129,11 @@ func (a *api) writeArrowKeyed(c *fiber.Ctx, scope application.Scope, path domain
 	if err != nil {
 		return err
 	}
-	rd, err := newArrowReader(&arrowGuard{r: bytes.NewReader(body)})
+	guard := &arrowGuard{r: bytes.NewReader(body), reserve: func(n int64) (func(), error) {
+		return a.acquireFor(c.UserContext(), n, "a ZSTD-compressed record batch decompressed")
+	}}
+	defer guard.release() // every record batch is held until the write is done
+	rd, err := newArrowReader(guard)
 	if err != nil {
 		return domain.InvalidArgument("the body is not an Arrow IPC stream: %v", err)
 	}
@@ -144,6 +148,9 @@ func (a *api) writeArrowKeyed(c *fiber.Ctx, scope application.Scope, path domain
 	for i := 0; ; i++ {
 		ok, err := arrowNext(rd)
 		if !ok {
+			if guard.refused != nil {
+				return guard.refused // the memory budget: 429
+			}
 			if err != nil && err != io.EOF {
 				return domain.InvalidArgument("record batch %d: the Arrow stream cannot be read (truncated or malformed): %v; nothing was written", i, err)
 			}
