@@ -60,6 +60,18 @@ func TestWriterHooksOnARealWriter(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res[0].OK(), "%+v", res[0])
 
+	// The resend's span ends on the sender goroutine, possibly after the
+	// Write it answered has returned.
+	putKvEnded := func() int {
+		n := 0
+		for _, s := range h.spans.Ended() {
+			if s.Name() == "fluss.PutKv" {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return putKvEnded() >= 2 }, 2*time.Second, 5*time.Millisecond)
 	var puts []map[string]any
 	for _, s := range h.spans.Ended() {
 		if s.Name() != "fluss.PutKv" {
