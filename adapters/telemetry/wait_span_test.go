@@ -90,21 +90,28 @@ func TestWaitSpanAndSharedBatchSampling(t *testing.T) {
 			}
 			wg.Wait()
 
-			var waits, puts []sdktrace.ReadOnlySpan
-			for _, s := range rec.Ended() {
-				switch s.Name() {
-				case WaitSpanName:
-					waits = append(waits, s)
-				case "fluss.PutKv":
-					puts = append(puts, s)
-				}
-			}
 			nSampled := 0
 			for _, s := range tc.sampled {
 				if s {
 					nSampled++
 				}
 			}
+			var waits, puts []sdktrace.ReadOnlySpan
+			collect := func() bool {
+				waits, puts = nil, nil
+				for _, s := range rec.Ended() {
+					switch s.Name() {
+					case WaitSpanName:
+						waits = append(waits, s)
+					case "fluss.PutKv":
+						puts = append(puts, s)
+					}
+				}
+				return nSampled == 0 || len(puts) > 0
+			}
+			// The PutKv span ends on the sender goroutine, possibly after
+			// the Writes it answered have returned.
+			require.Eventually(t, collect, 2*time.Second, 5*time.Millisecond)
 			require.Len(t, waits, nSampled, "one wait span per sampled request")
 			if nSampled == 0 {
 				assert.Empty(t, puts, "no sampled request: the batch span is not recorded")
