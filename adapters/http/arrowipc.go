@@ -180,14 +180,15 @@ func (p *arrowPipeline) run(body io.Reader) error {
 				}
 			}
 		}
-		if packed != nil {
-			size += packed.size
-		}
-		if err := p.a.chargeStreamed(p.c, size); err != nil {
+		if err := p.a.chargeStreamed(p.c, size); err != nil { // the decoded bytes
 			return err
 		}
+		held := size // the memory: the arrays, and the client's compressed buffers kept for the writer
+		if packed != nil {
+			held += packed.size
+		}
 		p.settle(arrowInFlight - 1)
-		release, err := p.a.acquireChunk(p.c.UserContext(), int64(size)+n*(int64(rec.NumCols())*80+arrowBudgetPerRow))
+		release, err := p.a.acquireChunk(p.c.UserContext(), int64(held)+n*(int64(rec.NumCols())*80+arrowBudgetPerRow))
 		if err != nil {
 			return err
 		}

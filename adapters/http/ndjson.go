@@ -735,44 +735,64 @@ type ndjsonPipeline struct {
 	stopWhat string
 	stop     atomic.Bool // stopErr is set
 	// free holds the row buffers of this body's finished chunks, kept
-	// whole for its next chunks (rowjson.Buffer.Recycle) and handed to the
-	// shared pool by releaseBuffers once the body is done. freeMu guards
-	// it, not mu: drain and settle hold mu while they wait for a chunk,
-	// and a chunk gives its buffer back before it is done.
+	// whole for its next chunks (rowjson.Buffer.Recycle) while the memory
+	// budget holds their bytes (a body whose client pauses keeps them
+	// idle), and handed to the shared pool by releaseBuffers once the body
+	// is done. freeMu guards it, not mu: drain and settle hold mu while
+	// they wait for a chunk, and a chunk gives its buffer back before it is
+	// done.
 	freeMu sync.Mutex
-	free   []*rowjson.Buffer
+	free   []idleBuffer
+}
+
+// idleBuffer is a row buffer kept between two chunks of a body, and the
+// budget bytes that hold its memory meanwhile.
+type idleBuffer struct {
+	b    *rowjson.Buffer
+	held int64
 }
 
 // rowBuffer returns a row buffer for a chunk: one an earlier chunk of the
-// body used, or one from the shared pool.
+// body used (its idle hold returned: the chunk's own charge covers it), or
+// one from the shared pool.
 func (p *ndjsonPipeline) rowBuffer() *rowjson.Buffer {
 	p.freeMu.Lock()
 	defer p.freeMu.Unlock()
 	if n := len(p.free); n > 0 {
-		b := p.free[n-1]
+		ib := p.free[n-1]
 		p.free = p.free[:n-1]
-		return b
+		p.a.budget.Release(ib.held, 0)
+		return ib.b
 	}
 	return buffers.Get()
 }
 
-// recycleBuffer keeps a finished chunk's row buffer for the next chunk.
+// recycleBuffer keeps a finished chunk's row buffer for the next chunk when
+// the memory budget can hold its bytes now; otherwise the buffer goes to
+// the shared pool, trimmed, as after the body.
 func (p *ndjsonPipeline) recycleBuffer(b *rowjson.Buffer) {
 	b.Recycle()
+	held, ok := p.a.budget.TryAcquire(int64(b.Retained()))
+	if !ok {
+		buffers.Put(b)
+		return
+	}
 	p.freeMu.Lock()
-	p.free = append(p.free, b)
+	p.free = append(p.free, idleBuffer{b: b, held: held})
 	p.freeMu.Unlock()
 }
 
 // releaseBuffers hands the body's row buffers to the shared pool (trimmed
-// there to its bound); called once every chunk is done.
+// there to its bound) and returns their budget; called once every chunk is
+// done.
 func (p *ndjsonPipeline) releaseBuffers() {
 	p.freeMu.Lock()
 	free := p.free
 	p.free = nil
 	p.freeMu.Unlock()
-	for _, b := range free {
-		buffers.Put(b)
+	for _, ib := range free {
+		p.a.budget.Release(ib.held, 0)
+		buffers.Put(ib.b)
 	}
 }
 

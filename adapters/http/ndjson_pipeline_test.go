@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/fluss-gateway/fluss-gateway-go/adapters/http/rowjson"
 	"github.com/fluss-gateway/fluss-gateway-go/application"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/internal/membudget"
 )
 
 // overlapWriter holds the verdicts of its first Write until a second Write
@@ -223,4 +225,49 @@ func TestVerdictSinkReservesTail(t *testing.T) {
 			assert.GreaterOrEqual(t, cap(s.succ)-len(s.succ), sinkTail)
 		})
 	}
+}
+
+// TestNDJSONIdleBuffersAreCharged: a chunk's row buffer kept for the
+// body's next chunk holds its bytes in the memory budget while it waits,
+// returned when the next chunk takes it or the body ends; with no room in
+// the budget it goes to the shared pool instead of waiting uncounted.
+func TestNDJSONIdleBuffersAreCharged(t *testing.T) {
+	codec, err := rowjson.NewCodec(rowjson.TableSpec{Columns: []domain.Column{
+		{Name: "ts", Type: domain.DataType{Root: domain.TypeBigInt, Nullable: true}},
+		{Name: "msg", Type: domain.DataType{Root: domain.TypeString, Nullable: true}},
+	}})
+	require.NoError(t, err)
+	var lines []string
+	for i := range 8000 {
+		lines = append(lines, appendLine(fmt.Sprint("e", i), i, "m"))
+	}
+	doc := []byte(entries(lines...))
+	used := func() *rowjson.Buffer {
+		b := new(rowjson.Buffer)
+		_, _, err := codec.DecodeWriteTo(b, doc, rowjson.Limits{})
+		require.NoError(t, err)
+		return b
+	}
+	budget := membudget.New(64<<20, 10*time.Millisecond)
+	p := &ndjsonPipeline{a: &api{budget: budget}}
+
+	b := used()
+	p.recycleBuffer(b)
+	retained := int64(b.Retained())
+	require.Greater(t, retained, int64(1<<20), "a buffer past the shared pool's bound")
+	assert.Equal(t, retained, budget.Stats().InUse, "the idle buffer's bytes are held")
+	assert.Same(t, b, p.rowBuffer(), "the next chunk gets it back")
+	assert.Zero(t, budget.Stats().InUse, "and its own charge covers it")
+
+	p.recycleBuffer(b)
+	p.releaseBuffers()
+	assert.Zero(t, budget.Stats().InUse, "returned when the body ends")
+	assert.Empty(t, p.free)
+
+	hold := budget.NewCharge()
+	require.NoError(t, hold.Acquire(context.Background(), 64<<20))
+	p.recycleBuffer(used())
+	assert.Empty(t, p.free, "no room: not kept")
+	assert.Equal(t, int64(64<<20), budget.Stats().InUse)
+	hold.Release()
 }

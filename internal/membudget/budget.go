@@ -138,7 +138,23 @@ func (b *Budget) Acquire(ctx context.Context, n int64) (int64, error) {
 	return n, nil
 }
 
-// Release returns n bytes taken by Acquire; held is how long they were
+// TryAcquire takes n bytes (capped to the capacity, as Acquire) only if
+// they are free now, without waiting; it returns the bytes taken (to hand
+// to Release) and whether it took them. A refusal is not counted in
+// Stats.Refused: the caller has a way to do without the bytes.
+func (b *Budget) TryAcquire(n int64) (int64, bool) {
+	if b == nil || n <= 0 {
+		return 0, true
+	}
+	n = min(n, b.capacity)
+	if !b.sem.TryAcquire(n) {
+		return 0, false
+	}
+	b.inUse.Add(n)
+	return n, true
+}
+
+// Release returns n bytes taken by Acquire or TryAcquire; held is how long they were
 // held (for the Retry-After estimate; 0 if unknown).
 func (b *Budget) Release(n int64, held time.Duration) {
 	if b == nil || n <= 0 {

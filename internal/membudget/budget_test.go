@@ -57,6 +57,26 @@ func TestBudgetAcquire(t *testing.T) {
 	}
 }
 
+func TestBudgetTryAcquire(t *testing.T) {
+	b := New(100, time.Second)
+	n, ok := b.TryAcquire(60)
+	assert.True(t, ok)
+	assert.Equal(t, int64(60), n)
+	n, ok = b.TryAcquire(50)
+	assert.False(t, ok, "not free now: no wait")
+	assert.Zero(t, n)
+	assert.Equal(t, Stats{Capacity: 100, InUse: 60}, b.Stats(), "a refused try is not a refusal")
+	b.Release(60, 0)
+	n, ok = b.TryAcquire(500)
+	assert.True(t, ok)
+	assert.Equal(t, int64(100), n, "capped to the capacity, as Acquire")
+	b.Release(n, 0)
+	var none *Budget
+	n, ok = none.TryAcquire(10)
+	assert.True(t, ok)
+	assert.Zero(t, n)
+}
+
 func TestBudgetWaitsForRelease(t *testing.T) {
 	b := New(100, 2*time.Second)
 	n, err := b.Acquire(context.Background(), 80)
