@@ -4,10 +4,12 @@ package integration
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,12 +42,19 @@ func TestIdempotencyKeySIGKILL(t *testing.T) {
 	db := gwName("gw_idem_kill")
 	rec := idemLogTable(t, survivor, db, "events")
 	const rounds, clients, rows = 4, 16, 500
-	listen := "127.0.0.1:" + envOr("IDEM_KILL_GATEWAY_PORT", "44080")
 	var unknown, fresh int
 	succeeded := map[string]bool{} // tags of the requests answered with their successes
 	unknownTags := map[string]bool{}
 	for round := range rounds {
+		// A free port each round: a fixed one (44080 before) lies in the
+		// kernel's ephemeral range and was once taken by an outgoing
+		// connection, so the process could not listen and never got ready.
+		listen := "127.0.0.1:" + envOr("IDEM_KILL_GATEWAY_PORT", freePort(t))
+		logPath := filepath.Join(t.TempDir(), fmt.Sprintf("gateway-round-%d.log", round))
+		logFile, err := os.Create(logPath)
+		require.NoError(t, err)
 		cmd := exec.Command(bin)
+		cmd.Stdout, cmd.Stderr = logFile, logFile
 		cmd.Env = append(os.Environ(),
 			"FLUSS_GATEWAY__CLUSTERS=default",
 			"FLUSS_GATEWAY__CLUSTER__DEFAULT__BOOTSTRAP__SERVERS="+bootstrap,
@@ -55,15 +64,15 @@ func TestIdempotencyKeySIGKILL(t *testing.T) {
 			"FLUSS_GATEWAY__IDEMPOTENCY__TABLE="+idemLedger.Table,
 		)
 		require.NoError(t, cmd.Start())
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
 		victim := &idemGateway{t: t, base: "http://" + listen + "/v1/clusters/default"}
-		require.Eventually(t, func() bool {
-			resp, err := http.Get("http://" + listen + "/ready")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		}, 30*time.Second, 50*time.Millisecond, "the gateway process starts")
+		if !waitReady(listen, exited, 30*time.Second) {
+			_ = cmd.Process.Kill()
+			<-exited
+			logged, _ := os.ReadFile(logPath)
+			require.FailNow(t, "the gateway process did not get ready", "round %d on %s; its output:\n%s", round, listen, cut(string(logged), 4000))
+		}
 
 		keys := make([]string, clients)
 		bodies := make([][]byte, clients)
@@ -80,7 +89,8 @@ func TestIdempotencyKeySIGKILL(t *testing.T) {
 		// Kill at a different moment each round: 5 ms to 125 ms in.
 		time.Sleep(time.Duration(5+40*round) * time.Millisecond)
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-		_ = cmd.Wait()
+		<-exited
+		_ = logFile.Close()
 		wg.Wait()
 
 		answers := make([]idemAnswer, clients)
@@ -141,6 +151,36 @@ func TestIdempotencyKeySIGKILL(t *testing.T) {
 	}
 	t.Logf("%d requests killed in flight: %d answered with their verdicts on retry, %d outcome_unknown (of which %d had rows landed); %d requests' rows landed, %d rows, none twice",
 		rounds*clients, fresh, unknown, landedUnknown, len(counts), len(ids))
+}
+
+// waitReady polls the gateway's /ready until it answers 200 (true), the
+// process exits or the wait runs out (false).
+func waitReady(listen string, exited <-chan struct{}, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		resp, err := http.Get("http://" + listen + "/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return true
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// freePort returns a port on 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 func envOr(k, def string) string {
