@@ -24,10 +24,10 @@
 # BENCH_CONCURRENCY (16); ports BENCH_PORT/BENCH_SASL_PORT/BENCH_ZK_PORT
 # (47123/47124/47181) of the cluster and BENCH_AB_GATEWAY_PORT (47088, and
 # the next one) of the gateways. BENCH_AB_BODY (json) picks the request
-# bodies: json (entries documents), ndjson (the same entries one per line) or
+# bodies: json (entries documents), ndjson (the same entries one per line),
 # arrow (Arrow IPC streams, log mode only; BENCH_ENTRIES then defaults to
 # 10000 rows a request and BENCH_CONCURRENCY to 4, as make bench-native's
-# Arrow runs).
+# Arrow runs) or arrow-zstd (the same, each record batch ZSTD-compressed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -40,9 +40,9 @@ WARM=${BENCH_WARMUP_ROWS:-30000}
 BODY=${BENCH_AB_BODY:-json}
 case $BODY in
   json|ndjson) ENTRIES=${BENCH_ENTRIES:-500} CONC=${BENCH_CONCURRENCY:-16} ;;
-  arrow) ENTRIES=${BENCH_ENTRIES:-10000} CONC=${BENCH_CONCURRENCY:-4} MODES=${BENCH_AB_MODES:-log}
-    [[ $MODES == log ]] || { echo "BENCH_AB_BODY=arrow takes BENCH_AB_MODES=log only" >&2; exit 2; } ;;
-  *) echo "BENCH_AB_BODY: json, ndjson or arrow, not $BODY" >&2; exit 2 ;;
+  arrow|arrow-zstd) ENTRIES=${BENCH_ENTRIES:-10000} CONC=${BENCH_CONCURRENCY:-4} MODES=${BENCH_AB_MODES:-log}
+    [[ $MODES == log ]] || { echo "BENCH_AB_BODY=$BODY takes BENCH_AB_MODES=log only" >&2; exit 2; } ;;
+  *) echo "BENCH_AB_BODY: json, ndjson, arrow or arrow-zstd, not $BODY" >&2; exit 2 ;;
 esac
 PAIRED=${BENCH_AB_PAIRED:-0}
 PORT0=${BENCH_AB_GATEWAY_PORT:-47088}

@@ -105,10 +105,6 @@ func (w *Writer) writeColumns(ctx context.Context, wb *domain.WriteBatch) ([]dom
 	req.deadline, req.hasDeadline = ctx.Deadline()
 	req.urgent = wb.Urgent
 	req.compat = compatKey(c.schemaID, nil)
-	defer func() {
-		withKinds(results)
-		w.report(c.path, results)
-	}()
 
 	// Chunks of about a batch size (at least one row each), or the
 	// packed rows as they are: one record, a batch of its own.
@@ -121,6 +117,7 @@ func (w *Writer) writeColumns(ctx context.Context, wb *domain.WriteBatch) ([]dom
 	}
 	count := (n + per - 1) / per
 	req.chunks = make([]columnChunk, 0, count)
+	req.chunkRes = make([]domain.EntryResult, count)
 	req.recs = make([]rec, count)
 	for i := range req.recs {
 		from := i * per
@@ -152,6 +149,8 @@ func (w *Writer) writeColumns(ctx context.Context, wb *domain.WriteBatch) ([]dom
 		for i := range results {
 			results[i] = res
 		}
+		withKinds(results)
+		w.report(c.path, results)
 		return results, nil
 	}
 	used, _ := w.buf.stats()
@@ -166,18 +165,38 @@ func (w *Writer) writeColumns(ctx context.Context, wb *domain.WriteBatch) ([]dom
 	return w.enqueueAndWait(ctx, req, c.path, n, results), nil
 }
 
-// setResults gives res to the entries of record r: its own, or its chunk's
-// rows for a columnar write, each at its own offset when res.At is the
-// chunk's first row's exact log offset.
+// setResults gives res to the entries of record r: its own, or, for a
+// columnar write, its chunk's (request.chunkRes: one verdict per chunk
+// under the writer's lock, given to the chunk's rows by settleChunks once
+// the request is done).
 func (req *request) setResults(r *rec, res domain.EntryResult) {
 	if req.chunks == nil {
 		req.results[r.idx] = res
 		return
 	}
-	ch := req.chunks[r.idx]
-	for i := ch.from; i < ch.to; i++ {
-		req.results[i] = res
-		if res.At.Known && res.At.Exact {
+	req.chunkRes[r.idx] = res
+}
+
+// settleChunks ends a columnar request once nothing else sets its
+// verdicts (done, or expired): the chunks' verdicts get their kinds and
+// are counted (a chunk's rows at once), then each chunk's rows get its
+// verdict, each at its own offset when the verdict's At is the chunk's
+// first row's exact log offset. It runs on the Write call's goroutine,
+// not under the writer's lock: a 10,000-row request's verdicts are 1.2 MB.
+func (w *Writer) settleChunks(req *request, path domain.TablePath) {
+	withKinds(req.chunkRes)
+	w.reportChunks(path, req)
+	for k, ch := range req.chunks {
+		res := req.chunkRes[k]
+		out := req.results[ch.from:ch.to]
+		if !res.At.Known || !res.At.Exact {
+			for i := range out {
+				out[i] = res
+			}
+			continue
+		}
+		for i := range out {
+			out[i] = res
 			res.At.Offset++
 		}
 	}

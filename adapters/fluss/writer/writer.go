@@ -143,6 +143,9 @@ type request struct {
 	// Columnar writes (columnar.go): the rows, and the rows of each record.
 	cols   *domain.ColumnarRows
 	chunks []columnChunk
+	// chunkRes holds the verdict of each chunk (setResults), given to its
+	// rows by settleChunks.
+	chunkRes []domain.EntryResult
 	// packed: the request's one record is cols.Packed, a batch of its own
 	// sent as the client compressed it (columnar.go).
 	packed bool
@@ -775,12 +778,28 @@ func (w *Writer) removeQueuedLocked(r *rec) {
 
 // report sends the verdict counts to the metrics hook.
 func (w *Writer) report(path domain.TablePath, results []domain.EntryResult) {
+	w.reportRows(path, results, nil)
+}
+
+// reportChunks is report for a columnar request's chunk verdicts, each
+// counted for its chunk's rows.
+func (w *Writer) reportChunks(path domain.TablePath, req *request) {
+	w.reportRows(path, req.chunkRes, req.chunks)
+}
+
+// reportRows counts results[i] once, or for chunks[i]'s rows when chunks
+// is not nil.
+func (w *Writer) reportRows(path domain.TablePath, results []domain.EntryResult, chunks []columnChunk) {
 	ok := 0
 	applied, split := w.opts.Metrics.(appliedMetrics)
 	var failed, unknown map[string]int
 	for i := range results {
+		rows := 1
+		if chunks != nil {
+			rows = chunks[i].to - chunks[i].from
+		}
 		if results[i].Code == "" {
-			ok++
+			ok += rows
 			continue
 		}
 		m := &failed
@@ -790,7 +809,7 @@ func (w *Writer) report(path domain.TablePath, results []domain.EntryResult) {
 		if *m == nil {
 			*m = make(map[string]int)
 		}
-		(*m)[results[i].Code]++
+		(*m)[results[i].Code] += rows
 	}
 	if split {
 		applied.EntriesDoneApplied(path, ok, failed, unknown)
@@ -935,6 +954,9 @@ func (w *Writer) enqueueAndWait(ctx context.Context, req *request, path domain.T
 	case <-ctx.Done():
 		w.expire(req, ctx.Err())
 		wo.Expired = true
+	}
+	if req.chunks != nil {
+		w.settleChunks(req, path)
 	}
 	if waitDone != nil {
 		for _, res := range results {
