@@ -16,6 +16,13 @@ type RecordMetrics interface {
 	RecordLookups(ctx context.Context, table domain.TablePath, kind string, found, missed, failed int)
 }
 
+// RecordRunMetrics is implemented by RecordMetrics that count a write's
+// verdicts run by run (WriteResult.Runs) without expanding them; the
+// others get RecordEntries with the runs expanded.
+type RecordRunMetrics interface {
+	RecordEntryRuns(ctx context.Context, table domain.TablePath, runs []domain.ResultRun)
+}
+
 // useCases are the data-plane use cases as RecordService's exported methods
 // run them, before the errors are explained: *RecordService itself, or a
 // decorator around it.
@@ -35,8 +42,14 @@ type metered struct {
 
 func (d metered) write(ctx context.Context, scope Scope, cmd WriteCommand, start time.Time) (WriteResult, error) {
 	res, err := d.next.write(ctx, scope, cmd, start)
-	if res.Table != nil { // the entries have verdicts
+	switch rm, byRun := d.m.(RecordRunMetrics); {
+	case res.Table == nil: // the entries have no verdicts
+	case res.Runs == nil:
 		d.m.RecordEntries(ctx, cmd.Path, res.Results)
+	case byRun:
+		rm.RecordEntryRuns(ctx, cmd.Path, res.Runs)
+	default:
+		d.m.RecordEntries(ctx, cmd.Path, res.Verdicts())
 	}
 	return res, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,4 +77,97 @@ func TestMetricsDecorator(t *testing.T) {
 	_, err = s.Lookup(context.Background(), scope, usersPath, keys)
 	require.Error(t, err)
 	assert.Equal(t, []string{"lookup:111"}, m.lookups, "a failed lookup is not counted")
+}
+
+// runsWriter answers columnar rows run by run (domain.ColumnarRunWriter)
+// and entries one by one.
+type runsWriter struct {
+	runs  []domain.ResultRun
+	calls []string
+}
+
+func (w *runsWriter) Write(_ context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error) {
+	w.calls = append(w.calls, "Write")
+	return domain.ExpandRuns(nil, w.runs), nil
+}
+
+func (w *runsWriter) WriteColumnRuns(context.Context, *domain.WriteBatch) ([]domain.ResultRun, error) {
+	w.calls = append(w.calls, "WriteColumnRuns")
+	return w.runs, nil
+}
+
+// runMetrics also counts verdicts run by run.
+type runMetrics struct {
+	recordedMetrics
+	runs [][]domain.ResultRun
+}
+
+func (m *runMetrics) RecordEntryRuns(_ context.Context, _ domain.TablePath, runs []domain.ResultRun) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.runs = append(m.runs, runs)
+}
+
+// TestWriteRuns: a write of columnar rows whose caller takes runs
+// (WriteCommand.Runs) is answered with the writer's runs, summarized by
+// rows, counted by metrics that take runs (expanded for the others); a
+// caller that does not take runs gets one verdict per row; a write every
+// row of which was throttled is a 429 as for per-row verdicts.
+func TestWriteRuns(t *testing.T) {
+	t.Parallel()
+	vc := &versionedCatalog{tableID: 1, schemaID: 1}
+	timeout := domain.EntryResult{Code: "timeout", Applied: domain.AppliedUnknown, Retryable: true}
+	w := &runsWriter{runs: []domain.ResultRun{
+		{Rows: 3, Result: domain.EntryResult{At: domain.WrittenAt{Known: true, Exact: true, Offset: 10}}},
+		{Rows: 2, Result: timeout},
+	}}
+	columns := decoderFunc{write: func(*Table, int) (domain.WriteBatch, []string, error) {
+		return domain.WriteBatch{Columns: &domain.ColumnarRows{Rows: 5}}, make([]string, 5), nil
+	}}
+	scope := Scope{Cluster: "c1"}
+	for _, byRun := range []bool{true, false} {
+		var m RecordMetrics = &recordedMetrics{}
+		if byRun {
+			m = &runMetrics{}
+		}
+		s := NewRecordService(&dataClusters{catalog: vc.catalog(), writer: w}, RecordOptions{Metrics: m})
+		w.calls = nil
+		res, err := s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: columns, Runs: true})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"WriteColumnRuns"}, w.calls)
+		assert.Nil(t, res.Results)
+		assert.Equal(t, w.runs, res.Runs)
+		assert.Equal(t, 5, res.Summary.Rows)
+		assert.Equal(t, 3, res.Summary.Succeeded)
+		assert.Equal(t, 2, res.Summary.Failed)
+		assert.Equal(t, 2, res.Summary.AppliedUnknown)
+		assert.Equal(t, map[string]int{"timeout": 2}, res.Summary.FailedByCode)
+		expanded := res.Verdicts()
+		require.Len(t, expanded, 5)
+		assert.Equal(t, int64(12), expanded[2].At.Offset)
+		assert.Equal(t, timeout, expanded[4])
+		if rm, ok := m.(*runMetrics); ok {
+			assert.Equal(t, [][]domain.ResultRun{w.runs}, rm.runs)
+			assert.Empty(t, rm.entries)
+		} else {
+			assert.Equal(t, [][]domain.EntryResult{expanded}, m.(*recordedMetrics).entries)
+		}
+
+		w.calls = nil
+		res, err = s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: columns})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"Write"}, w.calls, "a caller that takes no runs")
+		assert.Nil(t, res.Runs)
+		assert.Equal(t, expanded, res.Results)
+	}
+
+	w.runs = []domain.ResultRun{{Rows: 5, Result: domain.EntryResult{Code: EntryCodeStorageBackpressure, Retryable: true,
+		Applied: domain.AppliedNo, RetryAfter: 1500 * time.Millisecond}}}
+	s := NewRecordService(&dataClusters{catalog: vc.catalog(), writer: w}, RecordOptions{})
+	_, err := s.Write(context.Background(), scope, WriteCommand{Path: usersPath, Decoder: columns, Runs: true})
+	de := domain.AsError(err)
+	require.NotNil(t, de, "%v", err)
+	assert.Equal(t, domain.KindResourceExhausted, de.Kind)
+	assert.Equal(t, int64(1500), de.RetryAfterMillis)
+	assert.Contains(t, de.Message, "all 5 entries")
 }

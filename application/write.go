@@ -78,6 +78,10 @@ func mergeRejected(ids []string, results []domain.EntryResult, rejected []Reject
 type WriteCommand struct {
 	Path    domain.TablePath
 	Decoder WriteDecoder
+	// Runs: the caller takes the verdicts of columnar rows as runs
+	// (WriteResult.Runs) when the cluster's writer gives them
+	// (domain.ColumnarRunWriter).
+	Runs bool
 }
 
 // WriteResult is the outcome of a write whose entries all have a verdict.
@@ -87,7 +91,19 @@ type WriteResult struct {
 	// IDs and Results are parallel, in input order.
 	IDs     []string
 	Results []domain.EntryResult
+	// Runs, when not nil, holds the verdicts instead of Results, run by
+	// run in input order (WriteCommand.Runs; domain.ResultRun); Results is
+	// then nil.
+	Runs    []domain.ResultRun
 	Summary WriteSummary
+}
+
+// Verdicts returns one verdict per entry: Results, or Runs expanded.
+func (r WriteResult) Verdicts() []domain.EntryResult {
+	if r.Runs != nil {
+		return domain.ExpandRuns(make([]domain.EntryResult, 0, domain.RunRows(r.Runs)), r.Runs)
+	}
+	return r.Results
 }
 
 // WriteSummary condenses a write's verdicts for logs and metrics.
@@ -168,11 +184,19 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 	// for that question and once more for the summary.
 	var summed WriteSummary
 	var summedOf []domain.EntryResult
+	// runs holds the verdicts of the last call when the writer answered
+	// run by run (cmd.Runs; that call's results are then nil).
+	var runs []domain.ResultRun
+	runWriter, _ := writer.(domain.ColumnarRunWriter)
 	run := func(_ *Table, batch domain.WriteBatch) ([]domain.EntryResult, error) {
+		runs = nil
 		if deliveryCtx.Err() != nil {
 			return nil, notSubmitted(ctx, deliveryCtx)
 		}
 		sent = s.now()
+		if cmd.Runs && batch.Columns != nil && runWriter != nil {
+			return s.writeRuns(ctx, deliveryCtx, runWriter, &batch, &runs, &summed)
+		}
 		results, err := writer.Write(deliveryCtx, &batch)
 		if err == nil && len(results) != batch.Len() {
 			return nil, domain.Errorf(domain.KindInternal, "writer returned %d verdicts for %d entries", len(results), batch.Len())
@@ -225,6 +249,14 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 		}
 		return WriteResult{}, err
 	}
+	if runs != nil && gone == nil {
+		if len(rejected) == 0 {
+			res := WriteResult{Table: t, IDs: ids, Runs: runs, Summary: summed}
+			res.Summary.Delivery = s.now().Sub(sent)
+			return res, throttledRuns(runs)
+		}
+		results = domain.ExpandRuns(make([]domain.EntryResult, 0, domain.RunRows(runs)), runs)
+	}
 	ids, results = mergeRejected(ids, results, rejected)
 	if !sameResults(results, summedOf) {
 		summed = summarize(results)
@@ -252,18 +284,38 @@ const EntryCodeStorageBackpressure = "storage_backpressure"
 func throttled(results []domain.EntryResult) error {
 	var wait time.Duration
 	for _, r := range results {
-		if r.OK() || r.Code != EntryCodeStorageBackpressure || r.Applied != domain.AppliedNo || !r.Retryable {
+		if !throttledVerdict(r) {
 			return nil
 		}
 		wait = max(wait, r.RetryAfter)
 	}
-	if len(results) == 0 {
+	return throttledError(len(results), wait)
+}
+
+// throttledRuns is throttled for verdicts run by run.
+func throttledRuns(runs []domain.ResultRun) error {
+	var wait time.Duration
+	for _, run := range runs {
+		if !throttledVerdict(run.Result) {
+			return nil
+		}
+		wait = max(wait, run.Result.RetryAfter)
+	}
+	return throttledError(domain.RunRows(runs), wait)
+}
+
+func throttledVerdict(r domain.EntryResult) bool {
+	return !r.OK() && r.Code == EntryCodeStorageBackpressure && r.Applied == domain.AppliedNo && r.Retryable
+}
+
+func throttledError(entries int, wait time.Duration) error {
+	if entries == 0 {
 		return nil
 	}
 	ms := max(int64((wait+time.Millisecond-1)/time.Millisecond), 1)
 	return &domain.Error{Kind: domain.KindResourceExhausted, Retryable: true, RetryAfterMillis: ms,
 		Message: fmt.Sprintf("KV storage backpressure: the tablet servers' throttle keeps all %d entries from being written before the deadline; "+
-			"nothing was written; the throttle ends in %d ms", len(results), ms)}
+			"nothing was written; the throttle ends in %d ms", entries, ms)}
 }
 
 // deliveryContext bounds the writer: MaxDeliveryTime after start, and
@@ -364,20 +416,65 @@ func (e *tableGoneError) Error() string { return e.err.Error() }
 func (e *tableGoneError) Unwrap() error { return e.err }
 
 func summarize(results []domain.EntryResult) WriteSummary {
-	sum := WriteSummary{Rows: len(results)}
-	for _, r := range results {
-		if r.OK() {
-			sum.Succeeded++
-			continue
-		}
-		sum.Failed++
-		if sum.FailedByCode == nil {
-			sum.FailedByCode = map[string]int{}
-		}
-		sum.FailedByCode[r.Code]++
-		if r.Applied != domain.AppliedNo {
-			sum.AppliedUnknown++
-		}
+	var sum WriteSummary
+	for i := range results {
+		sum.add(&results[i], 1)
 	}
 	return sum
+}
+
+// summarizeRuns is summarize for verdicts run by run.
+func summarizeRuns(runs []domain.ResultRun) WriteSummary {
+	var sum WriteSummary
+	for i := range runs {
+		sum.add(&runs[i].Result, runs[i].Rows)
+	}
+	return sum
+}
+
+// add counts verdict r for rows entries.
+func (sum *WriteSummary) add(r *domain.EntryResult, rows int) {
+	sum.Rows += rows
+	if r.OK() {
+		sum.Succeeded += rows
+		return
+	}
+	sum.Failed += rows
+	if sum.FailedByCode == nil {
+		sum.FailedByCode = map[string]int{}
+	}
+	sum.FailedByCode[r.Code] += rows
+	if r.Applied != domain.AppliedNo {
+		sum.AppliedUnknown += rows
+	}
+}
+
+// writeRuns is the writer call of Write for columnar rows answered run by
+// run (cmd.Runs): the runs go to *runs and their summary to *summed; a
+// table_not_found verdict becomes a *tableGoneError with the verdicts
+// expanded, as for Write's per-entry verdicts. The results it returns are
+// always nil.
+func (s *RecordService) writeRuns(ctx, deliveryCtx context.Context, w domain.ColumnarRunWriter, batch *domain.WriteBatch,
+	runs *[]domain.ResultRun, summed *WriteSummary) ([]domain.EntryResult, error) {
+	got, err := w.WriteColumnRuns(deliveryCtx, batch)
+	if err != nil {
+		if deliveryCtx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+			return nil, notSubmitted(ctx, deliveryCtx)
+		}
+		return nil, err
+	}
+	if n := domain.RunRows(got); n != batch.Len() {
+		return nil, domain.Errorf(domain.KindInternal, "writer returned verdicts for %d entries of %d", n, batch.Len())
+	}
+	*summed = summarizeRuns(got)
+	if summed.FailedByCode[codeTableNotFound] > 0 {
+		if gone := tableGone(domain.ExpandRuns(make([]domain.EntryResult, 0, batch.Len()), got)); gone != nil {
+			return nil, gone
+		}
+	}
+	if got == nil {
+		got = []domain.ResultRun{} // an empty batch: no runs, still answered run by run
+	}
+	*runs = got
+	return nil, nil
 }

@@ -104,6 +104,50 @@ type RowWriter interface {
 	Write(ctx context.Context, req *WriteBatch) ([]EntryResult, error)
 }
 
+// ResultRun is the verdict of Rows consecutive entries: the run-length form
+// of []EntryResult that ColumnarRunWriter answers. When Result.At is Known
+// and Exact (a log table), it is the run's first row's position and row k
+// of the run is at offset Result.At.Offset+k of the same bucket; otherwise
+// every row of the run has Result as it is.
+type ResultRun struct {
+	Rows   int
+	Result EntryResult
+}
+
+// ColumnarRunWriter is implemented by row writers that can answer a batch
+// of columnar rows (WriteBatch.Columns) run by run: the runs cover the
+// batch's rows in order (their Rows add up to WriteBatch.Len()). A
+// 10,000-row Arrow record batch then has a verdict per batch the writer
+// cut it into, not 10,000 of them (1.2 MB written and read again by every
+// layer). Otherwise as RowWriter.Write.
+type ColumnarRunWriter interface {
+	WriteColumnRuns(ctx context.Context, req *WriteBatch) ([]ResultRun, error)
+}
+
+// RunRows returns the entries runs stand for.
+func RunRows(runs []ResultRun) int {
+	n := 0
+	for _, r := range runs {
+		n += r.Rows
+	}
+	return n
+}
+
+// ExpandRuns appends one verdict per entry of runs to dst, each row at its
+// own offset when its run's At is exact (see ResultRun).
+func ExpandRuns(dst []EntryResult, runs []ResultRun) []EntryResult {
+	for _, run := range runs {
+		res := run.Result
+		for range run.Rows {
+			dst = append(dst, res)
+			if res.At.Known && res.At.Exact {
+				res.At.Offset++
+			}
+		}
+	}
+	return dst
+}
+
 // Lookup is the port for primary-key and prefix lookups on one table.
 type Lookup interface {
 	Lookup(ctx context.Context, req *LookupRequest) (*LookupResponse, error)

@@ -206,7 +206,7 @@ func (p *arrowPipeline) run(body io.Reader) error {
 			}
 			defer dec.release()
 			b.res, b.err = p.a.records.Write(p.c.UserContext(), p.scope, application.WriteCommand{
-				Path: p.path, Decoder: dec,
+				Path: p.path, Decoder: dec, Runs: true,
 			})
 		}()
 		p.pending = append(p.pending, b)
@@ -256,7 +256,9 @@ func (p *arrowPipeline) drain() {
 	p.pending = nil
 }
 
-// fold adds a finished batch's verdicts to the answer.
+// fold adds a finished batch's verdicts to the answer: its runs
+// (WriteResult.Runs, a verdict per batch the writer cut the record batch
+// into) or, from a write answered entry by entry, a run per row.
 func (p *arrowPipeline) fold(b *arrowBatch) {
 	if b.err != nil {
 		if p.stopErr == nil {
@@ -264,13 +266,20 @@ func (p *arrowPipeline) fold(b *arrowBatch) {
 		}
 		return
 	}
-	ok := int64(0)
-	for _, r := range b.res.Results {
-		if r.OK() {
-			ok++
+	runs := b.res.Runs
+	if runs == nil {
+		runs = make([]domain.ResultRun, len(b.res.Results))
+		for i, r := range b.res.Results {
+			runs[i] = domain.ResultRun{Rows: 1, Result: r}
 		}
 	}
-	n := int64(len(b.res.Results))
+	n, ok := int64(0), int64(0)
+	for i := range runs {
+		n += int64(runs[i].Rows)
+		if runs[i].Result.OK() {
+			ok += int64(runs[i].Rows)
+		}
+	}
 	p.rows += n
 	p.ok += ok
 	if len(p.out) > 0 {
@@ -286,31 +295,32 @@ func (p *arrowPipeline) fold(b *arrowBatch) {
 	p.out = strconv.AppendInt(p.out, n-ok, 10)
 	p.out = append(p.out, `,"failures":[`...)
 	first := true
-	rs := b.res.Results
-	for i := 0; i < len(rs); {
-		if rs[i].OK() {
-			i++
+	row := 0
+	for k := 0; k < len(runs); {
+		if runs[k].Result.OK() {
+			row += runs[k].Rows
+			k++
 			continue
 		}
-		j := i
-		for j+1 < len(rs) && sameVerdict(rs[j+1], rs[i]) {
-			j++
+		v, from := runs[k].Result, row
+		for k < len(runs) && !runs[k].Result.OK() && sameVerdict(runs[k].Result, v) {
+			row += runs[k].Rows
+			k++
 		}
 		if !first {
 			p.out = append(p.out, ',')
 		}
 		first = false
 		p.out = append(p.out, `{"first_row":`...)
-		p.out = strconv.AppendInt(p.out, int64(i), 10)
+		p.out = strconv.AppendInt(p.out, int64(from), 10)
 		p.out = append(p.out, `,"last_row":`...)
-		p.out = strconv.AppendInt(p.out, int64(j), 10)
-		p.out = appendFailureFields(p.out, rs[i])
+		p.out = strconv.AppendInt(p.out, int64(row-1), 10)
+		p.out = appendFailureFields(p.out, v)
 		p.out = append(p.out, '}')
-		i = j + 1
 	}
 	p.out = append(p.out, ']')
 	if p.positions {
-		p.out = appendPositionRanges(p.out, rs)
+		p.out = appendPositionRanges(p.out, runs)
 	}
 	p.out = append(p.out, '}')
 }
@@ -323,30 +333,34 @@ func (p *arrowPipeline) fold(b *arrowBatch) {
 // of one bucket after which the changelog ended at o: primary-key tables;
 // see HeaderWritePositions). Failed rows and successes without a position
 // are in no range.
-func appendPositionRanges(dst []byte, rs []domain.EntryResult) []byte {
+func appendPositionRanges(dst []byte, runs []domain.ResultRun) []byte {
 	dst = append(dst, `,"positions":[`...)
 	first := true
-	for i := 0; i < len(rs); {
-		at := rs[i].At
-		if !rs[i].OK() || !at.Known {
-			i++
+	row := 0
+	for k := 0; k < len(runs); {
+		at := runs[k].Result.At
+		if !runs[k].Result.OK() || !at.Known {
+			row += runs[k].Rows
+			k++
 			continue
 		}
-		j := i
-		for j+1 < len(rs) && rs[j+1].OK() && nextPosition(at, j-i, rs[j+1].At) {
-			j++
+		from := row
+		row += runs[k].Rows
+		k++
+		for k < len(runs) && runs[k].Result.OK() && nextPosition(at, row-1-from, runs[k].Result.At) {
+			row += runs[k].Rows
+			k++
 		}
 		if !first {
 			dst = append(dst, ',')
 		}
 		first = false
 		dst = append(dst, `{"first_row":`...)
-		dst = strconv.AppendInt(dst, int64(i), 10)
+		dst = strconv.AppendInt(dst, int64(from), 10)
 		dst = append(dst, `,"last_row":`...)
-		dst = strconv.AppendInt(dst, int64(j), 10)
+		dst = strconv.AppendInt(dst, int64(row-1), 10)
 		dst = appendWritePosition(dst, at)
 		dst = append(dst, '}')
-		i = j + 1
 	}
 	return append(dst, ']')
 }

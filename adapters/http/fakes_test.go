@@ -56,6 +56,34 @@ func (f *fakeWriter) Write(ctx context.Context, b *domain.WriteBatch) ([]domain.
 	return make([]domain.EntryResult, b.Len()), nil
 }
 
+// WriteColumnRuns answers columnar rows run by run as the Fluss writer
+// does (domain.ColumnarRunWriter): Write's verdicts, consecutive equal ones
+// (at the next offset, for exact positions) as one run, so that the Arrow
+// answers are built from runs of many rows.
+func (f *fakeWriter) WriteColumnRuns(ctx context.Context, b *domain.WriteBatch) ([]domain.ResultRun, error) {
+	results, err := f.Write(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	var runs []domain.ResultRun
+	for _, r := range results {
+		if k := len(runs) - 1; k >= 0 && continuesRun(runs[k], r) {
+			runs[k].Rows++
+			continue
+		}
+		runs = append(runs, domain.ResultRun{Rows: 1, Result: r})
+	}
+	return runs, nil
+}
+
+func continuesRun(run domain.ResultRun, r domain.EntryResult) bool {
+	want := run.Result
+	if want.At.Known && want.At.Exact {
+		want.At.Offset += int64(run.Rows)
+	}
+	return want == r
+}
+
 func (f *fakeWriter) set(fn func(ctx context.Context, b *domain.WriteBatch) ([]domain.EntryResult, error)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

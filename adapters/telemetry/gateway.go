@@ -130,31 +130,55 @@ func (g *GatewayMetrics) RecordScan(ctx context.Context, table domain.TablePath,
 // verdicts (validation rejections included). table is used only when
 // InstrumentationOptions.TableLabel is set.
 func (g *GatewayMetrics) RecordEntries(ctx context.Context, table domain.TablePath, results []domain.EntryResult) {
-	type key struct{ outcome, code string }
-	// Successes are counted apart: a map update per entry (hashing two
-	// strings) was most of the cost of recording a 500-entry request.
-	var ok int64
-	var counts map[key]int64
+	var c entryCounts
 	for i := range results {
-		r := &results[i]
-		switch {
-		case r.OK():
-			ok++
-			continue
-		case counts == nil:
-			counts = make(map[key]int64, 2)
-		}
-		if r.Applied == domain.AppliedUnknown {
-			counts[key{OutcomeUnknown, r.Code}]++
-		} else {
-			counts[key{OutcomeFailed, r.Code}]++
-		}
+		c.add(&results[i], 1)
 	}
-	if ok > 0 {
+	g.recordEntryCounts(ctx, table, &c)
+}
+
+// RecordEntryRuns is RecordEntries for verdicts run by run
+// (application.WriteResult.Runs): each run counts for its rows.
+func (g *GatewayMetrics) RecordEntryRuns(ctx context.Context, table domain.TablePath, runs []domain.ResultRun) {
+	var c entryCounts
+	for i := range runs {
+		c.add(&runs[i].Result, int64(runs[i].Rows))
+	}
+	g.recordEntryCounts(ctx, table, &c)
+}
+
+type entryKey struct{ outcome, code string }
+
+// entryCounts counts verdicts by outcome and code. Successes are counted
+// apart: a map update per entry (hashing two strings) was most of the cost
+// of recording a 500-entry request.
+type entryCounts struct {
+	ok     int64
+	counts map[entryKey]int64
+}
+
+func (c *entryCounts) add(r *domain.EntryResult, n int64) {
+	switch {
+	case r.OK():
+		c.ok += n
+		return
+	case c.counts == nil:
+		c.counts = make(map[entryKey]int64, 2)
+	}
+	if r.Applied == domain.AppliedUnknown {
+		c.counts[entryKey{OutcomeUnknown, r.Code}] += n
+	} else {
+		c.counts[entryKey{OutcomeFailed, r.Code}] += n
+	}
+}
+
+func (g *GatewayMetrics) recordEntryCounts(ctx context.Context, table domain.TablePath, c *entryCounts) {
+	counts := c.counts
+	if c.ok > 0 {
 		if counts == nil {
-			counts = make(map[key]int64, 1)
+			counts = make(map[entryKey]int64, 1)
 		}
-		counts[key{OutcomeSuccess, CodeOK}] = ok
+		counts[entryKey{OutcomeSuccess, CodeOK}] = c.ok
 	}
 	for k, n := range counts {
 		g.in.writeEntries.Add(ctx, n, g.in.opts.get(optKey{family: famEntries, s0: k.outcome, s1: k.code, table: g.in.labelled(table)},

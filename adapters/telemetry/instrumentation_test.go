@@ -133,6 +133,11 @@ func TestGatewayMetrics(t *testing.T) {
 		{Code: "invalid_argument"},
 		{Code: "timeout", Applied: domain.AppliedUnknown},
 	})
+	// Verdicts run by run count for their rows.
+	g.RecordEntryRuns(ctx, table, []domain.ResultRun{
+		{Rows: 4000, Result: domain.EntryResult{}},
+		{Rows: 20, Result: domain.EntryResult{Code: "timeout", Applied: domain.AppliedUnknown}},
+	})
 	g.ObserveIngest(ctx, "application/x-ndjson", table, 1000, 5000)
 	g.ObserveIngest(ctx, "application/x-ndjson", table, 3, 100)
 	g.ObserveIngest(ctx, "application/json", table, 20, 300)
@@ -152,9 +157,9 @@ func TestGatewayMetrics(t *testing.T) {
 		histPoint(secondsBuckets, set(append(other, AttrStatusClass.String("4xx"))...), 0.001),
 	))
 	assertMetric(t, got, MetricWriteEntries, "{entry}", sum(true,
-		point(int64(3), AttrOutcome.String("success"), AttrCode.String("ok")),
+		point(int64(4003), AttrOutcome.String("success"), AttrCode.String("ok")),
 		point(int64(2), AttrOutcome.String("failed"), AttrCode.String("invalid_argument")),
-		point(int64(1), AttrOutcome.String("unknown"), AttrCode.String("timeout")),
+		point(int64(21), AttrOutcome.String("unknown"), AttrCode.String("timeout")),
 	))
 	assertMetric(t, got, MetricWriteBodyRows, "{entry}", sum(true,
 		point(int64(1003), AttrContentType.String("application/x-ndjson")),

@@ -285,3 +285,43 @@ func TestPackedColumnarAppends(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteColumnRuns: a columnar write answered run by run has a run per
+// chunk, covering the rows in order, each at the log offsets its rows
+// landed at (expanded, the same verdicts Write gives row by row); the
+// writer's entry metrics count every row.
+func TestWriteColumnRuns(t *testing.T) {
+	t.Parallel()
+	tb := logTable(36, 1)
+	m := &countingMetrics{failed: map[string]int{}, retried: map[string]int{}}
+	e := newEnv(t, Options{Linger: time.Millisecond, BatchSize: 4 << 10, Metrics: m}, tb)
+	const rows = 3000
+	runs, err := e.w.WriteColumnRuns(ctxTimeout(t, 10*time.Second), &domain.WriteBatch{Table: tb.Path, Columns: logColumns(0, rows)})
+	require.NoError(t, err)
+	require.Greater(t, len(runs), 1, "the batch size cut the write into chunks")
+	assert.Less(t, len(runs), rows/10)
+	assert.Equal(t, rows, domain.RunRows(runs))
+	for _, run := range runs {
+		assert.True(t, run.Result.OK(), "%+v", run.Result)
+		assert.True(t, run.Result.At.Known && run.Result.At.Exact, "%+v", run.Result.At)
+	}
+	vals, seen := appendedLogRows(t, e.fake, tb)
+	require.Len(t, vals, rows)
+	// One bucket: every row's expanded offset is where the fake put it.
+	offsets := map[int64]bool{}
+	for _, r := range domain.ExpandRuns(nil, runs) {
+		assert.False(t, offsets[r.At.Offset], "offset %d twice", r.At.Offset)
+		offsets[r.At.Offset] = true
+	}
+	assert.Len(t, offsets, rows)
+	assert.True(t, offsets[0] && offsets[rows-1], "one bucket's log: offsets 0 to %d", rows-1)
+	for id, n := range seen {
+		assert.Equal(t, 1, n, "row %d", id)
+	}
+	m.mu.Lock()
+	assert.Equal(t, rows, m.okN, "every row counted once")
+	m.mu.Unlock()
+
+	_, err = e.w.WriteColumnRuns(ctxTimeout(t, time.Second), &domain.WriteBatch{Table: tb.Path})
+	assert.Equal(t, domain.KindInvalidArgument, domain.AsError(err).Kind, "entries are not columnar rows")
+}

@@ -143,8 +143,8 @@ type request struct {
 	// Columnar writes (columnar.go): the rows, and the rows of each record.
 	cols   *domain.ColumnarRows
 	chunks []columnChunk
-	// chunkRes holds the verdict of each chunk (setResults), given to its
-	// rows by settleChunks.
+	// chunkRes holds the verdict of each chunk (setResults); results is
+	// nil.
 	chunkRes []domain.EntryResult
 	// packed: the request's one record is cols.Packed, a batch of its own
 	// sent as the client compressed it (columnar.go).
@@ -959,14 +959,22 @@ func (w *Writer) enqueueAndWait(ctx context.Context, req *request, path domain.T
 		w.settleChunks(req, path)
 	}
 	if waitDone != nil {
-		for _, res := range results {
+		verdicts, chunks := results, []columnChunk(nil)
+		if req.chunks != nil {
+			verdicts, chunks = req.chunkRes, req.chunks
+		}
+		for i, res := range verdicts {
+			rows := 1
+			if chunks != nil {
+				rows = chunks[i].to - chunks[i].from
+			}
 			switch res.Applied {
 			case domain.AppliedNo:
-				wo.Failed++
+				wo.Failed += rows
 			case domain.AppliedUnknown:
-				wo.Unknown++
+				wo.Unknown += rows
 			default:
-				wo.OK++
+				wo.OK += rows
 			}
 		}
 		waitDone(wo)
