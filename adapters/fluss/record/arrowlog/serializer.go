@@ -114,12 +114,21 @@ func putSerializer(s *serializer) {
 	}
 }
 
+// zstdWindow is the ZSTD window of the serializers' encoders.
+const zstdWindow = 2 << 20
+
 func newSerializer(codec Compression, level int) (*serializer, error) {
 	s := &serializer{codec: codec, level: level, fb: flatbuffers.NewBuilder(1024)}
 	if codec == CompressionZstd {
 		enc, err := zstd.NewWriter(nil,
 			zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
 			zstd.WithEncoderConcurrency(1),
+			// A buffer is compressed on its own and is at most a batch
+			// (client.writer.batch-size, 2 MiB by default): a window of
+			// that size finds every match the default 8 MiB one does in
+			// it, and the encoder's history is 4 MiB instead of 16 (a
+			// new encoder after a collection dropped the pooled one).
+			zstd.WithWindowSize(zstdWindow),
 			// zstd-jni's Zstd.compressDirectByteBuffer writes no checksum.
 			zstd.WithEncoderCRC(false))
 		if err != nil {
