@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"testing"
@@ -37,6 +38,7 @@ func RunRowWriter(t *testing.T, newPorts NewPorts) {
 		{"AppendToLogTable", writerAppend},
 		{"PerEntryFailures", writerPerEntryFailures},
 		{"PartitionsCreatedOnWrite", writerPartitions},
+		{"ColumnarRuns", writerColumnarRuns},
 		{"EmptyBatch", writerEmptyBatch},
 		{"MissingTable", writerMissingTable},
 	}
@@ -230,6 +232,55 @@ func writerAppend(t *testing.T, p Ports) {
 	}
 	entries = append(entries, appendRow(null(), null()))
 	requireAllOK(t, write(t, p.Writer, info, entries...))
+}
+
+// writerColumnarRuns: a writer that answers columnar rows run by run
+// (domain.ColumnarRunWriter) covers every row, in order, and agrees with
+// its own Write: the same rows, each with its own verdict. Writers without
+// columnar appends skip it.
+func writerColumnarRuns(t *testing.T, p Ports) {
+	rw, ok := p.Writer.(domain.ColumnarRunWriter)
+	if !ok {
+		t.Skip("the writer takes no columnar rows run by run")
+	}
+	info := newTable(t, p.Catalog, "events", eventsLog())
+	require.True(t, domain.ColumnarAppendable(info), "a log table without bucket key takes columnar rows")
+	const n = 1000
+	cols := func(base int) *domain.ColumnarRows {
+		var ids, offs, data []byte
+		valid := make([]byte, (n+7)/8)
+		offs = binary.LittleEndian.AppendUint32(offs, 0)
+		for i := range n {
+			ids = binary.LittleEndian.AppendUint64(ids, uint64(base+i))
+			if i%5 != 4 {
+				valid[i/8] |= 1 << (i % 8)
+				data = fmt.Appendf(data, "event %d", base+i)
+			}
+			offs = binary.LittleEndian.AppendUint32(offs, uint32(len(data)))
+		}
+		return &domain.ColumnarRows{Rows: n, Columns: []domain.ColumnValues{{Values: ids}, {Validity: valid, Offsets: offs, Data: data}}}
+	}
+	wb := batch(info)
+	wb.Columns = cols(0)
+	runs, err := rw.WriteColumnRuns(Ctx(t), wb)
+	require.NoError(t, err)
+	require.Equal(t, n, domain.RunRows(runs), "the runs cover every row")
+	for i, run := range runs {
+		require.Positive(t, run.Rows, "run %d", i)
+		require.True(t, run.Result.OK(), "run %d: %+v", i, run.Result)
+	}
+	expanded := domain.ExpandRuns(nil, runs)
+	require.Len(t, expanded, n)
+
+	wb = batch(info)
+	wb.Columns = cols(n)
+	res, err := p.Writer.Write(Ctx(t), wb)
+	require.NoError(t, err)
+	require.Len(t, res, n, "Write: one verdict per row")
+	requireAllOK(t, res)
+	for i := range n {
+		assert.Equal(t, res[i].At.Known, expanded[i].At.Known, "row %d: a position both ways or neither", i)
+	}
 }
 
 func requireRefused(t *testing.T, r domain.EntryResult, code string) {
