@@ -59,7 +59,12 @@ import (
 // passed). Entry ids are not checked for uniqueness across chunks.
 
 const (
-	ndjsonChunkRows  = 8192
+	// ndjsonChunkRows: 2,048 lines (8,192 before session 10) keep the rows
+	// of the chunks in flight small enough for the collector and the
+	// caches: 100,000-line bodies cost a third less CPU per row, 10,000-line
+	// ones a tenth (docs/performance.md, session 10). Cutting a 500-line
+	// body into 256-line chunks cost more than it saved.
+	ndjsonChunkRows  = 2048
 	ndjsonChunkBytes = 4 << 20
 	ndjsonInFlight   = 3
 	// ndjsonBudgetFactor estimates a chunk's memory from its bytes: the

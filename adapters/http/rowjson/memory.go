@@ -75,7 +75,7 @@ func (b *Buffer) Reset() { b.reset(maxRetained) }
 // instead of pooling it (the chunks of one NDJSON body): it keeps up to
 // maxRecycled bytes each of Datum and byte chunks, so that a decode of as
 // many rows as the last one allocates nothing (an 8,192-line chunk's
-// ~7 MiB of Datums, allocated afresh per chunk under Reset's 1 MiB bound,
+// ~7 MiB of Datums, as chunks were before session 10, allocated afresh per chunk under Reset's 1 MiB bound,
 // cost a streamed body a third more CPU per row than a JSON body, most of
 // it zeroing and collecting them).
 func (b *Buffer) Recycle() { b.reset(maxRecycled) }
