@@ -246,20 +246,7 @@ func writerColumnarRuns(t *testing.T, p Ports) {
 	info := newTable(t, p.Catalog, "events", eventsLog())
 	require.True(t, domain.ColumnarAppendable(info), "a log table without bucket key takes columnar rows")
 	const n = 1000
-	cols := func(base int) *domain.ColumnarRows {
-		var ids, offs, data []byte
-		valid := make([]byte, (n+7)/8)
-		offs = binary.LittleEndian.AppendUint32(offs, 0)
-		for i := range n {
-			ids = binary.LittleEndian.AppendUint64(ids, uint64(base+i))
-			if i%5 != 4 {
-				valid[i/8] |= 1 << (i % 8)
-				data = fmt.Appendf(data, "event %d", base+i)
-			}
-			offs = binary.LittleEndian.AppendUint32(offs, uint32(len(data)))
-		}
-		return &domain.ColumnarRows{Rows: n, Columns: []domain.ColumnValues{{Values: ids}, {Validity: valid, Offsets: offs, Data: data}}}
-	}
+	cols := func(base int) *domain.ColumnarRows { return IDStringColumns(base, n, 5, "event ") }
 	wb := batch(info)
 	wb.Columns = cols(0)
 	runs, err := rw.WriteColumnRuns(Ctx(t), wb)
@@ -281,6 +268,25 @@ func writerColumnarRuns(t *testing.T, p Ports) {
 	for i := range n {
 		assert.Equal(t, res[i].At.Known, expanded[i].At.Known, "row %d: a position both ways or neither", i)
 	}
+}
+
+// IDStringColumns returns n rows of a (BIGINT, STRING) log table as
+// columnar rows in the Fluss Arrow layout: id = base+i, the string
+// prefix+id, null in every nullEvery-th row (i%nullEvery == nullEvery-1).
+func IDStringColumns(base, n, nullEvery int, prefix string) *domain.ColumnarRows {
+	ids := make([]byte, 0, 8*n)
+	offs := binary.LittleEndian.AppendUint32(nil, 0)
+	var data []byte
+	valid := make([]byte, (n+7)/8)
+	for i := range n {
+		ids = binary.LittleEndian.AppendUint64(ids, uint64(base+i))
+		if i%nullEvery != nullEvery-1 {
+			valid[i/8] |= 1 << (i % 8)
+			data = fmt.Appendf(data, "%s%d", prefix, base+i)
+		}
+		offs = binary.LittleEndian.AppendUint32(offs, uint32(len(data)))
+	}
+	return &domain.ColumnarRows{Rows: n, Columns: []domain.ColumnValues{{Values: ids}, {Validity: valid, Offsets: offs, Data: data}}}
 }
 
 func requireRefused(t *testing.T, r domain.EntryResult, code string) {

@@ -17,26 +17,13 @@ import (
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/meta/metatest"
 	"github.com/fluss-gateway/fluss-gateway-go/adapters/fluss/record/arrowlog"
 	"github.com/fluss-gateway/fluss-gateway-go/domain"
+	"github.com/fluss-gateway/fluss-gateway-go/tests/contract"
 )
 
 // logColumns returns n rows of logTable's columns (id BIGINT, s STRING) as
 // columnar rows: id = base+i, s = "s<id>", every seventh s null.
 func logColumns(base, n int) *domain.ColumnarRows {
-	ids := make([]byte, 0, 8*n)
-	offs := binary.LittleEndian.AppendUint32(nil, 0)
-	var data []byte
-	valid := make([]byte, (n+7)/8)
-	for i := range n {
-		ids = binary.LittleEndian.AppendUint64(ids, uint64(base+i))
-		if i%7 != 6 {
-			valid[i/8] |= 1 << (i % 8)
-			data = fmt.Appendf(data, "s%d", base+i)
-		}
-		offs = binary.LittleEndian.AppendUint32(offs, uint32(len(data)))
-	}
-	return &domain.ColumnarRows{Rows: n, Columns: []domain.ColumnValues{
-		{Values: ids}, {Validity: valid, Offsets: offs, Data: data},
-	}}
+	return contract.IDStringColumns(base, n, 7, "s")
 }
 
 // appendedLogRows decodes the ARROW batches the fake applied: id -> s
