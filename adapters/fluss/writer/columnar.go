@@ -165,12 +165,11 @@ func (w *Writer) columnRuns(ctx context.Context, wb *domain.WriteBatch) ([]domai
 				req.reserved, w.opts.BufferMemory)
 			retryable = false
 		}
-		runs := []domain.ResultRun{{Rows: n, Result: domain.EntryResult{Code: CodeResourceExhausted, Message: msg, Retryable: retryable, Applied: domain.AppliedNo}}}
-		req.chunkRes, req.chunks = []domain.EntryResult{runs[0].Result}, []columnChunk{{0, n}}
-		withKinds(req.chunkRes)
-		w.reportChunks(c.path, req)
-		runs[0].Result = req.chunkRes[0]
-		return runs, nil
+		// One verdict for every row: the request as one chunk.
+		req.chunks = []columnChunk{{0, n}}
+		req.chunkRes = []domain.EntryResult{{Code: CodeResourceExhausted, Message: msg, Retryable: retryable, Applied: domain.AppliedNo}}
+		w.settleChunks(req, c.path)
+		return req.runs(), nil
 	}
 	used, _ := w.buf.stats()
 	w.opts.Metrics.BufferUsage(used, w.opts.BufferMemory)
@@ -182,11 +181,16 @@ func (w *Writer) columnRuns(ctx context.Context, wb *domain.WriteBatch) ([]domai
 		return nil, &domain.Error{Kind: domain.KindUnavailable, Retryable: true, Message: "the writer is closed"}
 	}
 	w.enqueueAndWait(ctx, req, c.path, n, nil)
+	return req.runs(), nil
+}
+
+// runs returns a columnar request's verdicts: a run per chunk, in row order.
+func (req *request) runs() []domain.ResultRun {
 	runs := make([]domain.ResultRun, len(req.chunks))
 	for k, ch := range req.chunks {
 		runs[k] = domain.ResultRun{Rows: ch.to - ch.from, Result: req.chunkRes[k]}
 	}
-	return runs, nil
+	return runs
 }
 
 // setResults gives res to the entries of record r: its own, or, for a
