@@ -98,10 +98,15 @@ type WriteResult struct {
 	Summary WriteSummary
 }
 
+// expandRuns returns one verdict per entry of runs.
+func expandRuns(runs []domain.ResultRun) []domain.EntryResult {
+	return domain.ExpandRuns(make([]domain.EntryResult, 0, domain.RunRows(runs)), runs)
+}
+
 // Verdicts returns one verdict per entry: Results, or Runs expanded.
 func (r WriteResult) Verdicts() []domain.EntryResult {
 	if r.Runs != nil {
-		return domain.ExpandRuns(make([]domain.EntryResult, 0, domain.RunRows(r.Runs)), r.Runs)
+		return expandRuns(r.Runs)
 	}
 	return r.Results
 }
@@ -255,7 +260,7 @@ func (s *RecordService) write(ctx context.Context, scope Scope, cmd WriteCommand
 			res.Summary.Delivery = s.now().Sub(sent)
 			return res, throttledRuns(runs)
 		}
-		results = domain.ExpandRuns(make([]domain.EntryResult, 0, domain.RunRows(runs)), runs)
+		results = expandRuns(runs)
 	}
 	ids, results = mergeRejected(ids, results, rejected)
 	if !sameResults(results, summedOf) {
@@ -468,7 +473,7 @@ func (s *RecordService) writeRuns(ctx, deliveryCtx context.Context, w domain.Col
 	}
 	*summed = summarizeRuns(got)
 	if summed.FailedByCode[codeTableNotFound] > 0 {
-		if gone := tableGone(domain.ExpandRuns(make([]domain.EntryResult, 0, batch.Len()), got)); gone != nil {
+		if gone := tableGone(expandRuns(got)); gone != nil {
 			return nil, gone
 		}
 	}
