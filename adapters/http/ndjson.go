@@ -1,7 +1,6 @@
 package http
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -27,11 +26,13 @@ import (
 // of a JSON body's `entries` ({"id": …, "upsert"|"delete"|"append": {…}});
 // blank lines are skipped; lines are numbered from 1, blank ones included.
 //
-// The body is read as it arrives and cut into chunks (ndjsonChunkRows lines
-// or ndjsonChunkBytes bytes, at most gateway.rest.write.max-rows); each chunk
-// is decoded by the row codec (rowjson, the JSON body's own decoder, over
-// the chunk's lines as one `entries` array, each line's entry checked to
-// end where the line ends) and handed to the write use case while the next
+// The body is read as it arrives, straight into the chunks' documents
+// (no copy per line: each line's newline becomes the comma after it), and
+// cut into chunks (ndjsonChunkRows lines or ndjsonChunkBytes bytes, at most
+// gateway.rest.write.max-rows); each chunk is decoded by the row codec
+// (rowjson, the JSON body's own decoder, over the chunk's lines as one
+// `entries` array, each line's entry checked to end where the line ends)
+// and handed to the write use case while the next
 // chunk is read: chunk k+1 is decoded while chunk k waits for its verdicts
 // (only its decoding must be done first, so that a line that is not JSON
 // stops every later line); at most ndjsonInFlight chunks hold memory at a
@@ -75,14 +76,22 @@ const (
 
 // ndjsonChunk is a run of lines written by one use-case call.
 type ndjsonChunk struct {
-	doc []byte // {"entries":[line,line,…]}
-	// ends holds where each line ends in doc (line i starts after the comma
-	// after line i-1, or after the head); it is also the entry ends the
-	// codec checks (rowjson.Limits.EntryEnds).
-	ends  []int
-	lines []int // line number of each line
-	idx   *lineIndex
-	bytes int // body bytes of the chunk (lines and newlines)
+	// doc is {"entries":[line,line,…]}: the body's bytes as read, each
+	// newline after a line turned into the comma that separates it from
+	// the next (the one after the last line, and those of blank lines, into
+	// a space), so the lines are decoded where they were read, not copied.
+	doc []byte
+	// starts and ends hold where each non-blank line's JSON (its JSON
+	// whitespace cut off) starts and ends in doc; ends are also the entry
+	// ends the codec checks (rowjson.Limits.EntryEnds).
+	starts []int
+	ends   []int
+	lines  []int // line number of each line
+	idx    *lineIndex
+	bytes  int // body bytes of the chunk (lines and newlines)
+	// sep is the offset in doc of the separator after the last line, -1 for
+	// none (no line yet, or a last line the body ended without a newline).
+	sep int
 
 	decoded chan struct{} // closed once the chunk's lines were decoded (or the call ended)
 	done    chan struct{} // closed once res and err are set
@@ -111,15 +120,17 @@ var chunkDocs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); retur
 // lineIndex is a chunk's ends and lines, recycled through lineIndexes like
 // the documents (growing them line by line was a tenth of a 500-line
 // body's allocated bytes).
-type lineIndex struct{ ends, lines []int }
+type lineIndex struct{ starts, ends, lines []int }
 
-var lineIndexes = sync.Pool{New: func() any { return &lineIndex{ends: make([]int, 0, 1024), lines: make([]int, 0, 1024)} }}
+var lineIndexes = sync.Pool{New: func() any {
+	return &lineIndex{starts: make([]int, 0, 1024), ends: make([]int, 0, 1024), lines: make([]int, 0, 1024)}
+}}
 
 func newNDJSONChunk() *ndjsonChunk {
 	doc := chunkDocs.Get().(*[]byte)
 	idx := lineIndexes.Get().(*lineIndex)
-	return &ndjsonChunk{doc: append((*doc)[:0], ndjsonDocHead...), ends: idx.ends[:0], lines: idx.lines[:0], idx: idx,
-		badLine: -1, decoded: make(chan struct{}), done: make(chan struct{})}
+	return &ndjsonChunk{doc: append((*doc)[:0], ndjsonDocHead...), starts: idx.starts[:0], ends: idx.ends[:0], lines: idx.lines[:0], idx: idx,
+		sep: -1, badLine: -1, decoded: make(chan struct{}), done: make(chan struct{})}
 }
 
 // recycle returns the chunk's document once nothing reads it (the use case
@@ -137,10 +148,10 @@ func (ch *ndjsonChunk) recycle() {
 // recycleIndex for a chunk never dispatched.
 func (ch *ndjsonChunk) recycleIndex() {
 	if ch.idx != nil && cap(ch.lines) <= 2*ndjsonChunkRows {
-		ch.idx.ends, ch.idx.lines = ch.ends[:0], ch.lines[:0]
+		ch.idx.starts, ch.idx.ends, ch.idx.lines = ch.starts[:0], ch.ends[:0], ch.lines[:0]
 		lineIndexes.Put(ch.idx)
 	}
-	ch.idx, ch.ends, ch.lines = nil, nil, nil
+	ch.idx, ch.starts, ch.ends, ch.lines = nil, nil, nil, nil
 }
 
 func (ch *ndjsonChunk) release() {
@@ -148,23 +159,58 @@ func (ch *ndjsonChunk) release() {
 	ch.recycleIndex()
 }
 
+// add copies a line (its JSON whitespace cut off) to the end of the
+// chunk; n is its bytes in the body. Used for a body held whole
+// (ingest_keyed.go); run reads lines into the document in place (endLine).
 func (ch *ndjsonChunk) add(line []byte, lineNo, n int) {
-	if len(ch.lines) > 0 {
-		ch.doc = append(ch.doc, ',')
+	if ch.sep >= 0 {
+		ch.doc[ch.sep] = ','
 	}
+	ch.starts = append(ch.starts, len(ch.doc))
 	ch.doc = append(ch.doc, line...)
 	ch.ends = append(ch.ends, len(ch.doc))
 	ch.lines = append(ch.lines, lineNo)
+	ch.doc = append(ch.doc, ' ')
+	ch.sep = len(ch.doc) - 1
 	ch.bytes += n
 }
 
-func (ch *ndjsonChunk) line(i int) []byte {
-	start := len(ndjsonDocHead)
-	if i > 0 {
-		start = ch.ends[i-1] + 1
+// endLine ends the line doc[start:end] read in place (end is its newline,
+// or len(doc) for a last line without one). A non-blank line is recorded
+// and its newline becomes a space, to be turned into a comma when another
+// line follows (the comma before a line is written when it ends, so the
+// document always holds an entries array that needs only "]}"); a blank
+// line's newline becomes a space.
+func (ch *ndjsonChunk) endLine(start, end, lineNo int) {
+	s, e := start, end
+	for s < e && isJSONSpace(ch.doc[s]) {
+		s++
 	}
-	return ch.doc[start:ch.ends[i]]
+	for e > s && isJSONSpace(ch.doc[e-1]) {
+		e--
+	}
+	if end < len(ch.doc) {
+		ch.doc[end] = ' '
+		ch.bytes += end + 1 - start
+	} else {
+		ch.bytes += end - start
+	}
+	if s == e {
+		return
+	}
+	if ch.sep >= 0 {
+		ch.doc[ch.sep] = ','
+	}
+	ch.sep = -1
+	if end < len(ch.doc) {
+		ch.sep = end
+	}
+	ch.starts = append(ch.starts, s)
+	ch.ends = append(ch.ends, e)
+	ch.lines = append(ch.lines, lineNo)
 }
+
+func (ch *ndjsonChunk) line(i int) []byte { return ch.doc[ch.starts[i]:ch.ends[i]] }
 
 func (ch *ndjsonChunk) markDecoded() { ch.once.Do(func() { close(ch.decoded) }) }
 
@@ -286,11 +332,10 @@ func (d *ndjsonDecoder) afterPrev() error {
 // both ends of line; a line of nothing else is blank. Other spaces (a
 // vertical tab, U+00A0) are not JSON's: a line holding them is not JSON.
 func trimJSONSpace(line []byte) []byte {
-	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-	for len(line) > 0 && isSpace(line[0]) {
+	for len(line) > 0 && isJSONSpace(line[0]) {
 		line = line[1:]
 	}
-	for len(line) > 0 && isSpace(line[len(line)-1]) {
+	for len(line) > 0 && isJSONSpace(line[len(line)-1]) {
 		line = line[:len(line)-1]
 	}
 	return line
@@ -801,98 +846,160 @@ func (p *ndjsonPipeline) releaseBuffers() {
 	}
 }
 
-// ndjsonReaders recycles the readers run cuts bodies into lines with: a
-// 256 KiB buffer allocated (and zeroed) per request was a third of a
-// 500-line body's allocated bytes.
-var ndjsonReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
+// ndjsonReadSize bounds one read of the body into a chunk's document. The
+// bytes read after a chunk's last line move to the next chunk when it is
+// cut, so a read much larger than a chunk would copy them again and again.
+const ndjsonReadSize = 64 << 10
 
-// run reads the body line by line, dispatching full chunks; it returns the
+// run reads the body straight into the chunks' documents, ends its lines
+// in place (ndjsonChunk.endLine) and dispatches full chunks; it returns the
 // error that ended reading, if any.
 func (p *ndjsonPipeline) run(body io.Reader) error {
 	maxRows := p.a.streamMaxRows()
 	chunkRows := min(ndjsonChunkRows, p.a.writeMaxRows())
 	maxLine := int(min(p.a.opts.MaxRequestBytes, 1<<30))
-	br := ndjsonReaders.Get().(*bufio.Reader)
-	br.Reset(body)
 	cur := newNDJSONChunk()
 	defer func() {
-		br.Reset(nil)
-		ndjsonReaders.Put(br)
 		if !cur.sent {
 			cur.release()
 		}
 	}()
-	var long []byte
-	lineNo, rows := 0, 0
-	for !p.stopped() {
-		frag, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(frag) > maxLine {
-				if derr := p.flush(cur); derr != nil {
-					return derr
-				}
-				return &domain.Error{Kind: domain.KindLimitExceeded,
-					Message: fmt.Sprintf("line %d: longer than the limit of %d bytes; %s; nothing from there on was written", lineNo+1, maxLine, p.settled())}
-			}
-			long = append(long, frag...)
-			continue
+	// cur.doc[start:scan] is the start of a line, with no newline in it;
+	// cur.doc[scan:] was read but not looked at yet.
+	start, scan := len(cur.doc), len(cur.doc)
+	// next moves the bytes from start on to a new chunk after cur is
+	// dispatched.
+	next := func() error {
+		n, err := p.cut(cur, start)
+		if err != nil {
+			return err
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
+		cur, start, scan = n, len(ndjsonDocHead), len(ndjsonDocHead)+scan-start
+		return nil
+	}
+	lineNo, rows := 0, 0
+	eof := false
+	for !p.stopped() {
+		for !p.stopped() {
+			i := bytes.IndexByte(cur.doc[scan:], '\n')
+			if i < 0 {
+				break
+			}
+			end := scan + i
+			lineNo++
+			if end+1-start > maxLine {
+				return p.lineTooLong(cur, start, lineNo, maxLine)
+			}
+			if !blankLine(cur.doc[start:end]) {
+				if rows == maxRows {
+					return p.tooManyRows(cur, start, lineNo, maxRows)
+				}
+				rows++
+			}
+			cur.endLine(start, end, lineNo)
+			start, scan = end+1, end+1
+			if len(cur.lines) >= chunkRows || start >= ndjsonChunkBytes {
+				if err := next(); err != nil {
+					return err
+				}
+			}
+		}
+		if len(cur.doc)-start > maxLine {
+			return p.lineTooLong(cur, start, lineNo+1, maxLine)
+		}
+		scan = len(cur.doc)
+		if eof {
+			if start < len(cur.doc) {
+				// The last line, without a newline.
+				lineNo++
+				if !blankLine(cur.doc[start:]) && rows == maxRows {
+					return p.tooManyRows(cur, start, lineNo, maxRows)
+				}
+				cur.endLine(start, len(cur.doc), lineNo)
+			}
+			if len(cur.lines) == 0 {
+				return nil
+			}
+			return p.dispatchChunk(cur, true)
+		}
+		// A streamed answer also sends the lines read so far when the next
+		// read may wait for the client and nothing is in flight, so a slow
+		// body gets its verdicts as it goes.
+		if p.kick != nil && len(cur.lines) > 0 && p.idle() {
+			if err := next(); err != nil {
+				return err
+			}
+		}
+		// The deadline is checked before each read (one per up to
+		// ndjsonReadSize bytes, not per line: the context's mutex).
+		if p.ctx.Err() != nil {
+			return &domain.Error{Kind: domain.KindTimeout, Retryable: true, Cause: p.ctx.Err(),
+				Message: fmt.Sprintf("line %d: the request deadline passed while reading the body; %s; nothing from there on was written", lineNo, p.settled())}
+		}
+		cur.doc = slices.Grow(cur.doc, ndjsonReadSize)
+		n, err := body.Read(cur.doc[len(cur.doc) : len(cur.doc)+ndjsonReadSize])
+		cur.doc = cur.doc[:len(cur.doc)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			eof = true
+		case err != nil:
+			cur.doc = cur.doc[:start] // the line being read is not written
 			if derr := p.flush(cur); derr != nil {
 				return derr
 			}
 			return domain.InvalidArgument("reading the body failed after line %d: %v; %s; nothing from there on was written", lineNo, err, p.settled())
 		}
-		line := frag
-		if long != nil {
-			line = append(long, frag...)
-			long = nil
-		}
-		n := len(line)
-		if n > 0 {
-			lineNo++
-			if len(line) > maxLine {
-				return &domain.Error{Kind: domain.KindLimitExceeded,
-					Message: fmt.Sprintf("line %d: longer than the limit of %d bytes; %s; nothing from there on was written", lineNo, maxLine, p.settled())}
-			}
-			if t := trimJSONSpace(line); len(t) > 0 {
-				if rows == maxRows {
-					if derr := p.flush(cur); derr != nil {
-						return derr
-					}
-					return &domain.Error{Kind: domain.KindLimitExceeded,
-						Message: fmt.Sprintf("line %d: the body has more than %d entries, the limit of one request; %s; nothing from there on was written", lineNo, maxRows, p.settled())}
-				}
-				rows++
-				cur.add(t, lineNo, n)
-			} else {
-				cur.bytes += n
-			}
-		}
-		// A streamed answer also sends the lines read so far when the next
-		// read would wait for the client and nothing is in flight, so a
-		// slow body gets its verdicts as it goes.
-		if len(cur.lines) >= chunkRows || len(cur.doc) >= ndjsonChunkBytes || (errors.Is(err, io.EOF) && len(cur.lines) > 0) ||
-			(p.kick != nil && len(cur.lines) > 0 && br.Buffered() == 0 && p.idle()) {
-			if derr := p.dispatchChunk(cur, errors.Is(err, io.EOF)); derr != nil {
-				return derr
-			}
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			cur = newNDJSONChunk()
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		// The deadline is checked before a read that goes to the connection
-		// (one per buffer of lines, not per line: the context's mutex).
-		if br.Buffered() == 0 && p.ctx.Err() != nil {
-			return &domain.Error{Kind: domain.KindTimeout, Retryable: true, Cause: p.ctx.Err(),
-				Message: fmt.Sprintf("line %d: the request deadline passed while reading the body; %s; nothing from there on was written", lineNo, p.settled())}
-		}
 	}
 	return nil
+}
+
+// blankLine reports whether line holds nothing but JSON whitespace.
+func blankLine(line []byte) bool {
+	for _, c := range line {
+		if !isJSONSpace(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// cut ends cur before its bytes from start on (the line being read and
+// those not looked at yet), dispatches it and returns the chunk those bytes
+// move to.
+func (p *ndjsonPipeline) cut(cur *ndjsonChunk, start int) (*ndjsonChunk, error) {
+	next := newNDJSONChunk()
+	// As large as cur's document, which held a chunk and a read: the next
+	// chunk's is not grown (and copied) read by read.
+	next.doc = slices.Grow(next.doc, cap(cur.doc)-len(next.doc))
+	next.doc = append(next.doc, cur.doc[start:]...)
+	cur.doc = cur.doc[:start]
+	if err := p.dispatch(cur); err != nil {
+		next.release()
+		return cur, err // cur was sent: run's deferred release skips it
+	}
+	return next, nil
+}
+
+// lineTooLong ends the request at a line over maxLine bytes, writing the
+// lines before it.
+func (p *ndjsonPipeline) lineTooLong(cur *ndjsonChunk, start, lineNo, maxLine int) error {
+	cur.doc = cur.doc[:start]
+	if err := p.flush(cur); err != nil {
+		return err
+	}
+	return &domain.Error{Kind: domain.KindLimitExceeded,
+		Message: fmt.Sprintf("line %d: longer than the limit of %d bytes; %s; nothing from there on was written", lineNo, maxLine, p.settled())}
+}
+
+// tooManyRows ends the request at the entry past the row cap, writing the
+// lines before it.
+func (p *ndjsonPipeline) tooManyRows(cur *ndjsonChunk, start, lineNo, maxRows int) error {
+	cur.doc = cur.doc[:start]
+	if err := p.flush(cur); err != nil {
+		return err
+	}
+	return &domain.Error{Kind: domain.KindLimitExceeded,
+		Message: fmt.Sprintf("line %d: the body has more than %d entries, the limit of one request; %s; nothing from there on was written", lineNo, maxRows, p.settled())}
 }
 
 // flush dispatches the lines read before an error that ends the request.
