@@ -4,18 +4,21 @@
 # (tests/integration/identity_*_test.go). It runs next to the shared cluster of
 # deployments/local/fluss-cluster.sh on its own ports and state directory:
 #
-#   plaintext client listener  127.0.0.1:$FLUSS_ACL_PORT       (39123)
-#   SASL/PLAIN client listener 127.0.0.1:$FLUSS_ACL_SASL_PORT  (39124)
+#   plaintext client listener  127.0.0.1:$FLUSS_ACL_PORT       (31123)
+#   SASL/PLAIN client listener 127.0.0.1:$FLUSS_ACL_SASL_PORT  (31124)
 #   ZooKeeper                  127.0.0.1:$FLUSS_ACL_ZK_PORT    (32181)
 #   state                      $FLUSS_ACL_STATE_DIR            ($repo/.cache/fluss-acl)
+#
+# The ports lie below the kernel's ephemeral range (32768-60999 by default),
+# so that no outgoing connection can hold one when the cluster starts.
 #
 # SASL users: admin/admin-secret (super user), alice/alice-secret, bob/bob-secret.
 #
 # usage: tests/integration/acl-cluster.sh start|stop|status
 #
 # start and status print the lines the tests read (eval them with `export`):
-#   FLUSS_ACL_BOOTSTRAP=127.0.0.1:39123
-#   FLUSS_ACL_SASL_BOOTSTRAP=127.0.0.1:39124
+#   FLUSS_ACL_BOOTSTRAP=127.0.0.1:31123
+#   FLUSS_ACL_SASL_BOOTSTRAP=127.0.0.1:31124
 # e.g. in tests/run.sh:
 #   eval "$(bash tests/integration/acl-cluster.sh start | grep -E '^FLUSS_ACL_[A-Z_]+=' | sed 's/^/export /')"
 #   trap 'bash tests/integration/acl-cluster.sh stop' EXIT
@@ -24,8 +27,8 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 
-export FLUSS_PORT="${FLUSS_ACL_PORT:-39123}"
-export FLUSS_SASL_PORT="${FLUSS_ACL_SASL_PORT:-39124}"
+export FLUSS_PORT="${FLUSS_ACL_PORT:-31123}"
+export FLUSS_SASL_PORT="${FLUSS_ACL_SASL_PORT:-31124}"
 export FLUSS_ZK_PORT="${FLUSS_ACL_ZK_PORT:-32181}"
 export FLUSS_STATE_DIR="${FLUSS_ACL_STATE_DIR:-$REPO/.cache/fluss-acl}"
 export FLUSS_AUTHORIZER=1

@@ -16,7 +16,8 @@
 #                                         # is lost or duplicated
 #
 # It starts a cluster of its own (ports RES_PORT/RES_SASL_PORT/RES_ZK_PORT,
-# 48123/48124/48181; state .cache/fluss-resources) unless FLUSS_BOOTSTRAP names
+# 30123/30124/30181, below the ephemeral range; state .cache/fluss-resources)
+# unless FLUSS_BOOTSTRAP names
 # a running one. Environment: RES_GATEWAY_PORT (28082), RES_POINTS,
 # RES_ROWS, RES_MAX_RSS_MIB, RES_FD_LIMIT (1024), RES_CGROUP (a cgroup
 # directory, v1 memory or v2, the gateway joins before it starts, e.g. one
@@ -37,7 +38,7 @@ GW_RUN_LABEL="the resource-benchmark cluster"
 source tests/lib/gateway-run.sh
 
 if [[ -z "${FLUSS_BOOTSTRAP:-}" ]]; then
-  export FLUSS_PORT=${RES_PORT:-48123} FLUSS_SASL_PORT=${RES_SASL_PORT:-48124} FLUSS_ZK_PORT=${RES_ZK_PORT:-48181}
+  export FLUSS_PORT=${RES_PORT:-30123} FLUSS_SASL_PORT=${RES_SASL_PORT:-30124} FLUSS_ZK_PORT=${RES_ZK_PORT:-30181}
   export FLUSS_STATE_DIR="$ROOT/.cache/fluss-resources"
   gw_cluster_start
   export FLUSS_BOOTSTRAP=$GW_RUN_BOOTSTRAP

@@ -10,7 +10,8 @@
 #   SOAK_DURATION=90s SOAK_INTERVAL=15s bash tests/soak/run.sh   # the CI form
 #
 # It starts a cluster of its own (1 tablet server, ports SOAK_PORT/
-# SOAK_SASL_PORT/SOAK_ZK_PORT = 47323/47324/47381, state .cache/fluss-soak)
+# SOAK_SASL_PORT/SOAK_ZK_PORT = 30323/30324/30381, below the ephemeral range;
+# state .cache/fluss-soak)
 # unless SOAK_BOOTSTRAP (or FLUSS_BOOTSTRAP) names a running one, starts the
 # gateway (127.0.0.1:SOAK_GATEWAY_PORT, metrics on SOAK_METRICS_PORT), runs
 # the driver and stops all it started. The report is also written to
@@ -35,7 +36,7 @@ source tests/lib/gateway-run.sh
 
 BOOT=${SOAK_BOOTSTRAP:-${FLUSS_BOOTSTRAP:-}}
 if [[ -z $BOOT ]]; then
-  export FLUSS_PORT=${SOAK_PORT:-47323} FLUSS_SASL_PORT=${SOAK_SASL_PORT:-47324} FLUSS_ZK_PORT=${SOAK_ZK_PORT:-47381}
+  export FLUSS_PORT=${SOAK_PORT:-30323} FLUSS_SASL_PORT=${SOAK_SASL_PORT:-30324} FLUSS_ZK_PORT=${SOAK_ZK_PORT:-30381}
   export FLUSS_STATE_DIR="$ROOT/.cache/fluss-soak" FLUSS_TABLET_SERVERS=1 FLUSS_REPLICATION_FACTOR=1
   echo "==> soak cluster: port $FLUSS_PORT"
   gw_cluster_start
