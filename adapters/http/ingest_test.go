@@ -114,6 +114,13 @@ func TestWriteNDJSON(t *testing.T) {
 			want:   "line 1: longer than the limit",
 		},
 		{
+			name:   "the lines before a line longer than the limit are written",
+			body:   appendLine("a", 1, "x") + "\n" + appendLine("b", 2, strings.Repeat("x", testMaxBody)) + "\n",
+			status: 413,
+			want:   "line 2: longer than the limit",
+			rows:   1,
+		},
+		{
 			name:   "an upsert on a log table is an entry verdict",
 			body:   `{"id":"u","upsert":{"ts":1}}`,
 			status: 200,

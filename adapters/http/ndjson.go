@@ -888,11 +888,11 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 			end := scan + i
 			lineNo++
 			if end+1-start > maxLine {
-				return p.lineTooLong(cur, start, lineNo, maxLine)
+				return p.stopAtLine(cur, start, lineNo, fmt.Sprintf("longer than the limit of %d bytes", maxLine))
 			}
 			if !blankLine(cur.doc[start:end]) {
 				if rows == maxRows {
-					return p.tooManyRows(cur, start, lineNo, maxRows)
+					return p.stopAtLine(cur, start, lineNo, fmt.Sprintf("the body has more than %d entries, the limit of one request", maxRows))
 				}
 				rows++
 			}
@@ -905,7 +905,7 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 			}
 		}
 		if len(cur.doc)-start > maxLine {
-			return p.lineTooLong(cur, start, lineNo+1, maxLine)
+			return p.stopAtLine(cur, start, lineNo+1, fmt.Sprintf("longer than the limit of %d bytes", maxLine))
 		}
 		scan = len(cur.doc)
 		if eof {
@@ -913,7 +913,7 @@ func (p *ndjsonPipeline) run(body io.Reader) error {
 				// The last line, without a newline.
 				lineNo++
 				if !blankLine(cur.doc[start:]) && rows == maxRows {
-					return p.tooManyRows(cur, start, lineNo, maxRows)
+					return p.stopAtLine(cur, start, lineNo, fmt.Sprintf("the body has more than %d entries, the limit of one request", maxRows))
 				}
 				cur.endLine(start, len(cur.doc), lineNo)
 			}
@@ -980,26 +980,15 @@ func (p *ndjsonPipeline) cut(cur *ndjsonChunk, start int) (*ndjsonChunk, error) 
 	return next, nil
 }
 
-// lineTooLong ends the request at a line over maxLine bytes, writing the
-// lines before it.
-func (p *ndjsonPipeline) lineTooLong(cur *ndjsonChunk, start, lineNo, maxLine int) error {
+// stopAtLine ends the request at line lineNo (from start in cur.doc) for
+// a limit it is over (what), writing the lines before it.
+func (p *ndjsonPipeline) stopAtLine(cur *ndjsonChunk, start, lineNo int, what string) error {
 	cur.doc = cur.doc[:start]
 	if err := p.flush(cur); err != nil {
 		return err
 	}
 	return &domain.Error{Kind: domain.KindLimitExceeded,
-		Message: fmt.Sprintf("line %d: longer than the limit of %d bytes; %s; nothing from there on was written", lineNo, maxLine, p.settled())}
-}
-
-// tooManyRows ends the request at the entry past the row cap, writing the
-// lines before it.
-func (p *ndjsonPipeline) tooManyRows(cur *ndjsonChunk, start, lineNo, maxRows int) error {
-	cur.doc = cur.doc[:start]
-	if err := p.flush(cur); err != nil {
-		return err
-	}
-	return &domain.Error{Kind: domain.KindLimitExceeded,
-		Message: fmt.Sprintf("line %d: the body has more than %d entries, the limit of one request; %s; nothing from there on was written", lineNo, maxRows, p.settled())}
+		Message: fmt.Sprintf("line %d: %s; %s; nothing from there on was written", lineNo, what, p.settled())}
 }
 
 // flush dispatches the lines read before an error that ends the request.
