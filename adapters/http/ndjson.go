@@ -968,9 +968,11 @@ func blankLine(line []byte) bool {
 // move to.
 func (p *ndjsonPipeline) cut(cur *ndjsonChunk, start int) (*ndjsonChunk, error) {
 	next := newNDJSONChunk()
-	// As large as cur's document, which held a chunk and a read: the next
-	// chunk's is not grown (and copied) read by read.
-	next.doc = slices.Grow(next.doc, cap(cur.doc)-len(next.doc))
+	// As large as cur's document, which held a chunk and a read, so the
+	// next chunk's is not grown (and copied) read by read; not larger than
+	// a chunk's bound and two reads, so one long line does not size every
+	// later document of the body.
+	next.doc = slices.Grow(next.doc, min(cap(cur.doc), ndjsonChunkBytes+2*ndjsonReadSize)-len(next.doc))
 	next.doc = append(next.doc, cur.doc[start:]...)
 	cur.doc = cur.doc[:start]
 	if err := p.dispatch(cur); err != nil {
