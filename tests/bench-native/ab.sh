@@ -28,6 +28,11 @@
 # arrow (Arrow IPC streams, log mode only; BENCH_ENTRIES then defaults to
 # 10000 rows a request and BENCH_CONCURRENCY to 4, as make bench-native's
 # Arrow runs) or arrow-zstd (the same, each record batch ZSTD-compressed).
+# BENCH_AB_BASE_BODY (BENCH_AB_BODY) gives the base side other bodies: with
+# BENCH_AB_BASE=HEAD, BENCH_AB_BASE_BODY=json, BENCH_AB_BODY=ndjson and
+# BENCH_AB_PAIRED=1, two gateways of one commit take JSON documents and the
+# same rows as NDJSON at the same time (issue 25's NDJSON ÷ JSON, each
+# gateway's CPU per row measured on the same machine at the same moment).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -44,6 +49,10 @@ case $BODY in
     [[ $MODES == log ]] || { echo "BENCH_AB_BODY=$BODY takes BENCH_AB_MODES=log only" >&2; exit 2; } ;;
   *) echo "BENCH_AB_BODY: json, ndjson, arrow or arrow-zstd, not $BODY" >&2; exit 2 ;;
 esac
+BASE_BODY=${BENCH_AB_BASE_BODY:-$BODY}
+if [[ $BASE_BODY != "$BODY" && ! ( $BASE_BODY =~ ^(json|ndjson)$ && $BODY =~ ^(json|ndjson)$ ) ]]; then
+  echo "BENCH_AB_BASE_BODY differs from BENCH_AB_BODY only between json and ndjson, not $BASE_BODY and $BODY" >&2; exit 2
+fi
 PAIRED=${BENCH_AB_PAIRED:-0}
 PORT0=${BENCH_AB_GATEWAY_PORT:-47088}
 OUT="$ROOT/.cache/bench-ab"
@@ -103,10 +112,11 @@ done
 # ---------------------------------------------------------------- runs
 for mode in $MODES; do : > "$OUT/verify-$mode.txt"; done
 one() { # side mode table: one run, its JSON line appended to $RESULTS
-  local side=$1 mode=$2 t=$3 op=upsert l0 r
+  local side=$1 mode=$2 t=$3 op=upsert l0 r body=$BODY
   [[ $mode == log ]] && op=append
+  [[ $side == base ]] && body=$BASE_BODY
   l0=$(load1)
-  r=$("$OUT/load" -mode bench -body "$BODY" -schema bench10 -url "http://127.0.0.1:${PORT[$side]}" -db "$DB" -table "$t" -op "$op" \
+  r=$("$OUT/load" -mode bench -body "$body" -schema bench10 -url "http://127.0.0.1:${PORT[$side]}" -db "$DB" -table "$t" -op "$op" \
       -rows "$ENTRIES" -concurrency "$CONC" -warmup-rows "$WARM" -total-rows "$ROWS" -timeout 30s \
       -pid "${PID[$side]}" -fluss-pids "$FPIDS")
   echo "{\"side\":\"$side\",\"mode\":\"$mode\",\"load_before\":$l0,\"load_after\":$(load1),\"result\":$r}" >> "$RESULTS"
@@ -133,11 +143,11 @@ done
 bench_verify $MODES
 
 # ---------------------------------------------------------------- report
-python3 - "$RESULTS" "$(getconf CLK_TCK)" "$BASE" "${HEAD_REV:-work tree $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)}" "$PAIRED" "$BODY" <<'EOF'
+python3 - "$RESULTS" "$(getconf CLK_TCK)" "$BASE" "${HEAD_REV:-work tree $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)}" "$PAIRED" "$BASE_BODY" "$BODY" <<'EOF'
 import json, statistics, sys
 rs = [json.loads(l) for l in open(sys.argv[1])]
 tick_us = 1e6 / int(sys.argv[2])
-print(f"base {sys.argv[3]}, head {sys.argv[4]}, {'paired (simultaneous)' if sys.argv[5] == '1' else 'sequential'} runs, {sys.argv[6]} bodies")
+print(f"base {sys.argv[3]} ({sys.argv[6]} bodies), head {sys.argv[4]} ({sys.argv[7]} bodies), {'paired (simultaneous)' if sys.argv[5] == '1' else 'sequential'} runs")
 for x in rs:
     r = x["result"]
     print(f"{x['mode']:3} {x['side']:4} load {x['load_before']:.2f}/{x['load_after']:.2f}  gateway {r['gateway_ticks'] * tick_us / r['rows']:.2f} µs/row  "
@@ -151,4 +161,7 @@ for mode in dict.fromkeys(x["mode"] for x in rs):
         print(f"{mode} {side}: median gateway CPU {med[side]:.2f} µs/row, {statistics.median(r['rows_per_s'] for r in v):,.0f} rows/s, "
               f"p50 {statistics.median(r['p50_ms'] for r in v):.1f} ms")
     print(f"{mode} head ÷ base CPU per row: {med['head'] / med['base']:.3f}")
+    rr = [h["result"]["rows_per_s"] / b["result"]["rows_per_s"] for b, h in
+          zip([x for x in rs if x["mode"] == mode and x["side"] == "base"], [x for x in rs if x["mode"] == mode and x["side"] == "head"])]
+    print(f"{mode} head ÷ base rows/s in each round: " + ", ".join(f"{x:.2f}" for x in rr) + f" (median {statistics.median(rr):.2f})")
 EOF
