@@ -50,9 +50,10 @@ case $BODY in
   *) echo "BENCH_AB_BODY: json, ndjson, arrow or arrow-zstd, not $BODY" >&2; exit 2 ;;
 esac
 BASE_BODY=${BENCH_AB_BASE_BODY:-$BODY}
-if [[ $BASE_BODY != "$BODY" && ! ( $BASE_BODY =~ ^(json|ndjson)$ && $BODY =~ ^(json|ndjson)$ ) ]]; then
-  echo "BENCH_AB_BASE_BODY differs from BENCH_AB_BODY only between json and ndjson, not $BASE_BODY and $BODY" >&2; exit 2
-fi
+case $BASE_BODY/$BODY in
+  "$BODY/$BODY"|json/ndjson|ndjson/json) ;;
+  *) echo "BENCH_AB_BASE_BODY differs from BENCH_AB_BODY only between json and ndjson, not $BASE_BODY and $BODY" >&2; exit 2 ;;
+esac
 PAIRED=${BENCH_AB_PAIRED:-0}
 PORT0=${BENCH_AB_GATEWAY_PORT:-47088}
 OUT="$ROOT/.cache/bench-ab"
@@ -154,14 +155,13 @@ for x in rs:
           f"{r['rows_per_s']:,.0f} rows/s  p50/p99 {r['p50_ms']:.1f}/{r['p99_ms']:.1f} ms  Fluss {r['fluss_ticks'] * tick_us / r['rows']:.2f} µs/row")
 print()
 for mode in dict.fromkeys(x["mode"] for x in rs):
-    med = {}
+    med, runs = {}, {}
     for side in ("base", "head"):
-        v = [x["result"] for x in rs if x["mode"] == mode and x["side"] == side]
+        v = runs[side] = [x["result"] for x in rs if x["mode"] == mode and x["side"] == side]
         med[side] = statistics.median(r["gateway_ticks"] * tick_us / r["rows"] for r in v)
         print(f"{mode} {side}: median gateway CPU {med[side]:.2f} µs/row, {statistics.median(r['rows_per_s'] for r in v):,.0f} rows/s, "
               f"p50 {statistics.median(r['p50_ms'] for r in v):.1f} ms")
     print(f"{mode} head ÷ base CPU per row: {med['head'] / med['base']:.3f}")
-    rr = [h["result"]["rows_per_s"] / b["result"]["rows_per_s"] for b, h in
-          zip([x for x in rs if x["mode"] == mode and x["side"] == "base"], [x for x in rs if x["mode"] == mode and x["side"] == "head"])]
+    rr = [h["rows_per_s"] / b["rows_per_s"] for b, h in zip(runs["base"], runs["head"])]
     print(f"{mode} head ÷ base rows/s in each round: " + ", ".join(f"{x:.2f}" for x in rr) + f" (median {statistics.median(rr):.2f})")
 EOF
